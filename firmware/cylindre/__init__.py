@@ -1,0 +1,1 @@
+"""Cylindre firmware package: shared by the Pico and the host."""

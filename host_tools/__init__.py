@@ -1,0 +1,1 @@
+"""Cylindre host tools (CPython)."""
