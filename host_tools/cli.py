@@ -18,7 +18,7 @@ COMMANDS = {
     "daemon": "host_tools.daemon.cli",
     "status": "host_tools.daemon.status_cli",
     "demo": "host_tools.demo",
-    "wheel": "host_tools.sim.wheel_cli",
+    "wheel": "host_tools.simwheel",
 }
 
 
