@@ -1,0 +1,514 @@
+"""The wheel controller (contrôleur de cylindre): sensor edges in, events out.
+
+A functional core: no hardware, no clock of its own. The Pico shell (cylindre.board) or a replay
+calls `signal` for each sensor change, `tick` at least every 10 ms, and passes the encoder count
+as a callable. Events are plain dicts handed to `emit` (docs/events.md). The spin's life:
+
+    idle --first lap--> ball_in_rim --rien ne va plus--> no_more_bets --drop--> ball_dropped
+         --confirmed pocket--> result            (any phase) --misspin/fault--> void
+"""
+
+from cylindre.spin.settings import build, check_one, coherence, SPIN
+from cylindre.spin.rotor import Rotor
+from cylindre.spin.ball import Ball
+from cylindre.spin.pockets import Pockets
+from cylindre.spin.health import Health, OK, STUCK, SILENT
+from cylindre.spin.predict import predict
+
+FW = "cylindre-fw 0.1"
+HISTORY = 10
+
+IDLE = "idle"
+IN_RIM = "ball_in_rim"
+NO_MORE = "no_more_bets"
+DROPPED = "ball_dropped"
+RESULT = "result"
+VOID = "void"
+_SPINNING = (IN_RIM, NO_MORE, DROPPED)
+
+
+class MemoryStore:
+    """The store when none is given: survives nothing, for replays and tests."""
+
+    def __init__(self, record=None):
+        self.record = record
+
+    def load(self):
+        return self.record
+
+    def save(self, record):
+        self.record = record
+
+
+def _zero():
+    return 0
+
+
+class Controller:
+    def __init__(self, settings, emit, store=None, count=None):
+        s, err = build(settings)
+        if err:
+            raise ValueError(err)
+        self.s = s
+        self.emit = emit
+        self.store = store if store is not None else MemoryStore()
+        self.count = count if count is not None else _zero
+        self.phase = IDLE
+        self.spin = 0
+        self.last_dir = 0           # rotor direction of the last spin with a result (Article 53)
+        self.last_number = None
+        self.hist = []
+        self.table_open = bool(s["open_at_boot"])
+        self.accepting = True
+        self.t = 0
+        self.next_status = 0
+        self._new_spin_state()
+        self._setup()
+
+    # ---- set-up -------------------------------------------------------------------------
+    def _setup(self):
+        s = self.s
+        self.rotor = Rotor(s["cpr"], s["index_tolerance"])
+        self.ball = Ball(s["ball_sensors_deg"])
+        self.pockets = Pockets(s["pocket_sensors_deg"], s["index_offset_deg"], s["cpr"])
+        nb = len(s["ball_sensors_deg"])
+        npk = len(s["pocket_sensors_deg"])
+        self.ball_names = ["BALL%d" % i for i in range(nb)]
+        self.pocket_names = ["POCKET%d" % i for i in range(npk)]
+        self.health = Health(["Z"] + self.ball_names + self.pocket_names + ["VOID"])
+        self.ball_up = [0] * nb       # rise time while active, else -1
+        for i in range(nb):
+            self.ball_up[i] = -1
+        self.void_up = -1
+        self.candidate = False
+
+    def _new_spin_state(self):
+        self.rnvp_t = None
+        self.call_t = None
+        self.pred = None
+        self.drop_t = None
+        self.rotor_dir = 0
+        self.ball_dir = 0
+
+    # ---- the API --------------------------------------------------------------------------
+    def boot(self, t_us, reset_cause="power"):
+        """Start: restore the persisted record; a spin cut by the restart is void ("restart")."""
+        self.t = t_us
+        rec = None
+        try:
+            rec = self.store.load()
+        except Exception as e:  # a damaged store must not stop the wheel
+            self._fault("store_failed", "cannot load: %s" % (e,), None)
+        interrupted = None
+        if isinstance(rec, dict):
+            self.spin = _int(rec.get("spin"), 0)
+            self.last_dir = _int(rec.get("dir"), 0)
+            self.last_number = rec.get("last")
+            h = rec.get("hist")
+            if isinstance(h, list):
+                self.hist = [e for e in h if isinstance(e, list) and len(e) == 5][-HISTORY:]
+            if rec.get("in_spin") is not None:
+                interrupted = _int(rec.get("in_spin"), None)
+        self.emit({"ev": "boot", "t": t_us, "reset_cause": reset_cause, "spin": self.spin,
+                   "interrupted": interrupted, "fw": FW, "board": self.s.get("board")})
+        if reset_cause == "watchdog":
+            self._fault("watchdog_reset", "the watchdog restarted the controller", None)
+        if interrupted is not None:
+            self.emit({"ev": "void", "t": t_us, "spin": interrupted, "reason": "restart",
+                       "detail": "the controller restarted (%s) during this spin" % (reset_cause,)})
+        self.phase = IDLE
+        self._save(None)
+        self.next_status = t_us
+
+    def signal(self, t_us, name, level):
+        """One sensor change, in time order."""
+        self.t = t_us
+        level = 1 if level else 0
+        if name == "Z":
+            self._index(t_us, level)
+        elif name.startswith("BALL"):
+            i = self._idx(name, self.ball_names)
+            self._ball(t_us, i, level)
+        elif name.startswith("POCKET"):
+            i = self._idx(name, self.pocket_names)
+            self._pocket(t_us, i, level)
+        elif name == "VOID":
+            self._void_button(t_us, level)
+        else:
+            raise ValueError("unknown signal %r" % (name,))
+
+    def tick(self, t_us):
+        """Time passes: speed, timeouts, rien ne va plus on time, health, periodic status."""
+        self.t = t_us
+        c = self.count()
+        r = self.rotor
+        r.sample(t_us, c)
+        self._check_index_health(t_us, c)
+        self._check_stuck(t_us, c)
+        ph = self.phase
+        b = self.ball
+        if b.on_track and t_us - b.last_pass_t > self._drop_wait():
+            self._off_track(t_us)
+            ph = self.phase
+        if ph == IN_RIM:
+            if self.call_t is not None and t_us >= self.call_t:
+                self._rnvp(t_us, "prediction")
+            elif t_us - b.last_ref_t >= self.s["rnvp_max_lap_us"]:
+                self._rnvp(t_us, "slow_lap")
+        if self.phase in _SPINNING and r.known() and r.rpm_x10 < self.s["rotor_min_rpm_x10"]:
+            self._void("rotor_slow", "rotor at %d rpm x10, below %d during the spin"
+                       % (r.rpm_x10, self.s["rotor_min_rpm_x10"]))
+        if self.phase == DROPPED:
+            self._check_pocket_silent(t_us)
+            if self.phase == DROPPED and t_us - self.drop_t > self.s["result_timeout_us"]:
+                if self.pockets.sightings and self.pockets.sightings[-1][0] > b.last_pass_t:
+                    self._void("no_result", "no confirmed pocket within %d us of the drop"
+                               % self.s["result_timeout_us"])
+                else:
+                    self._void("ball_off_wheel", "no pocket sensor saw the ball after the drop")
+        if t_us >= self.next_status:
+            self.next_status = t_us + self.s["status_us"]
+            self._status(t_us)
+
+    def open_table(self, t_us):
+        self.t = t_us
+        self.table_open = True
+        self._status(t_us)
+
+    def close_table(self, t_us):
+        """Closing the table voids a spin in progress (no result may be paid from it)."""
+        self.t = t_us
+        if self.phase in _SPINNING:
+            self._void("table_closed", "the table was closed during the spin")
+        self.table_open = False
+        self.candidate = False
+        self._status(t_us)
+
+    def get_settings(self):
+        d = {}
+        for k in self.s:
+            v = self.s[k]
+            d[k] = list(v) if isinstance(v, list) else v
+        return d
+
+    def set_setting(self, name, value):
+        """Change one setting; returns None or an error string (nothing changes on error)."""
+        if self.phase in _SPINNING:
+            return "a spin is in progress: settings change between spins"
+        err = check_one(name, value)
+        if err:
+            return err
+        if name not in SPIN and name not in ("cpr", "index_offset_deg", "ball_sensors_deg",
+                                             "pocket_sensors_deg"):
+            return "%s is not a setting the controller changes at run time" % (name,)
+        trial = self.get_settings()
+        trial[name] = list(value) if isinstance(value, (list, tuple)) else value
+        err = coherence(trial)
+        if err:
+            return err
+        self.s = trial
+        if name in ("cpr", "index_offset_deg", "ball_sensors_deg", "pocket_sensors_deg",
+                    "index_tolerance"):
+            self._setup()
+        return None
+
+    def history(self):
+        """The last 10 games with a result, oldest first."""
+        return [{"spin": e[0], "number": e[1], "laps": e[2], "rotor_dir": e[3], "ball_dir": e[4]}
+                for e in self.hist]
+
+    def set_accepting(self, ok, reason=None):
+        """The link says whether it can still carry events; when it cannot, no spin is valid."""
+        if ok == self.accepting:
+            return
+        self.accepting = bool(ok)
+        if not ok:
+            self._fault("outbox_full", reason or "the link cannot carry events", None)
+            if self.phase in _SPINNING:
+                self._void("outbox_full", reason or "the link cannot carry events")
+
+    # ---- rotor ----------------------------------------------------------------------------
+    def _index(self, t, level):
+        c = self.count()
+        err = self.rotor.index(t, c, level)
+        if level and self.health.state["Z"] != OK:
+            self.health.set("Z", OK)
+        if err is not None:
+            self._fault("encoder_mismatch", "index seen %d counts off a whole turn" % err, "Z")
+            if self.phase in _SPINNING:
+                self._void("encoder_mismatch", "the encoder count disagrees with the index by %d" % err)
+
+    def _check_index_health(self, t, c):
+        r = self.rotor
+        if r.index_stuck(c):
+            if self.health.set("Z", STUCK):
+                self._sensor_fault("Z", STUCK, "index active over a quarter turn")
+        elif r.index_silent(c):
+            if self.health.set("Z", SILENT):
+                self._sensor_fault("Z", SILENT, "no index over a turn and a quarter")
+
+    # ---- ball -----------------------------------------------------------------------------
+    def _ball(self, t, i, level):
+        if not level:
+            self.ball_up[i] = -1
+            if self.health.state[self.ball_names[i]] == STUCK:
+                self.health.set(self.ball_names[i], OK)
+            return
+        self.ball_up[i] = t
+        name = self.ball_names[i]
+        if self.health.state[name] == SILENT:
+            self.health.set(name, OK)
+        b = self.ball
+        if not b.on_track:
+            if self.phase == DROPPED:
+                self._void("no_result", "the ball was on the track again before a result")
+            b.start(t, i)
+            self.candidate = self.table_open and self.phase not in _SPINNING
+            return
+        period = b.passed(t, i)
+        if self.candidate:
+            if period:
+                self.candidate = False
+                self._launch(t, period)
+            return
+        if self.phase in (IN_RIM, NO_MORE):
+            s = b.silent_sensor(t)
+            if s >= 0 and self.health.set(self.ball_names[s], SILENT):
+                self._sensor_fault(self.ball_names[s], SILENT, "missed the ball for a lap")
+                return
+            if period and self.phase == IN_RIM:
+                self._predict(t)
+
+    def _launch(self, t, period):
+        s = self.s
+        b = self.ball
+        r = self.rotor
+        self._new_spin_state()
+        self.spin += 1
+        self.pockets.clear()
+        self.rotor_dir = r.dir
+        self.ball_dir = b.direction()
+        violations = []
+        if self.last_dir and self.rotor_dir == self.last_dir:
+            violations.append("rotor_not_reversed")
+        if self.ball_dir and self.ball_dir == self.rotor_dir:
+            violations.append("same_direction")
+        self.emit({"ev": "launch", "t": t, "spin": self.spin, "ball_dir": self.ball_dir,
+                   "rotor_dir": self.rotor_dir, "rotor_rpm_x10": r.rpm_x10, "lap_us": period,
+                   "violations": violations})
+        self.phase = IN_RIM
+        self._save(self.spin)
+        stuck = [n for n in self.health.bad() if self.health.state[n] == STUCK]
+        if not self.accepting:
+            return self._void("outbox_full", "the link cannot carry events")
+        if stuck:
+            return self._void("sensor_fault", "stuck: %s" % " ".join(stuck))
+        if not r.known() or r.rpm_x10 < s["rotor_min_rpm_x10"]:
+            return self._void("rotor_slow", "rotor at %d rpm x10, below %d"
+                              % (r.rpm_x10, s["rotor_min_rpm_x10"]))
+        if r.rpm_x10 > s["rotor_max_rpm_x10"]:
+            return self._void("rotor_slow", "rotor at %d rpm x10, out of range (above %d)"
+                              % (r.rpm_x10, s["rotor_max_rpm_x10"]))
+        if self.ball_dir == 0:
+            name = self.ball_names[1 if b.ref == 0 else 0]
+            if self.health.set(name, SILENT):
+                self._fault("sensor_silent", "no direction: only one ball sensor saw the ball", name)
+            return self._void("sensor_fault", "ball direction unknown: %s silent" % name)
+        if "rotor_not_reversed" in violations and s["void_rotor_not_reversed"]:
+            return self._void("rotor_not_reversed", "rotor turns %d as in the previous spin"
+                              % self.rotor_dir)
+        if "same_direction" in violations and s["void_same_direction"]:
+            return self._void("same_direction", "ball and rotor both turn %d" % self.ball_dir)
+        if period > s["launch_max_lap_us"]:
+            return self._void("launch_slow", "first lap %d us, slower than %d"
+                              % (period, s["launch_max_lap_us"]))
+
+    def _predict(self, t):
+        b = self.ball
+        p = predict(b.laps, b.lap_end, self.s["drop_lap_us"], self.s["rnvp_lead_laps_x10"] / 10.0)
+        if p is None:
+            return
+        self.pred = p
+        self.call_t = p[0]
+        if t >= p[0]:
+            self._rnvp(t, "prediction")
+
+    def _rnvp(self, t, why):
+        b = self.ball
+        pred_drop = self.pred[1] if self.pred else None
+        self.rnvp_t = t
+        ev = {"ev": "rnvp", "t": t, "spin": self.spin, "laps": b.nlaps,
+              "lap_us": b.laps[-6:], "predicted_drop_t": pred_drop,
+              "lead_us": (pred_drop - t) if pred_drop is not None else None, "why": why}
+        self.emit(ev)
+        self.phase = NO_MORE
+
+    def _drop_wait(self):
+        b = self.ball
+        base = b.last_period() if b.laps else self.s["drop_lap_us"]
+        if base < self.s["launch_max_lap_us"] // 2:
+            base = self.s["launch_max_lap_us"] // 2
+        return base * self.s["drop_wait_x100"] // 100
+
+    def _off_track(self, t):
+        """The ball stopped passing the track sensors: in a spin, that is the drop."""
+        b = self.ball
+        ph = self.phase
+        if ph in (IN_RIM, NO_MORE):
+            self._dropped(t)
+        self.candidate = False
+        b.on_track = False
+
+    def _dropped(self, t):
+        b = self.ball
+        s = self.s
+        if self.phase == IN_RIM:
+            self._rnvp(t, "drop")
+        self.drop_t = t
+        self.emit({"ev": "drop", "t": t, "spin": self.spin, "laps": b.nlaps,
+                   "lap_us": list(b.laps), "last_pass_t": b.last_pass_t})
+        self.phase = DROPPED
+        last = b.last_period()
+        if b.nlaps and last * 100 < s["drop_lap_us"] * 50:
+            return self._void("ball_off_wheel", "the ball left the track at a %d us lap" % last)
+        if b.nlaps < s["min_laps"]:
+            return self._void("few_laps", "%d ball revolutions, fewer than %d" % (b.nlaps, s["min_laps"]))
+        self._confirm(t)
+
+    # ---- pockets --------------------------------------------------------------------------
+    def _pocket(self, t, i, level):
+        c = self.count()
+        since = self.rotor.since_index(c)
+        name = self.pocket_names[i]
+        st = self.health.state[name]
+        if (level and st == SILENT) or (not level and st == STUCK):
+            self.health.set(name, OK)
+        sight = self.pockets.edge(t, i, level, since)
+        if sight is None:
+            return
+        b = self.ball
+        if self.phase in (IN_RIM, NO_MORE) and sight[0] > b.last_pass_t \
+                and t - b.last_pass_t > b.last_period() // 2:
+            b.on_track = False           # the ball is in a pocket: it left the track
+            self._dropped(t)
+            return
+        if self.phase == DROPPED:
+            self._confirm(t)
+
+    def _confirm(self, t):
+        if self.phase != DROPPED:
+            return
+        s = self.s
+        p = self.pockets
+        num = p.confirmed(s["confirm_sightings"], s["confirm_sensors"], self.ball.last_pass_t)
+        if num is None:
+            return
+        run = p.final_run(self.ball.last_pass_t)
+        sightings = [[x[0], x[1], x[2]] for x in run]
+        self.emit({"ev": "result", "t": t, "spin": self.spin, "number": num,
+                   "rest_t": run[0][0], "sightings": sightings, "laps": self.ball.nlaps})
+        self.last_number = num
+        if self.rotor_dir:
+            self.last_dir = self.rotor_dir
+        self.hist.append([self.spin, num, self.ball.nlaps, self.rotor_dir, self.ball_dir])
+        if len(self.hist) > HISTORY:
+            self.hist.pop(0)
+        self.phase = RESULT
+        self._save(None)
+
+    def _check_pocket_silent(self, t):
+        p = self.pockets
+        run = p.final_run(self.ball.last_pass_t)
+        r = self.rotor
+        if not run or r.rpm_x10 <= 0 or p.n < 2:
+            return
+        turn = 600000000 // r.rpm_x10
+        t0 = run[0][0]
+        if t - t0 < turn + turn // 4:
+            return
+        for i in range(p.n):
+            if p.last_t[i] < t0 and not p.active[i]:
+                if self.health.set(self.pocket_names[i], SILENT):
+                    self._sensor_fault(self.pocket_names[i], SILENT,
+                                       "did not see the resting ball in a rotor turn")
+                    return
+
+    # ---- void button, stuck sensors -------------------------------------------------------
+    def _void_button(self, t, level):
+        if not level:
+            self.void_up = -1
+            if self.health.state["VOID"] == STUCK:
+                self.health.set("VOID", OK)
+            return
+        self.void_up = t
+        if self.phase in _SPINNING:
+            self._void("void_button", "the croupier pressed the void button")
+
+    def _check_stuck(self, t, c):
+        lim = self.s["stuck_us"]
+        for i in range(len(self.ball_up)):
+            u = self.ball_up[i]
+            if u >= 0 and t - u > lim and self.health.set(self.ball_names[i], STUCK):
+                self._sensor_fault(self.ball_names[i], STUCK, "active for over %d us" % lim)
+        if self.void_up >= 0 and t - self.void_up > 10 * lim and self.health.set("VOID", STUCK):
+            self._sensor_fault("VOID", STUCK, "void button held for over %d us" % (10 * lim))
+        p = self.pockets
+        since = self.rotor.since_index(c)
+        if since is None:
+            return
+        wide = 3 * self.s["cpr"] // 37
+        for i in range(p.n):
+            if p.active[i]:
+                d = (since - p.rise_c[i]) % self.s["cpr"]
+                if d > self.s["cpr"] // 2:
+                    d = self.s["cpr"] - d
+                if d > wide and self.health.set(self.pocket_names[i], STUCK):
+                    self._sensor_fault(self.pocket_names[i], STUCK,
+                                       "active while the rotor turned over 3 pockets")
+
+    # ---- outcomes -------------------------------------------------------------------------
+    def _sensor_fault(self, name, state, detail):
+        self._fault("sensor_stuck" if state == STUCK else "sensor_silent", detail, name)
+        if self.phase in _SPINNING and name != "VOID":
+            self._void("sensor_fault", "%s %s: %s" % (name, state, detail))
+
+    def _fault(self, code, detail, signal):
+        self.emit({"ev": "fault", "t": self.t, "code": code, "detail": detail, "signal": signal})
+
+    def _void(self, reason, detail):
+        self.emit({"ev": "void", "t": self.t, "spin": self.spin, "reason": reason, "detail": detail})
+        self.phase = VOID
+        self.candidate = False
+        self._save(None)
+
+    def _save(self, in_spin):
+        rec = {"v": 1, "spin": self.spin, "dir": self.last_dir, "in_spin": in_spin,
+               "last": self.last_number, "hist": self.hist}
+        try:
+            self.store.save(rec)
+        except Exception as e:
+            self._fault("store_failed", "cannot save: %s" % (e,), None)
+
+    def _status(self, t):
+        r = self.rotor
+        ph = self.phase
+        if not self.table_open and ph not in _SPINNING:
+            state = IDLE
+        elif ph in (IDLE, RESULT, VOID) and self.health.bad():
+            state = "fault"
+        else:
+            state = ph
+        self.emit({"ev": "status", "t": t, "state": state, "spin": self.spin,
+                   "rotor_rpm_x10": r.rpm_x10, "rotor_dir": r.dir,
+                   "sensors": self.health.snapshot(), "last": self.last_number,
+                   "table_open": self.table_open})
+
+    def _idx(self, name, names):
+        for i in range(len(names)):
+            if names[i] == name:
+                return i
+        raise ValueError("unknown signal %r (this board has %s)" % (name, " ".join(names)))
+
+
+def _int(v, default):
+    return v if isinstance(v, int) and not isinstance(v, bool) else default

@@ -1,0 +1,103 @@
+"""The rotor (cylindre): absolute position from the index, speed and direction from the count.
+
+The encoder count comes from the PIO counter (or the quadrature model in replays). Every rising
+edge of the index Z fixes the absolute position and checks the count: between two crossings in
+the same direction the count must have moved a whole number of turns (within `tolerance`).
+"""
+
+_SAMPLES = 11          # one count sample every 100 ms: a 1 s speed window
+_SAMPLE_US = 100000
+
+
+class Rotor:
+    def __init__(self, cpr, tolerance):
+        self.cpr = cpr
+        self.tolerance = tolerance
+        self.z_count = None        # count at the last rising edge of Z (None: position unknown)
+        self.z_dir = 0             # direction of that crossing
+        self.z_t = None
+        self.z_active_count = None  # count at the rise while Z is active
+        self.mismatches = 0
+        self.last_error = 0
+        self._st = [0] * _SAMPLES  # ring of (t, count) samples, preallocated
+        self._sc = [0] * _SAMPLES
+        self._n = 0                # samples taken
+        self._i = 0                # next slot
+        self.rpm_x10 = 0
+        self.dir = 0
+        self.start_count = None    # first count seen: judges a silent index before any index
+
+    def sample(self, t, count):
+        """Take a speed sample if 100 ms have passed since the last one; update rpm and direction."""
+        if self.start_count is None:
+            self.start_count = count
+        if self._n:
+            last = self._st[(self._i - 1) % _SAMPLES]
+            if t - last < _SAMPLE_US:
+                return
+        self._st[self._i] = t
+        self._sc[self._i] = count
+        self._i = (self._i + 1) % _SAMPLES
+        if self._n < _SAMPLES:
+            self._n += 1
+        if self._n < 2:
+            return
+        old = self._i % _SAMPLES if self._n == _SAMPLES else 0
+        dt = t - self._st[old]
+        dc = count - self._sc[old]
+        if dt <= 0:
+            return
+        rpm = dc * 600000000 // (self.cpr * dt) if dc >= 0 else -((-dc) * 600000000 // (self.cpr * dt))
+        self.rpm_x10 = rpm if rpm >= 0 else -rpm
+        self.dir = 1 if dc > 0 else (-1 if dc < 0 else 0)
+
+    def known(self):
+        """True once enough samples exist to judge the speed (about 1 s after boot)."""
+        return self._n == _SAMPLES
+
+    def index(self, t, count, level):
+        """One change of Z. Returns the count error (int) on a mismatch, else None."""
+        if not level:
+            self.z_active_count = None
+            return None
+        self.z_active_count = count
+        err = None
+        d = self.dir
+        if self.z_count is not None:
+            delta = count - self.z_count
+            cpr = self.cpr
+            e = (delta + cpr // 2) % cpr - cpr // 2
+            moved = delta if delta >= 0 else -delta
+            # A crossing in the other direction rises at the other edge of the mark: no check.
+            if d != 0 and d == self.z_dir and moved > cpr // 2:
+                if e > self.tolerance or e < -self.tolerance:
+                    err = e
+                    self.mismatches += 1
+                    self.last_error = e
+        self.z_count = count
+        self.z_dir = d
+        self.z_t = t
+        return err
+
+    def since_index(self, count):
+        """Count since the index, reduced to one turn; None before the first index."""
+        if self.z_count is None:
+            return None
+        return (count - self.z_count) % self.cpr
+
+    def index_silent(self, count):
+        """True when the rotor turned more than a turn and a quarter since the last index."""
+        ref = self.z_count if self.z_count is not None else self.start_count
+        if ref is None:
+            return False
+        d = count - ref
+        if d < 0:
+            d = -d
+        return d > self.cpr + self.cpr // 4 + self.tolerance
+
+    def index_stuck(self, count):
+        """True when Z stays active while the rotor turned a quarter turn."""
+        if self.z_active_count is None:
+            return False
+        d = count - self.z_active_count
+        return d > self.cpr // 4 or d < -(self.cpr // 4)
