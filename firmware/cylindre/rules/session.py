@@ -1,0 +1,90 @@
+"""A session: spins settled in a row, with limits changed between spins, stakes carried en
+prison and replayed calls carried to the next spin. This is what `cylindre settle` runs.
+
+Input (docs/settle.md): a list of spins, or {"spins": [...], "limits": {...}, "prisoners": [...],
+"carry": [...]}. A spin is {"number": n, "bets": [...], "choices": {...}, "limits": {...}} or a
+bare number. Errors are `BetError`s whose message starts with the spin ("spin 2: bet b3: …").
+"""
+
+from cylindre.rules.bets import BetError
+from cylindre.rules.limits import Limits, LimitError
+from cylindre.rules.settle import settle_spin
+from cylindre.rules import prison
+
+_TOTALS = ("staked", "won", "returned", "lost", "imprisoned", "paid")
+
+
+def _spin_error(i, e):
+    return BetError("spin %d: %s" % (i, e.message if isinstance(e, BetError) else str(e)),
+                    getattr(e, "bet", None))
+
+
+def settle_session(doc):
+    """Settle every spin of `doc`; returns {"spins", "prisoners", "carry", "totals", "limits"}."""
+    limits = Limits()
+    prisoners = []
+    carry = []
+    if type(doc) is list:
+        spins = doc
+    elif type(doc) is dict:
+        spins = doc.get("spins")
+        if type(spins) is not list:
+            raise BetError("a session is a list of spins or an object with \"spins\": [...]")
+        try:
+            limits = limits.updated(doc.get("limits"))
+        except LimitError as e:
+            raise BetError(str(e))
+        prisoners = doc.get("prisoners", doc.get("en_prison", [])) or []
+        if type(prisoners) is not list:
+            raise BetError("\"prisoners\" must be a list of imprisoned stakes")
+        for p in prisoners:
+            msg = prison.check(p)
+            if msg:
+                raise BetError("prisoners: " + msg)
+        carry = doc.get("carry", []) or []
+        if type(carry) is not list:
+            raise BetError("\"carry\" must be a list of bets")
+    else:
+        raise BetError("a session is a list of spins or an object with \"spins\": [...]")
+    out = []
+    totals = {}
+    for k in _TOTALS:
+        totals[k] = 0
+    initial = 0
+    for p in prisoners:
+        initial += p["stake"]
+    i = 0
+    for spin in spins:
+        i += 1
+        if type(spin) is int and type(spin) is not bool:
+            spin = {"number": spin}
+        if type(spin) is not dict:
+            raise BetError("spin %d: a spin is {\"number\": N, \"bets\": [...]}, not %r" % (i, spin))
+        number = spin.get("number", spin.get("result", spin.get("winning_number")))
+        if number is None:
+            raise BetError("spin %d: no winning \"number\"" % i)
+        bets = spin.get("bets", [])
+        if type(bets) is not list:
+            raise BetError("spin %d: \"bets\" must be a list" % i)
+        try:
+            if "limits" in spin:
+                limits = limits.updated(spin["limits"])
+            r = settle_spin(number, carry + bets, prisoners, spin.get("choices"), limits)
+        except (BetError, LimitError) as e:
+            raise _spin_error(i, e)
+        r["spin"] = spin.get("spin", i)
+        out.append(r)
+        prisoners = r["prisoners"]
+        carry = r["carry"]
+        for res in r["results"]:
+            for k in ("won", "returned", "lost", "paid"):
+                totals[k] += res[k]
+            if "wins_needed_before" not in res:
+                totals["staked"] += res["staked"]
+    held = 0
+    for p in prisoners:
+        held += p["stake"]
+    totals["imprisoned"] = held
+    totals["imprisoned_at_start"] = initial
+    return {"spins": out, "prisoners": prisoners, "carry": carry, "totals": totals,
+            "limits": limits.to_json()}
