@@ -69,12 +69,13 @@ def finale_a_cheval(a, b):
     chips = []
     for t in (0, 10, 20, 30):
         x, y = a + t, b + t
-        if y <= 36 and is_cheval(x, y):
+        if y > 36:
+            break
+        if is_cheval(x, y):
             chips.append(("cheval", (x, y), 1))
         else:
-            for n in (x, y):
-                if n <= 36:
-                    chips.append(("plein", (n,), 1))
+            chips.append(("plein", (x,), 1))
+            chips.append(("plein", (y,), 1))
     return tuple(chips)
 
 

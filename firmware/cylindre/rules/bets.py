@@ -25,7 +25,7 @@ class BetError(ValueError):
     """A bet (or the request around it) is not acceptable; the message says why and names it."""
 
     def __init__(self, message, bet=None):
-        ValueError.__init__(self, message)
+        super().__init__(message)
         self.message = message
         self.bet = bet
 
