@@ -1,0 +1,311 @@
+"""The wheel's end of the link: a bounded outbox (boîte d'envoi) of events, acks, commands.
+
+Transport-agnostic: bytes in through `feed`, bytes out through the injected `write`, time from
+the injected `clock_ms` (a non-wrapping millisecond count). Wiring on the Pico (firmware/main.py)::
+
+    from cylindre.link.device import DeviceLink
+    from cylindre.spin.controller import Controller
+
+    key = open("/wheel.key", "rb").read()          # provisioned by the flash step, never committed
+    link = DeviceLink(write=usb.write, clock_ms=lambda: now_us() // 1000, key=key,
+                      wheel="T1", fw="0.1.0", cammegh=CammeghOutput(uart2.write))
+    ctl = Controller(settings, link.emit, store=store)   # every event goes through the link
+    link.attach(ctl, now_us)                       # commands call the controller at now_us()
+    ctl.boot(now_us(), reset_cause=cause)
+    while True:
+        data = usb.read()                          # whatever arrived, b"" or None if nothing
+        if data:
+            link.feed(data)
+        ctl.tick(now_us())
+        link.poll()                                # (re)sends, acks, Cammegh status
+        time.sleep_ms(5)
+
+`now_us()` is the controller's own non-wrapping microsecond clock (ticks unwrapped by main.py).
+`write(data)` may raise or drop bytes (USB CDC with no reader drops after ~500 ms): nothing is
+lost, the outbox keeps every event until the host's ACK says it is durable.
+
+When the outbox nears its capacity the link calls `controller.set_accepting(False, "outbox_full")`
+so no new spin starts; it calls `set_accepting(True)` once the host has drained it. A result, a
+void, a boot or a rien ne va plus is never dropped: if the outbox is completely full, the oldest
+informational event (launch, drop, fault) is shrunk to an `{"ev": "evicted"}` tombstone instead
+(counted in `evicted`); with nothing left to shrink the outbox grows past capacity (`overrun`).
+"""
+
+import json
+import os
+from binascii import hexlify, unhexlify
+
+from cylindre.link import frame as fr
+from cylindre.link.mac import Hmac
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):
+        return x
+
+_CAPACITY = const(64)
+_RESERVE = const(16)
+_WINDOW = const(8)
+_RTO_MS = const(400)
+_EVICTABLE = ("launch", "drop", "fault")
+COMMANDS = ("open_table", "close_table", "get_settings", "set_setting", "status", "history", "set_time")
+
+
+def _json(obj):
+    return json.dumps(obj).encode()
+
+
+class DeviceLink:
+    """One wheel's link state: session nonces, outbox, command sequence, last reply."""
+
+    def __init__(self, write, clock_ms, key, wheel, fw="", capacity=_CAPACITY, reserve=_RESERVE,
+                 window=_WINDOW, rto_ms=_RTO_MS, urandom=None, cammegh=None, on_set_time=None):
+        if capacity < reserve + 4:
+            raise ValueError("outbox capacity must exceed its reserve by 4 or more")
+        self._write = write
+        self._clock = clock_ms
+        self._hmac = Hmac(key)
+        self._urandom = urandom or os.urandom
+        self.wheel = wheel
+        self.fw = fw
+        self.boot = hexlify(self._urandom(8)).decode()
+        self.capacity = capacity
+        self.high_water = capacity - reserve
+        self.low_water = self.high_water // 2
+        self.window = window
+        self.rto_ms = rto_ms
+        self.cammegh = cammegh
+        self.on_set_time = on_set_time
+        self._split = fr.Splitter()
+        self._ctl = None
+        self._now_us = None
+        # session: host nonce and our nonce, None until a valid HELLO
+        self._hn = None
+        self._dn = None
+        self._cmd_seq = 0
+        self._reply = None
+        self._status_seq = 0
+        # outbox: parallel lists of seq, kind and payload, oldest first
+        self._seqs = []
+        self._kinds = []
+        self._payloads = []
+        self._next_seq = 1
+        self._sent = 0              # entries from the head sent since the last go-back
+        self._progress_ms = 0
+        self.accepting = True
+        self.evicted = 0
+        self.overrun = 0
+        self.rejected = 0
+        self.last_status = None
+        self.wall_offset_ms = None
+
+    # -- wiring ---------------------------------------------------------------------------
+    def attach(self, controller, now_us):
+        """Give the link the controller that commands drive and the controller's clock."""
+        self._ctl = controller
+        self._now_us = now_us
+
+    @property
+    def in_session(self):
+        return self._dn is not None
+
+    def outbox_len(self):
+        return len(self._seqs)
+
+    # -- events from the controller ------------------------------------------------------
+    def emit(self, event):
+        """The Controller's `emit`: statuses go out as they are, other events via the outbox."""
+        kind = event.get("ev")
+        if self.cammegh is not None:
+            self.cammegh.event(event, self._clock())
+        if kind == "status":
+            self.last_status = event
+            if self._dn is not None:
+                self._status_seq += 1
+                self._send(fr.STATUS, self._status_seq, 0, _json(event))
+            return
+        self._enqueue(kind, _json(event))
+        self._pump()
+
+    def _enqueue(self, kind, payload):
+        if len(self._seqs) >= self.capacity:
+            # full: shrink the oldest informational event to a tombstone (its sequence number
+            # stays, so the host sees no gap); results, voids, rnvp and boots are never touched
+            for i in range(len(self._kinds)):
+                if self._kinds[i] in _EVICTABLE:
+                    self._payloads[i] = _json({"ev": "evicted", "was": self._kinds[i]})
+                    self._kinds[i] = "evicted"
+                    self.evicted += 1
+                    break
+            else:
+                self.overrun += 1
+        self._seqs.append(self._next_seq)
+        self._kinds.append(kind)
+        self._payloads.append(payload)
+        self._next_seq += 1
+        if self.accepting and len(self._seqs) >= self.high_water:
+            self.accepting = False
+            if self._ctl is not None:
+                self._ctl.set_accepting(False, "outbox_full")
+
+    # -- bytes from the host ------------------------------------------------------------------
+    def feed(self, data):
+        """Take whatever bytes arrived; act on every complete, authentic frame."""
+        for raw in self._split.feed(data):
+            try:
+                f = fr.parse(raw)
+            except fr.FrameError:
+                self.rejected += 1
+                continue
+            try:
+                self._handle(f)
+            except Exception:   # a frame must never stop the wheel
+                self.rejected += 1
+
+    def _handle(self, f):
+        t = f.ftype
+        if t == fr.HELLO:
+            msg = json.loads(f.payload.decode())
+            hn = unhexlify(msg["nonce"])
+            if len(hn) != 8 or not f.verify(self._hmac, hn, fr.NO_NONCE):
+                self.rejected += 1
+                return
+            self._open_session(hn)
+            return
+        if self._dn is None or not f.verify(self._hmac, self._hn, self._dn):
+            self.rejected += 1
+            return
+        if t == fr.ACK:
+            self._acked(f.ack)
+        elif t == fr.COMMAND:
+            self._command(f)
+        else:
+            self.rejected += 1
+
+    def _open_session(self, hn):
+        """A fresh nonce for every HELLO: frames of any earlier session can no longer verify."""
+        self._hn = hn
+        self._dn = self._urandom(8)
+        self._cmd_seq = 0
+        self._reply = None
+        self._status_seq = 0
+        first = self._seqs[0] if self._seqs else self._next_seq
+        info = {"wheel": self.wheel, "nonce": hexlify(self._dn).decode(),
+                "peer": hexlify(hn).decode(), "boot": self.boot, "first": first,
+                "next": self._next_seq, "fw": self.fw, "capacity": self.capacity,
+                "commands": list(COMMANDS)}
+        self._send(fr.WELCOME, 0, 0, _json(info))
+        self._sent = 0
+        self._progress_ms = self._clock()
+        self._pump()
+
+    def _acked(self, ack):
+        if ack >= self._next_seq:
+            self.rejected += 1      # acks an event never sent: ignore
+            return
+        n = 0
+        while n < len(self._seqs) and self._seqs[n] <= ack:
+            n += 1
+        if n:
+            del self._seqs[:n]
+            del self._kinds[:n]
+            del self._payloads[:n]
+            self._sent = max(0, self._sent - n)
+            self._progress_ms = self._clock()
+        if not self.accepting and len(self._seqs) <= self.low_water:
+            self.accepting = True
+            if self._ctl is not None:
+                self._ctl.set_accepting(True)
+        self._pump()
+
+    def _command(self, f):
+        if f.seq == self._cmd_seq and self._reply is not None:
+            self._send(fr.REPLY, f.seq, 0, self._reply)   # our reply was lost: same answer again
+            return
+        if f.seq <= self._cmd_seq:
+            self.rejected += 1      # replay inside the session
+            return
+        try:
+            msg = json.loads(f.payload.decode())
+            reply = self._run(msg.get("cmd"), msg.get("args") or {})
+        except Exception as e:
+            reply = {"ok": False, "error": "bad command: %s" % e}
+        self._cmd_seq = f.seq
+        self._reply = _json(reply)
+        self._send(fr.REPLY, f.seq, 0, self._reply)
+
+    def _run(self, cmd, args):
+        ctl = self._ctl
+        if cmd not in COMMANDS:
+            return {"ok": False, "error": "unknown command %r" % (cmd,)}
+        if cmd == "set_time":
+            epoch_ms = args.get("epoch_ms")
+            if not isinstance(epoch_ms, int) or epoch_ms < 0:
+                return {"ok": False, "error": "set_time needs epoch_ms, a non-negative integer"}
+            self.wall_offset_ms = epoch_ms - self._clock()
+            if self.on_set_time is not None:
+                self.on_set_time(epoch_ms)
+            return {"ok": True, "result": {"wall_offset_ms": self.wall_offset_ms}}
+        if cmd == "status":
+            return {"ok": True, "result": {"status": self.last_status, "link": self.info()}}
+        if ctl is None:
+            return {"ok": False, "error": "no controller attached"}
+        if cmd == "open_table":
+            ctl.open_table(self._now_us())
+            return {"ok": True}
+        if cmd == "close_table":
+            ctl.close_table(self._now_us())
+            return {"ok": True}
+        if cmd == "get_settings":
+            return {"ok": True, "result": ctl.get_settings()}
+        if cmd == "history":
+            return {"ok": True, "result": ctl.history()}
+        # set_setting
+        name = args.get("name")
+        if not isinstance(name, str):
+            return {"ok": False, "error": "set_setting needs a setting name"}
+        if "value" not in args:
+            return {"ok": False, "error": "set_setting needs a value"}
+        err = ctl.set_setting(name, args["value"])
+        if err:
+            return {"ok": False, "error": str(err)}
+        return {"ok": True, "result": ctl.get_settings()}
+
+    def info(self):
+        """The link's own figures, for the status command."""
+        return {"wheel": self.wheel, "boot": self.boot, "outbox": len(self._seqs),
+                "capacity": self.capacity, "accepting": self.accepting, "next": self._next_seq,
+                "evicted": self.evicted, "overrun": self.overrun, "rejected": self.rejected,
+                "session": self._dn is not None, "wall_offset_ms": self.wall_offset_ms}
+
+    # -- sending -----------------------------------------------------------------------------
+    def poll(self):
+        """Call often (every loop): retransmits after a silent `rto_ms`, drives Cammegh status."""
+        now = self._clock()
+        if self.cammegh is not None:
+            self.cammegh.poll(now)
+        if self._dn is None:
+            return
+        if self._sent and now - self._progress_ms >= self.rto_ms:
+            self._sent = 0           # go back to the oldest unacknowledged event
+            self._progress_ms = now
+        self._pump()
+
+    def _pump(self):
+        if self._dn is None:
+            return
+        limit = min(len(self._seqs), self.window)
+        if self._sent == 0 and limit:
+            self._progress_ms = self._clock()
+        while self._sent < limit:
+            i = self._sent
+            self._send(fr.EVENT, self._seqs[i], 0, self._payloads[i])
+            self._sent += 1
+
+    def _send(self, ftype, seq, ack, payload):
+        data = fr.build(self._hmac, ftype, seq, ack, payload, self._dn, self._hn)
+        try:
+            self._write(data)
+        except Exception:
+            pass  # the line is down: the outbox and the host's retries make up for it

@@ -1,0 +1,42 @@
+"""HMAC-SHA256 (RFC 2104) and a constant-time compare, in the few lines MicroPython lacks.
+
+micropython-lib's `hmac` is not frozen into the Pico build and has no `compare_digest`; this
+module gives the same digests as CPython's `hmac.new(key, msg, 'sha256')`.
+"""
+
+import hashlib
+
+BLOCK = 64
+SIZE = 32
+
+
+class Hmac:
+    """A keyed HMAC-SHA256: the padded keys are computed once, per-message cost is two hashes."""
+
+    def __init__(self, key):
+        if not isinstance(key, (bytes, bytearray)) or len(key) < 16:
+            raise ValueError("link key must be at least 16 bytes")
+        if len(key) > BLOCK:
+            key = hashlib.sha256(key).digest()
+        key = bytes(key) + bytes(BLOCK - len(key))
+        self._ipad = bytes([b ^ 0x36 for b in key])
+        self._opad = bytes([b ^ 0x5C for b in key])
+
+    def digest(self, *parts):
+        """MAC of the concatenation of `parts` (bytes-like), without joining them first."""
+        inner = hashlib.sha256(self._ipad)
+        for p in parts:
+            inner.update(p)
+        outer = hashlib.sha256(self._opad)
+        outer.update(inner.digest())
+        return outer.digest()
+
+
+def equal(a, b):
+    """Compare two MACs in time independent of where they differ (no early exit)."""
+    if len(a) != len(b):
+        return False
+    r = 0
+    for i in range(len(a)):
+        r |= a[i] ^ b[i]
+    return r == 0
