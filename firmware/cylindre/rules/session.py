@@ -63,6 +63,8 @@ def settle_session(doc):
         number = spin.get("number", spin.get("result", spin.get("winning_number")))
         if number is None:
             raise BetError("spin %d: no winning \"number\"" % i)
+        if type(number) is str and number.strip().isdigit():
+            number = int(number.strip())
         bets = spin.get("bets", [])
         if type(bets) is not list:
             raise BetError("spin %d: \"bets\" must be a list" % i)
