@@ -72,3 +72,12 @@ def test_called_bets_parse_by_any_name():
     assert b.unit == 200 and len(b.chips) == 7
     b = parse_bet({"id": "a", "type": "un numéro et deux voisins", "number": 0, "unit": 100})
     assert b.stake == 500
+
+
+def test_voisins_of_a_number_versus_voisins_du_zero():
+    b = parse_bet({"id": "a", "type": "voisins", "number": 17, "unit": 100})
+    assert b.type == "voisins_numero" and b.stake == 500
+    assert sorted(b.numbers()) == [2, 6, 17, 25, 34]
+    b = parse_bet({"id": "a", "type": "voisins", "number": 17, "neighbours": 1, "unit": 100})
+    assert b.stake == 300
+    assert parse_bet({"id": "a", "type": "voisins du zéro", "unit": 100}).stake == 900

@@ -162,10 +162,10 @@ def _inside(kind, ns, bid):
     return kind, ns
 
 
-_DOZEN_WORDS = {"p": 1, "premiere": 1, "first": 1, "12p": 1, "112": 1, "m": 2, "moyenne": 2,
+_DOZEN_WORDS = {"1st": 1, "2nd": 2, "3rd": 3, "p": 1, "premiere": 1, "first": 1, "12p": 1, "112": 1, "m": 2, "moyenne": 2,
                 "second": 2, "middle": 2, "12m": 2, "1324": 2, "d": 3, "derniere": 3, "third": 3,
                 "last": 3, "12d": 3, "2536": 3, "prima": 1, "seconda": 2, "terza": 3}
-_COLUMN_WORDS = {"34": 1, "35": 2, "36": 3, "first": 1, "second": 2, "third": 3,
+_COLUMN_WORDS = {"1st": 1, "2nd": 2, "3rd": 3, "34": 1, "35": 2, "36": 3, "first": 1, "second": 2, "third": 3,
                  "premiere": 1, "deuxieme": 2, "troisieme": 3}
 
 
@@ -322,9 +322,17 @@ def _digit_or_pair(d, bid):
     _fail(bid, "finale %r is not a digit or a pair of digits" % (v,))
 
 
+_CENTRE_KEYS = ("number", "numero", "centre", "center", "neighbours", "neighbors", "k")
+
+
 def _annonce_chips(name, d, bid):
     """(name, label, chip tuples) of a called bet."""
     try:
+        if name == "voisins" and "zero" not in compact(str(d.get("type", d.get("bet", "")))):
+            for key in _CENTRE_KEYS:
+                if key in d:
+                    name = "voisins_numero"      # "voisins" of a number: that number and neighbours
+                    break
         if name == "orphelins":
             form = d.get("form", d.get("forme"))
             if form is not None and compact(str(form)) in ("plein", "pleins", "enplein", "straight", "8"):
