@@ -1,0 +1,244 @@
+"""The daemon's imperative shell: the serial port, the link, the table, commands, the event stream.
+
+One I/O thread owns the port and the link: it reads, hands each record to the journal and the
+table, and acknowledges an event only after its transaction is committed. HTTP threads reach the
+wheel through `command()`, which the I/O thread sends one at a time.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import queue
+import threading
+import time
+
+from cylindre.link.host import HostLink
+
+from .journal import Journal
+from .table import Table
+
+log = logging.getLogger("cylindre.daemon")
+
+
+class Broker:
+    """Fan-out of live events to the SSE clients; a slow client is dropped, never waited for."""
+
+    def __init__(self):
+        self._subs: list[queue.Queue] = []
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+
+    def subscribe(self) -> queue.Queue:
+        q: queue.Queue = queue.Queue(maxsize=2000)
+        with self._lock:
+            self._subs.append(q)
+        return q
+
+    def unsubscribe(self, q):
+        with self._lock:
+            if q in self._subs:
+                self._subs.remove(q)
+
+    def publish(self, kind, body):
+        msg = (next(self._ids), kind, json.dumps(body, ensure_ascii=False, default=str))
+        with self._lock:
+            for q in list(self._subs):
+                try:
+                    q.put_nowait(msg)
+                except queue.Full:
+                    self._subs.remove(q)
+                    q.put(None)  # tells the client's handler to hang up (its queue is full)
+
+
+class SerialPort:
+    """pyserial for devices and pseudo-terminals; `None` from open() means "not there yet"."""
+
+    def __init__(self, url, baud=115200):
+        self.url = url
+        self.baud = baud
+        self.s = None
+
+    def open(self):
+        import serial
+        try:
+            self.s = serial.serial_for_url(self.url, baudrate=self.baud, timeout=0.02, write_timeout=1.0)
+            return True
+        except (serial.SerialException, OSError, ValueError) as e:
+            self.s = None
+            self.error = str(e)
+            return False
+
+    def read(self):
+        return self.s.read(self.s.in_waiting or 1)
+
+    def write(self, data):
+        if self.s is not None:
+            self.s.write(data)
+
+    def close(self):
+        if self.s is not None:
+            try:
+                self.s.close()
+            except Exception:
+                pass
+            self.s = None
+
+
+class Daemon:
+    def __init__(self, port, key, journal, wheel="T1", limits=None, open_table=False, baud=115200,
+                 silence_ms=3000):
+        self.broker = Broker()
+        self.j = journal if isinstance(journal, Journal) else Journal(journal)
+        self.wheel = wheel
+        self.table = Table(self.j, wheel, limits, publish=self.broker.publish)
+        self.port = port if not isinstance(port, str) else SerialPort(port, baud)
+        self.link = HostLink(self._write, _ms, key, wheel=wheel, silence_ms=silence_ms)
+        self.lock = threading.RLock()
+        self.stop_flag = threading.Event()
+        self._cmds: queue.Queue = queue.Queue()
+        self._waiting: dict[int, list] = {}
+        self.connected = False
+        self.wheel_status = None
+        self.welcome = None
+        self.last_heard = None
+        self.counts = {"frames": 0, "events": 0, "duplicates": 0, "rejects": 0, "stale": 0, "gaps": 0}
+        self.want_open = open_table or self.table.st["phase"] != "closed"
+        if open_table:
+            self.table.set_open(True)
+        self._io = threading.Thread(target=self._run, name="cylindre-io", daemon=True)
+
+    # -- life ---------------------------------------------------------------------------------------
+    def start(self):
+        self._io.start()
+
+    def stop(self):
+        self.stop_flag.set()
+        self._io.join(timeout=3)
+        self.port.close()
+
+    def _write(self, data):
+        self.port.write(data)
+
+    def _run(self):
+        next_try = 0.0
+        while not self.stop_flag.is_set():
+            if self.port.s is None:
+                if time.monotonic() < next_try:
+                    time.sleep(0.05)
+                    continue
+                if not self.port.open():
+                    if self.connected or next_try == 0.0:
+                        log.warning("port %s not available: %s", self.port.url, getattr(self.port, "error", ""))
+                    self.connected = False
+                    next_try = time.monotonic() + 1.0
+                    continue
+                log.info("port %s open", self.port.url)
+                with self.lock:
+                    self.link.hello()
+            try:
+                data = self.port.read()
+            except Exception as e:
+                log.warning("port %s lost: %s", self.port.url, e)
+                self.port.close()
+                self.connected = False
+                next_try = time.monotonic() + 0.5
+                continue
+            try:
+                with self.lock:
+                    recs = self.link.feed(data) if data else []
+                    recs += self.link.poll()
+                    for rec in recs:
+                        self._record(rec)
+                    self._send_commands()
+            except Exception:
+                log.exception("error while handling the link; carrying on")
+                time.sleep(0.1)
+
+    # -- records from the link -------------------------------------------------------------------
+    def _record(self, rec):
+        kind = rec["kind"]
+        if kind != "timeout":
+            self.counts["frames"] += 1
+        if kind == "event":
+            if self.table.on_event(rec["boot"], rec["seq"], rec["event"], rec):
+                self.counts["events"] += 1
+            else:
+                self.counts["duplicates"] += 1
+            self.link.acknowledge(rec["seq"])      # only now: the transaction is committed
+            self.last_heard = time.time()
+            return
+        if kind in ("reply", "timeout"):
+            w = self._waiting.pop(rec["seq"], None)
+            if kind == "reply":
+                with self.j.tx():
+                    self.j.frame(self.wheel, rec)
+            if w is not None:
+                w[1] = rec
+                w[0].set()
+            return
+        with self.j.tx():
+            self.j.frame(self.wheel, rec)
+        if kind == "status":
+            self.wheel_status = rec["status"]
+            self.last_heard = time.time()
+            self.broker.publish("status", rec["status"])
+        elif kind == "welcome":
+            self.connected = True
+            self.welcome = rec["info"]
+            self.last_heard = time.time()
+            log.info("link up: wheel %s, boot %s, firmware %s, resending from event %s",
+                     rec["info"].get("wheel"), rec["info"].get("boot"), rec["info"].get("fw"), rec["info"].get("first"))
+            self.broker.publish("link", {"up": True, "info": rec["info"]})
+            self._queue_internal("set_time", {"epoch_ms": int(time.time() * 1000)})
+            self._queue_internal("open_table" if self.want_open else "close_table", {})
+        elif kind == "duplicate":
+            self.counts["duplicates"] += 1
+        elif kind in ("reject", "stale", "gap"):
+            key = {"reject": "rejects", "stale": "stale", "gap": "gaps"}[kind]
+            self.counts[key] += 1
+            level = logging.WARNING if kind == "reject" else logging.INFO
+            log.log(level, "frame %s: %s %s", kind, rec.get("reason", ""), rec.get("detail", ""))
+
+    # -- commands to the wheel ----------------------------------------------------------------------
+    def _queue_internal(self, cmd, args):
+        self._cmds.put((cmd, args, None))
+
+    def _send_commands(self):
+        if self.link.busy or self._cmds.empty() or not self.link.in_session:
+            return
+        cmd, args, waiter = self._cmds.get_nowait()
+        seq = self.link.command(cmd, args)
+        if waiter is not None:
+            self._waiting[seq] = waiter
+
+    def command(self, cmd, args=None, timeout=5.0):
+        """Send a command to the wheel and wait for its reply: returns the reply dict or None."""
+        waiter = [threading.Event(), None]
+        self._cmds.put((cmd, args or {}, waiter))
+        if not waiter[0].wait(timeout):
+            return None
+        rec = waiter[1]
+        return rec["reply"] if rec and rec["kind"] == "reply" else None
+
+    def open_table(self, is_open: bool):
+        self.want_open = is_open
+        reply = self.command("open_table" if is_open else "close_table")
+        self.table.set_open(is_open)
+        return reply
+
+    # -- status -------------------------------------------------------------------------------------
+    def status(self) -> dict:
+        with self.lock:
+            link = {"port": self.port.url, "port_open": self.port.s is not None,
+                    "session": self.link.in_session, "boot": self.link.boot,
+                    "next_event": self.link.expected, "acked": self.link.acked,
+                    "last_heard": self.last_heard, "counts": dict(self.counts),
+                    "sessions": self.link.sessions}
+            wheel = {"id": self.wheel, "welcome": self.welcome, "status": self.wheel_status}
+        return {"link": link, "wheel": wheel, "table": self.table.state()}
+
+
+def _ms():
+    return int(time.monotonic() * 1000)

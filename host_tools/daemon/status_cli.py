@@ -1,0 +1,54 @@
+"""`cylindre status`: the link, the wheel and the table, as the running daemon sees them."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import urllib.error
+import urllib.request
+
+HELP = "show the link, the wheel and the table of a running daemon"
+
+
+def add_arguments(p):
+    p.add_argument("--http", default="127.0.0.1:8737", help="the daemon's HOST:PORT (default 127.0.0.1:8737)")
+    p.add_argument("--json", action="store_true", help="print the raw JSON")
+
+
+def _eur(cents):
+    return f"{cents / 100:,.2f} €".replace(",", " ")
+
+
+def run(args) -> int:
+    url = f"http://{args.http}/state"
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            st = json.loads(r.read())
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        print(f"cylindre status: no daemon at {url}: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(st, indent=2, ensure_ascii=False))
+        return 0
+    link, wheel, table = st["link"], st["wheel"], st["table"]
+    heard = link.get("last_heard")
+    ago = f"{time.time() - heard:.1f} s ago" if heard else "never"
+    c = link["counts"]
+    print(f"link   {'UP' if link['session'] else 'DOWN'} on {link['port']} (port {'open' if link['port_open'] else 'closed'}); "
+          f"last heard {ago}; wheel boot {link['boot']}; events acked to {link['acked']}")
+    print(f"       frames {c['frames']}, events {c['events']}, resent {c['duplicates']}, refused {c['rejects']}, "
+          f"stale {c['stale']}, out of order {c['gaps']}")
+    ws = wheel.get("status") or {}
+    if ws:
+        sensors = ws.get("sensors") or {}
+        bad = sorted(k for k, v in sensors.items() if v != "ok")
+        print(f"wheel  {wheel['id']}: {ws.get('state')}, spin {ws.get('spin')}, last number {ws.get('last')}, "
+              f"rotor {(ws.get('rotor_rpm_x10') or 0) / 10:.1f} rpm {'cw' if ws.get('rotor_dir') == 1 else 'ccw'}, "
+              f"table {'open' if ws.get('table_open') else 'closed'}; sensors {'all ok' if not bad else 'FAULT ' + ', '.join(bad)}")
+    else:
+        print(f"wheel  {wheel['id']}: no status received yet")
+    print(f"table  {table['phase']}; spin {table['spin']}; last number {table['last_number']}; "
+          f"{table['bets_on_table']} bets on the table, {_eur(table['stakes_on_table'])}; "
+          f"{len(table['prisoners'])} en prison")
+    return 0 if link["session"] else 1

@@ -1,0 +1,230 @@
+"""`cylindre wheel`: the simulated board (carte simulée) speaking the real protocol on a pty.
+
+The simulator (`host_tools.sim`) makes each spin's sensor edges; `cylindre.replay.Replay` feeds them
+to the firmware's own Controller, paced in (accelerated) real time; every event goes through the
+firmware's own `DeviceLink` onto a pseudo-terminal (or `--port`), exactly the bytes a Pico would
+send. The simulated croupier launches only while the table is open and the controller accepts
+spins (its outbox is not full), and waits `--pause` seconds between spins for the players.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+import time
+import tty
+
+HELP = "run a simulated wheel (firmware code on the simulator) on a pseudo-terminal"
+VOID_SCENARIOS = ("same_direction", "few_laps", "void_button", "ball_off_wheel")
+
+
+def add_arguments(p):
+    p.add_argument("--port", help="use this serial device instead of creating a pseudo-terminal")
+    p.add_argument("--key", default="keys/T1.key", help="the wheel key file (same as the daemon's)")
+    p.add_argument("--wheel", default="T1", help="wheel id (default T1)")
+    p.add_argument("--spins", type=int, default=0, help="stop after this many spins (0: run until killed)")
+    p.add_argument("--speed", type=float, default=20.0, help="simulated seconds per real second (default 20)")
+    p.add_argument("--pause", type=float, default=1.0, help="real seconds between spins, for bets (default 1)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--void-rate", type=float, default=0.0, help="share of spins given a misspin scenario")
+    p.add_argument("--cammegh", action="store_true", help="also open a second pty with the Cammegh output")
+    p.add_argument("--path-file", help="write the pty path(s) to this file (for scripts)")
+    p.add_argument("--quiet", action="store_true")
+
+
+class PtyPort:
+    """The board's end of a pseudo-terminal; the other end (printed path) is the host's port."""
+
+    def __init__(self):
+        self.master, self.slave = os.openpty()
+        tty.setraw(self.slave)
+        tty.setraw(self.master)
+        os.set_blocking(self.master, False)
+        self.path = os.ttyname(self.slave)
+
+    def write(self, data):
+        try:
+            os.write(self.master, data)
+        except (BlockingIOError, OSError):
+            pass  # no reader, buffer full: like USB CDC, the bytes are dropped; the outbox resends
+
+    def read(self):
+        try:
+            return os.read(self.master, 4096)
+        except (BlockingIOError, OSError):
+            return b""
+
+
+class SerialDevice:
+    def __init__(self, url):
+        import serial
+        self.s = serial.serial_for_url(url, baudrate=115200, timeout=0, write_timeout=0.2)
+        self.path = url
+
+    def write(self, data):
+        try:
+            self.s.write(data)
+        except Exception:
+            pass
+
+    def read(self):
+        try:
+            return self.s.read(4096)
+        except Exception:
+            return b""
+
+
+class SimulatedBoard:
+    """The simulator, the firmware's Replay/Controller and its DeviceLink, on one clock."""
+
+    def __init__(self, port, key, wheel="T1", seed=1, speed=20.0, pause=1.0, void_rate=0.0,
+                 cammegh=None, log=None, clock=time.monotonic, capacity=64):
+        from cylindre.link.device import DeviceLink
+        from cylindre.replay import Replay
+        from host_tools.sim.wheel import WheelSimulator
+        self.port = port
+        self.speed = speed
+        self.pause = pause
+        self.void_rate = void_rate
+        self.rng = random.Random(seed)
+        self.log = log or (lambda text: None)
+        self.clock = clock
+        self.sim = WheelSimulator(seed=seed)
+        self.link = DeviceLink(port.write, self._ms, key, wheel, fw="cylindre-fw (simulated board)",
+                               cammegh=cammegh, capacity=capacity)
+        self.replay = Replay(self.sim.header(), self._emit)
+        self.t_us = 0                 # simulated controller time
+        self._real0 = clock()
+        self._sim0 = 0
+        self.spins = 0
+        self.results = []
+        self.replay.power_on(0)
+        self.link.attach(self.replay.ctl, lambda: self.t_us)
+
+    def _ms(self):
+        return int(self.clock() * 1000)
+
+    def _emit(self, ev):
+        if ev.get("ev") in ("result", "void", "rnvp", "launch"):
+            self.log(_describe(ev))
+        if ev.get("ev") == "result":
+            self.results.append(ev["number"])
+        self.link.emit(ev)
+
+    def _now_sim(self):
+        return self._sim0 + int((self.clock() - self._real0) * 1e6 * self.speed)
+
+    def _freeze(self):
+        """Hold simulated time still (between spins): the controller sees no time pass."""
+        self._sim0 = self.t_us
+        self._real0 = self.clock()
+
+    def service(self):
+        """Bytes in, link retransmissions out; call often."""
+        data = self.port.read()
+        if data:
+            self.link.feed(data)
+        self.link.poll()
+
+    def idle(self, seconds):
+        end = self.clock() + seconds
+        while self.clock() < end:
+            self.service()
+            time.sleep(0.005)
+        self._freeze()
+
+    def ready(self):
+        ctl = self.replay.ctl
+        return ctl.table_open and ctl.accepting
+
+    def run_spin(self, scenario=None):
+        spin = self.sim.spin(scenario)
+        changes = spin.changes
+        offset = self.t_us - changes[0][0] + 1 if changes and changes[0][0] <= self.t_us else 0
+        i, n = 0, len(changes)
+        self._freeze()
+        while i < n:
+            target = self._now_sim()
+            j = i
+            while j < n and changes[j][0] + offset <= target:
+                j += 1
+            if j > i:
+                if offset:
+                    self.replay.run([(t + offset, s, lv) for (t, s, lv) in changes[i:j]])
+                else:
+                    self.replay.run(changes[i:j])
+                i = j
+            self.t_us = max(self.t_us, target if i < n else changes[-1][0] + offset)
+            self.replay.finish(self.t_us)
+            self.service()
+            time.sleep(0.004)
+        self.spins += 1
+        return spin.truth
+
+    def play(self, spins=0, stop=None):
+        """Spin while the table is open; stop after `spins` (0: never) or when `stop()` is true."""
+        while (spins == 0 or self.spins < spins) and not (stop and stop()):
+            if not self.ready():
+                self.idle(0.05)
+                continue
+            self.idle(self.pause)
+            scenario = None
+            if self.void_rate and self.rng.random() < self.void_rate:
+                scenario = self.rng.choice(VOID_SCENARIOS)
+            self.run_spin(scenario)
+
+    def drain(self, timeout=10.0):
+        """Keep serving until the host has acknowledged every event (or `timeout`)."""
+        end = self.clock() + timeout
+        while self.clock() < end and self.link.outbox_len():
+            self.service()
+            time.sleep(0.005)
+        return self.link.outbox_len() == 0
+
+
+def _describe(ev):
+    k = ev["ev"]
+    if k == "result":
+        return "spin %d: %d" % (ev["spin"], ev["number"])
+    if k == "void":
+        return "spin %s: void (%s)" % (ev.get("spin"), ev.get("reason"))
+    if k == "rnvp":
+        return "spin %d: rien ne va plus" % ev["spin"]
+    return "spin %d: launch" % ev["spin"]
+
+
+def run(args) -> int:
+    from host_tools.daemon.keys import KeyError_, load_key
+    from cylindre.link.cammegh import CammeghOutput
+    try:
+        key = load_key(args.key)
+    except KeyError_ as e:
+        print(f"cylindre wheel: {e}", file=sys.stderr)
+        return 2
+    port = SerialDevice(args.port) if args.port else PtyPort()
+    cammegh = None
+    paths = [port.path]
+    if args.cammegh:
+        cport = PtyPort()
+        cammegh = CammeghOutput(cport.write)
+        paths.append(cport.path)
+    print(" ".join(paths), flush=True)
+    if args.path_file:
+        tmp = args.path_file + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("\n".join(paths) + "\n")
+        os.replace(tmp, args.path_file)
+
+    def say(text):
+        if not args.quiet:
+            print("[wheel] " + text, file=sys.stderr, flush=True)
+
+    board = SimulatedBoard(port, key, args.wheel, seed=args.seed, speed=args.speed, pause=args.pause,
+                           void_rate=args.void_rate, cammegh=cammegh, log=say)
+    try:
+        board.play(args.spins)
+        board.drain()
+    except KeyboardInterrupt:
+        pass
+    return 0
