@@ -35,29 +35,35 @@ class Wheel:
         self.ball_deg = settings["ball_sensors_deg"]
         self.pocket_deg = settings["pocket_sensors_deg"]
         self.rpm = rotor_rpm
+        self.dir = 1 if rotor_rpm > 0 else -1
+        self.upc = int(60e6 / (abs(rotor_rpm) * self.cpr) + 0.5) if rotor_rpm else 0
         self.c0 = c0
         self.z_width = z_width
         self.events = []
         self.now = 0
 
     # rotor ----------------------------------------------------------------------------------
+    # An integer number of microseconds per count keeps the model exact and allocation-free on
+    # MicroPython (small ints only), so long test runs stay within the test runtime's heap.
     def rate(self):
-        return self.rpm * self.cpr / 60e6          # counts per us
+        return 0 if self.upc == 0 else self.dir / self.upc     # counts per us
 
     def count_at(self, t):
-        x = self.c0 + self.rate() * t
-        return int(x) if x >= 0 else -int(-x) - (1 if int(-x) != -x else 0)
+        if self.upc == 0:
+            return self.c0
+        q = t // self.upc
+        return self.c0 + q if self.dir > 0 else self.c0 - q
 
     def t_of_count(self, c):
-        return int((c - self.c0) / self.rate() + 0.5)
+        return int((c - self.c0) * self.upc * self.dir + 0.5)
 
     def count(self):
         return self.count_at(self.now)
 
     def add_index(self, t0, t1, skip=()):
         """Z pulses between t0 and t1 (pulse rises where the count crosses a multiple of cpr)."""
-        r = self.rate()
-        if r == 0:
+        r = self.dir
+        if self.upc == 0:
             return
         c_a = self.count_at(t0)
         c_b = self.count_at(t1)
@@ -182,7 +188,9 @@ class Log:
 
 
 def make(settings=None, rpm=20.0, store=None, **kw):
-    s = settings if settings is not None else board()
+    """(wheel, controller, log); status every 5 s unless the settings say otherwise (each status
+    is an allocation, and the MicroPython test runtime must not need to collect garbage)."""
+    s = settings if settings is not None else board(status_us=5000000)
     wheel = Wheel(s, rotor_rpm=rpm, **kw)
     log = Log()
     ctl = Controller(s, log, store=store if store is not None else MemoryStore(), count=wheel.count)

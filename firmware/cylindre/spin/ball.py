@@ -7,6 +7,7 @@ ball's direction, then a long gap follows.
 """
 
 MAX_LAPS = 64          # lap periods kept per spin (a real spin has 13-21): bounded memory
+MIN_LAP_US = 150000    # no ball laps a track faster than this
 
 
 class Ball:
@@ -31,6 +32,7 @@ class Ball:
         self._p = [-1, -1, -1]      # last three passes: sensor, time
         self._pt = [0, 0, 0]
         self.votes = 0              # > 0 clockwise, < 0 counter-clockwise
+        self.any_period = 0         # latest lap period at any sensor (the reference may fail)
 
     def start(self, t, sensor):
         self.reset()
@@ -46,6 +48,8 @@ class Ball:
 
     def _pass(self, t, sensor):
         self.passes += 1
+        if self.seen[sensor]:
+            self.any_period = t - self.last_seen[sensor]
         self.seen[sensor] += 1
         self.last_seen[sensor] = t
         self.last_pass_t = t
@@ -80,13 +84,16 @@ class Ball:
 
     def passed(self, t, sensor):
         """A pass during the run. Returns the completed lap period (us) or 0."""
+        if sensor == self.ref:
+            period = t - self.last_ref_t
+            prev = self.laps[-1] if self.laps else 0
+            # The ball cannot speed up: a pass far too soon is noise or a bounce, not a lap.
+            if period < MIN_LAP_US or period * 10 < prev * 6:
+                return 0
         self._pass(t, sensor)
         if sensor != self.ref:
             return 0
-        period = t - self.last_ref_t
         self.last_ref_t = t
-        if period <= 0:
-            return 0
         self.nlaps += 1
         if len(self.laps) < MAX_LAPS:
             self.laps.append(period)
@@ -103,6 +110,11 @@ class Ball:
 
     def last_period(self):
         return self.laps[-1] if self.laps else 0
+
+    def pace(self):
+        """The longest recent lap period seen by any sensor (0 before a lap)."""
+        p = self.laps[-1] if self.laps else 0
+        return p if p > self.any_period else self.any_period
 
     def silent_sensor(self, t):
         """Index of a ball-track sensor that missed the ball for two laps while others saw it, or -1."""

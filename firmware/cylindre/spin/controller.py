@@ -345,7 +345,7 @@ class Controller:
 
     def _drop_wait(self):
         b = self.ball
-        base = b.last_period() if b.laps else self.s["drop_lap_us"]
+        base = b.pace() or self.s["drop_lap_us"]
         if base < self.s["launch_max_lap_us"] // 2:
             base = self.s["launch_max_lap_us"] // 2
         return base * self.s["drop_wait_x100"] // 100
@@ -369,10 +369,10 @@ class Controller:
                    "lap_us": list(b.laps), "last_pass_t": b.last_pass_t})
         self.phase = DROPPED
         last = b.last_period()
-        if b.nlaps and last * 100 < s["drop_lap_us"] * 50:
-            return self._void("ball_off_wheel", "the ball left the track at a %d us lap" % last)
         if b.nlaps < s["min_laps"]:
             return self._void("few_laps", "%d ball revolutions, fewer than %d" % (b.nlaps, s["min_laps"]))
+        if last * 100 < s["drop_lap_us"] * 50:
+            return self._void("ball_off_wheel", "the ball left the track at a %d us lap" % last)
         self._confirm(t)
 
     # ---- pockets --------------------------------------------------------------------------
@@ -418,12 +418,13 @@ class Controller:
 
     def _check_pocket_silent(self, t):
         p = self.pockets
-        run = p.final_run(self.ball.last_pass_t)
         r = self.rotor
-        if not run or r.rpm_x10 <= 0 or p.n < 2:
+        if p.n < 2 or r.rpm_x10 <= 0:
+            return
+        t0 = p.run_start(self.ball.last_pass_t)
+        if t0 < 0:
             return
         turn = 600000000 // r.rpm_x10
-        t0 = run[0][0]
         if t - t0 < turn + turn // 4:
             return
         for i in range(p.n):

@@ -81,6 +81,18 @@ class Pockets:
             return None
         return run[0][3]
 
+    def run_start(self, after_t):
+        """Time of the first sighting of the current agreeing run later than after_t, or -1.
+        Allocation-free: the controller asks it every tick while it waits for the result."""
+        n = len(self.sightings)
+        k = self.run if self.run <= n else n
+        i = n - k
+        while i < n:
+            if self.sightings[i][0] > after_t:
+                return self.sightings[i][0]
+            i += 1
+        return -1
+
     def final_run(self, after_t):
         """The agreeing sightings at the end of the list, later than after_t."""
         run = self.sightings[-self.run:] if 0 < self.run <= len(self.sightings) else []

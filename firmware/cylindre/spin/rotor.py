@@ -47,8 +47,12 @@ class Rotor:
         dc = count - self._sc[old]
         if dt <= 0:
             return
-        rpm = dc * 600000000 // (self.cpr * dt) if dc >= 0 else -((-dc) * 600000000 // (self.cpr * dt))
-        self.rpm_x10 = rpm if rpm >= 0 else -rpm
+        # In milliseconds so the product stays a small int on the Pico (no allocation).
+        dt_ms = dt // 1000
+        if dt_ms <= 0:
+            return
+        a = dc if dc >= 0 else -dc
+        self.rpm_x10 = a * 600000 // (self.cpr * dt_ms)
         self.dir = 1 if dc > 0 else (-1 if dc < 0 else 0)
 
     def known(self):

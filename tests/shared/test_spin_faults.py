@@ -1,0 +1,99 @@
+"""Voids: the void button and the relaunch, a restart mid-spin, no result, the ball off the wheel, a full outbox."""
+
+from test_spin_kit import Wheel, Log, board, make
+from cylindre.spin.controller import Controller, MemoryStore
+
+
+def _reasons(log):
+    return [e["reason"] for e in log.of("void")]
+
+
+def _faults(log):
+    return [(e["code"], e["signal"]) for e in log.of("fault")]
+
+
+def test_void_button_voids_then_the_relaunch_counts():
+    w, ctl, log = make()
+    ctl.boot(0)
+    w.add_index(0, 80000000)
+    drop1 = w.add_ball(3000000, -1)
+    w.add(8000000, "VOID", 1)
+    w.add(8300000, "VOID", 0)
+    # The croupier lets the voided ball fall, then relaunches.
+    drop2, rest2 = w.spin(drop1 + 6000000, -1, 23)
+    w.run(ctl, rest2 + 12000000)
+    assert _reasons(log) == ["void_button"], log.kinds()
+    assert [e["spin"] for e in log.of("launch")] == [1, 2]
+    r = log.of("result")
+    assert len(r) == 1 and r[0]["spin"] == 2 and r[0]["number"] == 23
+    assert log.kinds() == ["boot", "launch", "void", "launch", "rnvp", "drop", "result"], log.kinds()
+
+
+def test_restart_mid_spin_voids_it_and_says_why():
+    store = MemoryStore()
+    w, ctl, log = make(store=store)
+    ctl.boot(0)
+    w.add_index(0, 9000000)
+    w.add_ball(3000000, -1)
+    w.run(ctl, 9000000)
+    assert log.of("launch") and store.record["in_spin"] == 1
+    # Power cut: a new controller on the same flash.
+    log2 = Log()
+    ctl2 = Controller(board(), log2, store=store, count=w.count)
+    ctl2.boot(0, reset_cause="watchdog")
+    b = log2.of("boot")[0]
+    assert b["interrupted"] == 1 and b["spin"] == 1 and b["reset_cause"] == "watchdog"
+    assert _reasons(log2) == ["restart"]
+    assert log2.of("void")[0]["spin"] == 1
+    assert ("watchdog_reset", None) in _faults(log2)
+    assert store.record["in_spin"] is None
+    ctl3 = Controller(board(), Log(), store=store, count=w.count)
+    log3 = ctl3.emit
+    ctl3.boot(0)
+    assert log3.of("boot")[0]["interrupted"] is None and not log3.of("void")
+
+
+def test_no_confirmed_pocket_in_time_is_no_result():
+    w, ctl, log = make()
+    ctl.boot(0)
+    w.add_index(0, 60000000)
+    drop = w.add_ball(3000000, -1)
+    # The ball is seen once in one pocket, then in others: never two agreeing sightings.
+    w.add_rest(drop + 3000000, drop + 3000000 + 2900000, 5)
+    w.add_rest(drop + 6000000, drop + 6000000 + 2900000, 24)
+    w.run(ctl, drop + 30000000)
+    assert _reasons(log) == ["no_result"], log.kinds()
+    assert not log.of("result")
+    v = log.of("void")[0]
+    assert 20000000 <= v["t"] - log.of("drop")[0]["t"] <= 20100000
+
+
+def test_ball_seen_in_no_pocket_left_the_wheel():
+    w, ctl, log = make()
+    ctl.boot(0)
+    w.add_index(0, 60000000)
+    drop = w.add_ball(3000000, -1)
+    w.run(ctl, drop + 30000000)
+    assert _reasons(log) == ["ball_off_wheel"]
+
+
+def test_ball_vanishing_at_speed_left_the_wheel():
+    w, ctl, log = make()
+    ctl.boot(0)
+    w.add_index(0, 40000000)
+    w.add_ball(3000000, -1, laps_max=8)
+    w.run(ctl, 30000000)
+    assert _reasons(log) == ["ball_off_wheel"], log.events
+
+
+def test_full_outbox_voids_and_refuses_spins():
+    w, ctl, log = make()
+    ctl.boot(0)
+    w.add_index(0, 40000000)
+    w.add_ball(3000000, -1)
+    w.run(ctl, 6000000)
+    ctl.set_accepting(False, "outbox full")
+    assert ("outbox_full", None) in _faults(log)
+    assert _reasons(log) == ["outbox_full"]
+    ctl.set_accepting(True)
+    assert len(log.of("fault")) == 1

@@ -1,0 +1,77 @@
+"""A valid spin on an ideal wheel: events, evidence, rien ne va plus, confirmation, status."""
+
+from test_spin_kit import Wheel, Log, board, make
+from cylindre.spin.controller import Controller, MemoryStore
+
+
+def _valid_spin(rpm=20.0, ball_dir=-1, number=17, store=None, settings=None):
+    w, ctl, log = make(settings=settings, rpm=rpm, store=store)
+    ctl.boot(0)
+    w.add_index(0, 45000000)
+    drop, rest = w.spin(3000000, ball_dir, number)
+    w.run(ctl, 45000000)
+    return w, ctl, log, drop, rest
+
+
+def test_valid_spin_reports_the_number_once_with_its_evidence():
+    w, ctl, log, drop, rest = _valid_spin()
+    assert log.kinds() == ["boot", "launch", "rnvp", "drop", "result"], log.kinds()
+    la = log.of("launch")[0]
+    assert la["spin"] == 1 and la["ball_dir"] == -1 and la["rotor_dir"] == 1
+    assert 195 <= la["rotor_rpm_x10"] <= 205, la
+    assert 480000 < la["lap_us"] < 560000, la
+    r = log.of("result")[0]
+    assert r["number"] == 17 and r["spin"] == 1
+    assert rest <= r["rest_t"] < rest + 3000000 + 100000, (rest, r)
+    assert len(r["sightings"]) == 2 and r["sightings"][0][0] == r["rest_t"]
+    for s in r["sightings"]:
+        assert s[1] == 0 and 0 <= s[2] < 1024
+    d = log.of("drop")[0]
+    assert d["laps"] == r["laps"] and 13 <= d["laps"] <= 21, d
+    assert len(d["lap_us"]) == d["laps"]
+    assert d["t"] >= drop
+    h = ctl.history()
+    assert h == [{"spin": 1, "number": 17, "laps": r["laps"], "rotor_dir": 1, "ball_dir": -1}], h
+
+
+def test_rien_ne_va_plus_before_the_drop_with_its_prediction():
+    w, ctl, log, drop, rest = _valid_spin()
+    rn = log.of("rnvp")[0]
+    assert rn["t"] < drop, (rn, drop)
+    # default lead: 3 laps; the last laps here take 1.0-2.3 s
+    assert 2000000 < drop - rn["t"] < 8000000, drop - rn["t"]
+    assert abs(rn["predicted_drop_t"] - drop) < 300000, (rn["predicted_drop_t"], drop)
+    assert rn["lead_us"] == rn["predicted_drop_t"] - rn["t"]
+    assert rn["lap_us"] and rn["laps"] >= 10
+
+
+def test_rnvp_lead_is_configurable():
+    s = board(rnvp_lead_laps_x10=10)
+    w, ctl, log, drop, rest = _valid_spin(settings=s)
+    rn = log.of("rnvp")[0]
+    assert 0 < drop - rn["t"] < 2500000, drop - rn["t"]
+
+
+def test_three_pocket_sensors_confirm_within_a_turn():
+    s = board(pocket_sensors_deg=[60.0, 180.0, 300.0], confirm_sightings=3, confirm_sensors=3)
+    w, ctl, log, drop, rest = _valid_spin(settings=s, rpm=15.0)
+    r = log.of("result")[0]
+    assert r["number"] == 17
+    assert sorted([x[1] for x in r["sightings"]]) == [0, 1, 2]
+    # one rotor turn at 15 rpm is 4 s: all three sensors within it
+    assert r["t"] - r["rest_t"] < 4000000, r
+    assert r["t"] - rest < 4000000 + 200000
+
+
+def test_status_is_periodic_and_carries_the_rotor():
+    w, ctl, log, drop, rest = _valid_spin(settings=board())
+    st = log.of("status")
+    assert 85 <= len(st) <= 95, len(st)
+    last = st[-1]
+    assert last["state"] == "result" and last["last"] == 17 and last["spin"] == 1
+    assert last["rotor_dir"] == 1 and 195 <= last["rotor_rpm_x10"] <= 205
+    assert last["table_open"] is True
+    assert last["sensors"] == {"Z": "ok", "BALL0": "ok", "BALL1": "ok", "POCKET0": "ok", "VOID": "ok"}
+    states = [e["state"] for e in st]
+    for a in ("idle", "ball_in_rim", "no_more_bets", "ball_dropped", "result"):
+        assert a in states, (a, states)

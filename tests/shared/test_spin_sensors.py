@@ -1,0 +1,90 @@
+"""Sensor faults: the encoder against the index, stuck and silent sensors; each voids the spin."""
+
+from test_spin_kit import Wheel, Log, board, make
+from cylindre.spin.controller import Controller, MemoryStore
+
+
+def _reasons(log):
+    return [e["reason"] for e in log.of("void")]
+
+
+def _faults(log):
+    return [(e["code"], e["signal"]) for e in log.of("fault")]
+
+
+def test_index_disagreeing_with_the_count_is_a_fault_and_voids():
+    w, ctl, log = make()
+    ctl.boot(0)
+    w.add_index(0, 60000000)
+    drop, rest = w.spin(3000000, -1, 17)
+    t = 9000000 + 750000      # a quarter turn after an index at 20 rpm: a spurious index
+    w.add(t, "Z", 1)
+    w.add(t + 5000, "Z", 0)
+    w.run(ctl, 40000000)
+    assert ("encoder_mismatch", "Z") in _faults(log), log.events
+    assert _reasons(log) == ["encoder_mismatch"]
+    assert not log.of("result")
+
+
+def test_stuck_ball_sensor_is_a_fault_and_voids():
+    w, ctl, log = make()
+    ctl.boot(0)
+    w.add_index(0, 40000000)
+    w.add_ball(3000000, -1)
+    w.events = [e for e in w.events if not (e[1] == "BALL1" and e[0] > 7000000)]
+    w.add(7000000, "BALL1", 1)
+    w.run(ctl, 20000000)
+    assert ("sensor_stuck", "BALL1") in _faults(log)
+    assert _reasons(log) == ["sensor_fault"]
+    assert log.of("status")[-1]["sensors"]["BALL1"] == "stuck"
+
+
+def test_silent_ball_sensor_cannot_give_a_direction():
+    w, ctl, log = make()
+    ctl.boot(0)
+    w.add_index(0, 40000000)
+    w.add_ball(3000000, -1, skip_sensor=1)
+    w.run(ctl, 10000000)
+    assert ("sensor_silent", "BALL1") in _faults(log)
+    assert _reasons(log) == ["sensor_fault"]
+
+
+def test_ball_sensor_going_silent_mid_spin_voids():
+    w, ctl, log = make()
+    ctl.boot(0)
+    w.add_index(0, 40000000)
+    w.add_ball(3000000, -1)
+    w.events = [e for e in w.events if not (e[1] == "BALL0" and e[0] > 8000000)]
+    w.run(ctl, 20000000)
+    assert ("sensor_silent", "BALL0") in _faults(log), log.events
+    assert _reasons(log) == ["sensor_fault"]
+
+
+def test_silent_index_is_a_fault():
+    w, ctl, log = make()
+    ctl.boot(0)
+    w.run(ctl, 8000000)     # 20 rpm: 2.7 turns and no index
+    assert _faults(log) == [("sensor_silent", "Z")]
+    assert log.of("status")[-1]["state"] == "fault"
+
+
+def test_stuck_pocket_sensor_is_a_fault():
+    w, ctl, log = make()
+    ctl.boot(0)
+    w.add_index(0, 8000000)
+    w.add(2000000, "POCKET0", 1)
+    w.run(ctl, 8000000)
+    assert _faults(log) == [("sensor_stuck", "POCKET0")]
+
+
+def test_silent_pocket_sensor_among_three():
+    s = board(pocket_sensors_deg=[60.0, 180.0, 300.0], confirm_sightings=3, confirm_sensors=3)
+    w, ctl, log = make(settings=s, rpm=15.0)
+    ctl.boot(0)
+    w.add_index(0, 50000000)
+    drop = w.add_ball(3000000, -1)
+    w.add_rest(drop + 3000000, drop + 20000000, 17, skip_sensor=2)
+    w.run(ctl, drop + 25000000)
+    assert ("sensor_silent", "POCKET2") in _faults(log), log.events
+    assert _reasons(log) == ["sensor_fault"]
+    assert not log.of("result")
