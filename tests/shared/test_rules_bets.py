@@ -83,3 +83,13 @@ def test_replay_and_zero_choices_are_checked():
     assert "unknown choice at zero" in _error({"id": "r", "type": "rouge", "stake": 100, "zero": "maybe"})
     assert parse_bet({"id": "r", "type": "rouge", "stake": 100, "zero": "partage"}).zero == "partage"
     assert parse_bet({"id": "r", "type": "rouge", "stake": 100, "zero": {"move": "black"}}).zero == ("move", "noir")
+
+
+def test_types_that_carry_their_numbers():
+    assert parse_bet({"id": "a", "type": "plein 17", "stake": 100}).chips[0].numbers == (17,)
+    assert parse_bet({"id": "a", "type": "cheval 14/17", "stake": 100}).label == "cheval 14/17"
+    assert parse_bet({"id": "a", "type": "douzaine 2", "stake": 100}).label == "moyenne douzaine"
+    assert parse_bet({"id": "a", "type": "finale 3", "unit": 100}).stake == 400
+    assert parse_bet({"id": "a", "type": "finale à cheval 8/9", "unit": 100}).stake == 400
+    assert parse_bet({"id": "a", "type": "voisins 17", "unit": 100}).type == "voisins_numero"
+    assert "straddling even chances" in _error({"id": "s", "type": "rouge et pair", "stake": 1000})

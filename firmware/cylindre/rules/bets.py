@@ -420,6 +420,38 @@ def _annonce(name, d, bid, limits):
     return b
 
 
+def _with_parameter(t, d):
+    """A type that carries its numbers: "plein 17", "cheval 14/17", "finale 3", "finale à cheval
+    8/9", "voisins 17", "douzaine 2". Returns (family, name, dict with the numbers filled in)."""
+    words = t.split()
+    for i in range(len(words) - 1, 0, -1):
+        family, name = canonical(" ".join(words[:i]))
+        if family is None:
+            continue
+        tail = " ".join(words[i:])
+        try:
+            ints = [int(x) for x in _split_text(tail)]
+        except ValueError:
+            return None, None, d
+        if not ints:
+            return None, None, d
+        e = {}
+        for k in d:
+            e[k] = d[k]
+        if name in ("finale", "finale_cheval", "finale_chevaux") and "final" not in d:
+            e["final"] = ints if len(ints) > 1 else ints[0]
+        elif name in ("voisins", "voisins_numero") and "number" not in d and len(ints) == 1:
+            e["number"] = ints[0]
+        elif name in ("douzaine", "colonne") and "which" not in d:
+            e["which"] = ints if len(ints) > 1 else ints[0]
+        elif name in layout.SIZE and "numbers" not in d and "number" not in d:
+            e["numbers"] = ints
+        else:
+            return None, None, d
+        return family, name, e
+    return None, None, d
+
+
 def parse_bet(d, limits=None):
     """Validate one bet dict; returns a `Bet` or raises `BetError` naming the bet and the problem."""
     if limits is None:
@@ -439,6 +471,8 @@ def parse_bet(d, limits=None):
         _fail(bid, "type must be a name such as \"plein\" or \"voisins\", not %r" % (t,))
     chances = d.get("chances")
     family, name = canonical(t)
+    if family is None:
+        family, name, d = _with_parameter(t, d)
     if family is None:
         parts = _split_text(t.replace("&", "/"))
         if len(parts) > 1 and chance_of(parts[0]) and chance_of(parts[-1]):

@@ -28,6 +28,8 @@ def settle_session(doc):
         spins = doc
     elif type(doc) is dict:
         spins = doc.get("spins")
+        if spins is None and "number" in doc:
+            spins = [doc]             # a single spin
         if type(spins) is not list:
             raise BetError("a session is a list of spins or an object with \"spins\": [...]")
         try:
@@ -66,6 +68,18 @@ def settle_session(doc):
         if type(number) is str and number.strip().isdigit():
             number = int(number.strip())
         bets = spin.get("bets", [])
+        if type(bets) is dict:        # {"b1": {...}, ...}: the keys are the ids
+            keyed = []
+            for k in bets:
+                b = bets[k]
+                if type(b) is dict and "id" not in b:
+                    c = {"id": k}
+                    for f in b:
+                        c[f] = b[f]
+                    b = c
+                keyed.append(b)
+            keyed.sort(key=lambda b: str(b.get("id")) if type(b) is dict else "")
+            bets = keyed
         if type(bets) is not list:
             raise BetError("spin %d: \"bets\" must be a list" % i)
         try:
