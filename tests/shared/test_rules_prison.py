@@ -104,3 +104,14 @@ def test_bad_prisoner_and_choice_are_refused():
         assert "only to even chances" in e.message
     else:
         raise AssertionError("a choice on a plein was accepted")
+
+
+def test_the_ways_to_say_a_choice_at_zero():
+    from cylindre.rules.bets import zero_choice
+    assert zero_choice("Partage", "x") == "partage" and zero_choice("en prison", "x") == "prison"
+    assert zero_choice({"action": "partage"}, "x") == "partage"
+    assert zero_choice({"action": "move", "to": "black"}, "x") == ("move", "noir")
+    assert zero_choice("move:noir", "x") == ("move", "noir")
+    assert zero_choice("déplacer à manque", "x") == ("move", "manque")
+    res = settle_spin(0, [{"id": "r", "type": "rouge", "stake": 1000}], [], [{"id": "r", "choice": "partage"}])
+    assert _one(res, "r")["outcome"] == "partage"

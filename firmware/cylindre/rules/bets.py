@@ -283,7 +283,10 @@ def zero_choice(v, where):
     if v is None:
         return None
     if type(v) is dict:
-        target = v.get("move", v.get("to", v.get("deplacer")))
+        action = v.get("action", v.get("choice"))
+        if action is not None and type(action) is str and compact(action) in _ZERO_CHOICES:
+            return _ZERO_CHOICES[compact(action)]
+        target = v.get("move", v.get("to", v.get("deplacer", v.get("chance"))))
         ch = chance_of(target) if target is not None else None
         if ch is None:
             raise BetError("%s: a move at zero needs an even chance, e.g. {\"move\": \"noir\"}" % where)

@@ -85,7 +85,8 @@ def settle_session(doc):
         try:
             if "limits" in spin:
                 limits = limits.updated(spin["limits"])
-            r = settle_spin(number, carry + bets, prisoners, spin.get("choices"), limits)
+            choices = spin.get("choices", spin.get("zero_choices", spin.get("prison_choices")))
+            r = settle_spin(number, carry + bets, prisoners, choices, limits)
         except (BetError, LimitError) as e:
             raise _spin_error(i, e)
         r["spin"] = spin.get("spin", i)
