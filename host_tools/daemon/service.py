@@ -64,6 +64,10 @@ class SerialPort:
         import serial
         try:
             self.s = serial.serial_for_url(self.url, baudrate=self.baud, timeout=0.02, write_timeout=1.0)
+            try:
+                self.s.reset_input_buffer()     # bytes queued before we came belong to no session of ours
+            except Exception:
+                pass
             return True
         except (serial.SerialException, OSError, ValueError) as e:
             self.s = None

@@ -139,6 +139,7 @@ class Table:
 
     def _on_event(self, boot, seq, ev, frame_rec):
         said = []
+        paid = self._paid = []
         with self.lock, self.j.tx() as db:
             fid = self.j.frame(self.wheel, frame_rec)
             if not self.j.event(self.wheel, boot, seq, ev, fid):
@@ -169,10 +170,16 @@ class Table:
             for text in said:
                 self.j.announce(self.wheel, spin, text)
             self.j.save_state(self.wheel, st)
+        self.publish("wheel", ev)
         for text in said:
             log.info("[spin %s] %s", spin, text)
+            if text.startswith("tout est payé") or text == "faites vos jeux":
+                for body in paid:       # the payments go between the winners and "tout est payé"
+                    self.publish("settlement", body)
+                paid = []
             self.publish("announce", {"spin": spin, "text": text})
-        self.publish("wheel", ev)
+        for body in paid:
+            self.publish("settlement", body)
         return True
 
     def _lock_bets(self, db, spin):
@@ -240,9 +247,9 @@ class Table:
         st["phase"] = BETTING if st["phase"] != CLOSED else CLOSED
         said = list(res["announcements"])
         said.append("faites vos jeux")
-        self.publish("settlement", {"spin": spin, "number": number, "totals": res["totals"],
-                                    "results": res["results"], "payment_order": res["payment_order"],
-                                    "paying_croupier": res["paying_croupier"]})
+        self._paid.append({"spin": spin, "number": number, "totals": res["totals"],
+                           "results": res["results"], "payment_order": res["payment_order"],
+                           "paying_croupier": res["paying_croupier"]})
         return said
 
     # -- table open / closed (the wheel is told by the daemon) --------------------------------------

@@ -1,0 +1,319 @@
+"""`cylindre demo`: the whole table on one machine, no hardware.
+
+Starts the simulated wheel (the firmware's code on the simulated board, real protocol on a
+pseudo-terminal) and the daemon as two processes, then a few simulated players who bet through
+the HTTP API: plain bets, called bets, even chances (which meet the zero sooner or later), a bet
+withdrawn, a late bet refused as a poussette. Prints what the croupier says and pays, and at the
+end the table's result against its theoretical edge.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+HELP = "run the whole table on a simulated wheel with simulated players, then print the result"
+EVEN = ("rouge", "noir", "pair", "impair", "manque", "passe")
+
+
+def add_arguments(p):
+    p.add_argument("--spins", type=int, default=20, help="spins to play (default 20, about a minute)")
+    p.add_argument("--speed", type=float, default=20.0, help="simulated seconds per real second (default 20)")
+    p.add_argument("--pause", type=float, default=1.0, help="real seconds between spins (default 1)")
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--void-rate", type=float, default=0.1, help="share of misspins (default 0.1)")
+    p.add_argument("--workdir", help="keep the key, journal and logs here (default: a temporary folder)")
+    p.add_argument("--http-port", type=int, default=0, help="API port (default: a free one)")
+
+
+def _eur(c):
+    s = f"{abs(c) / 100:,.2f}".replace(",", " ").replace(".", ",")
+    return ("-" if c < 0 else "") + s + " €"
+
+
+def _free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Api:
+    def __init__(self, base):
+        self.base = base
+
+    def call(self, method, path, body=None, timeout=10):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.base + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"{}")
+
+
+class Players:
+    """Four regulars and a cheat, each with a habit; bets go through the API like any client."""
+
+    def __init__(self, api, rng, say):
+        self.api = api
+        self.rng = rng
+        self.say = say
+        self.owner = {}          # bet id -> player
+        self.labels = {}
+        self.refused = 0
+
+    def bets_for_round(self):
+        r = self.rng
+        out = [("Alice", {"type": "plein", "numbers": [r.randrange(37)], "stake": 1000}),
+               ("Alice", {"type": "cheval", "numbers": r.choice([[0, 3], [14, 17], [20, 23], [32, 35]]), "stake": 500}),
+               ("Bruno", r.choice([{"type": "voisins", "unit": 200}, {"type": "tiers", "unit": 200},
+                                   {"type": "orphelins", "unit": 100}, {"type": "jeu_zero", "unit": 100}])),
+               ("Chloé", {"type": r.choice(EVEN), "stake": 5000,
+                          "zero_choice": r.choice(["prison", "partage"])}),
+               ("Chloé", {"type": r.choice(EVEN), "stake": 2000}),
+               ("Denis", {"type": "douzaine", "which": r.randint(1, 3), "stake": 2000}),
+               ("Denis", {"type": "transversale", "numbers": r.choice([[0, 1, 2], [0, 2, 3], [13, 14, 15]]), "stake": 500})]
+        return out
+
+    def place_round(self):
+        for player, bet in self.bets_for_round():
+            st, body = self.api.call("POST", "/bets", {"player": player, **bet})
+            if st == 201:
+                self.owner[body["id"]] = player
+                self.labels[body["id"]] = body["label"]
+                self.say(f"  {player:6} mise {body['label']}: {_eur(body['stake'])}")
+            else:
+                self.say(f"  {player:6} mise refusée ({st}): {body.get('message')}")
+        if self.rng.random() < 0.3:     # Alice changes her mind about a bet
+            st, body = self.api.call("POST", "/bets", {"player": "Alice", "type": "carre", "numbers": [1, 2, 4, 5], "stake": 500})
+            if st == 201:
+                st2, _ = self.api.call("DELETE", f"/bets/{body['id']}")
+                self.say(f"  Alice  retire carré 1/2/4/5 ({'ok' if st2 == 200 else st2})")
+
+    def late_bet(self):
+        st, body = self.api.call("POST", "/bets", {"player": "Eve", "type": "plein", "numbers": [self.rng.randrange(37)], "stake": 10000})
+        if st == 409:
+            self.refused += 1
+            self.say(f"  Eve    pose un plein après l'annonce: refusé ({body.get('error')})")
+
+
+def _sse(url, on_event, stop):
+    """Read the daemon's Server-Sent Events and call on_event(kind, data) for each."""
+    while not stop.is_set():
+        try:
+            with urllib.request.urlopen(url, timeout=30) as r:
+                kind, data = None, []
+                for raw in r:
+                    if stop.is_set():
+                        return
+                    line = raw.decode("utf-8").rstrip("\n")
+                    if line.startswith("event: "):
+                        kind = line[7:]
+                    elif line.startswith("data: "):
+                        data.append(line[6:])
+                    elif line == "" and kind:
+                        on_event(kind, json.loads("\n".join(data)))
+                        kind, data = None, []
+        except (urllib.error.URLError, OSError, ValueError):
+            time.sleep(0.2)
+
+
+def run(args) -> int:
+    if args.spins < 1:
+        print("cylindre demo: --spins must be at least 1", file=sys.stderr)
+        return 2
+    tmp = None
+    if args.workdir:
+        work = Path(args.workdir)
+        work.mkdir(parents=True, exist_ok=True)
+    else:
+        tmp = tempfile.mkdtemp(prefix="cylindre-demo-")
+        work = Path(tmp)
+    key = work / "T1.key"
+    if not key.exists():
+        from host_tools.daemon.keys import new_key
+        new_key(key)               # the demo's own wheel key: generated, never committed
+    port = args.http_port or _free_port()
+    base = f"http://127.0.0.1:{port}"
+    py = sys.executable
+    procs = []
+    out = sys.stdout
+    lock = threading.Lock()
+
+    def say(text):
+        with lock:
+            print(text, file=out, flush=True)
+
+    try:
+        pty_file = work / "wheel.pty"
+        if pty_file.exists():
+            pty_file.unlink()
+        wheel_log = open(work / "wheel.log", "w")
+        wheel = subprocess.Popen([py, "-m", "host_tools.cli", "wheel", "--key", str(key), "--spins", str(args.spins),
+                                  "--speed", str(args.speed), "--pause", str(args.pause), "--seed", str(args.seed),
+                                  "--void-rate", str(args.void_rate), "--path-file", str(pty_file)],
+                                 stdout=wheel_log, stderr=subprocess.STDOUT)
+        procs.append(wheel)
+        end = time.monotonic() + 30
+        while not pty_file.exists():
+            if wheel.poll() is not None or time.monotonic() > end:
+                print("cylindre demo: the simulated wheel did not start; see " + str(work / "wheel.log"), file=sys.stderr)
+                return 1
+            time.sleep(0.05)
+        pty = pty_file.read_text().split()[0]
+        daemon = subprocess.Popen([py, "-m", "host_tools.cli", "daemon", "--port", pty, "--key", str(key),
+                                   "--journal", str(work / "journal.sqlite"), "--http", f"127.0.0.1:{port}",
+                                   "--open", "--log", str(work / "daemon.log")],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        procs.append(daemon)
+        api = Api(base)
+        end = time.monotonic() + 30
+        while True:
+            try:
+                st, state = api.call("GET", "/state", timeout=2)
+                if st == 200 and state["link"]["session"]:
+                    break
+            except (urllib.error.URLError, OSError):
+                pass
+            if daemon.poll() is not None or time.monotonic() > end:
+                print("cylindre demo: the daemon did not come up; see " + str(work / "daemon.log"), file=sys.stderr)
+                return 1
+            time.sleep(0.1)
+        say(f"Cylindre demo: wheel T1 on {pty}, daemon API {base} (OpenAPI at {base}/openapi.json)")
+        say(f"{args.spins} spins at {args.speed:g}x simulated time; journal and logs in {work}\n")
+
+        rng = random.Random(args.seed)
+        players = Players(api, rng, say)
+        stop = threading.Event()
+        rounds = {"settled": 0}
+        todo = []
+        cv = threading.Condition()
+
+        def on_event(kind, data):
+            if kind == "announce":
+                text = data["text"]
+                say(f"Croupier : {text}")
+                if text == "faites vos jeux":
+                    with cv:
+                        todo.append("bet")
+                        cv.notify()
+                elif text == "rien ne va plus" and rng.random() < 0.25:
+                    with cv:
+                        todo.append("late")
+                        cv.notify()
+            elif kind == "settlement":
+                for r in data["results"]:
+                    who = players.owner.get(r["id"].split(".")[0], "?")
+                    if r["paid"] or r["outcome"] in ("imprisoned", "released", "partage", "split"):
+                        say(f"  payé à {who:6} {r['label']}: {r['outcome']}, gain {_eur(r['won'])}, rendu {_eur(r['returned'])}"
+                            + (f", en prison {_eur(r['imprisoned'])}" if r["imprisoned"] else ""))
+                t = data["totals"]
+                say(f"  (coup {data['spin']}: misé {_eur(t['staked'])}, payé {_eur(t['paid'])}, perdu {_eur(t['lost'])})\n")
+                with cv:
+                    rounds["settled"] += 1
+                    cv.notify()
+            elif kind == "wheel" and data.get("ev") == "launch":
+                say(f"— lancer, coup {data['spin']} —")
+
+        listener = threading.Thread(target=_sse, args=(base + "/events", on_event, stop), daemon=True)
+        listener.start()
+        time.sleep(0.3)
+        with cv:
+            todo.append("bet")      # the table is already open: first round of bets
+        while True:
+            with cv:
+                cv.wait_for(lambda: todo or wheel.poll() is not None, timeout=0.5)
+                jobs, todo[:] = list(todo), []
+            for job in jobs:
+                if job == "bet":
+                    players.place_round()
+                else:
+                    players.late_bet()
+            if wheel.poll() is not None and not jobs:
+                break
+        # the wheel has finished its spins; give the daemon a moment to settle the last one
+        end = time.monotonic() + 10
+        while time.monotonic() < end:
+            st, state = api.call("GET", "/state")
+            if state["table"]["locked_spin"] is None and state["link"]["counts"]["events"] > 0:
+                break
+            time.sleep(0.2)
+        time.sleep(0.5)
+        stop.set()
+        report(api, players, say)
+        return 0
+    finally:
+        for p in reversed(procs):
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def edge_of(result):
+    """The bank's theoretical edge on a stake: 1/37, or 1/74 for even chances (en prison/partage)."""
+    return (1, 74) if result.get("type") in EVEN else (1, 37)
+
+
+def summarize(settlements):
+    """House result and theoretical edge over settled spins (integer cents, exact fractions)."""
+    from fractions import Fraction
+    house = 0
+    staked = 0
+    expected = Fraction(0)
+    pending = 0
+    spins = 0
+    zeros = 0
+    for s in settlements:
+        spins += 1
+        zeros += s["number"] == 0
+        res = s["result"]
+        for r in res["results"]:
+            house += r["lost"] - r["won"]
+            if not r.get("carried"):
+                staked += r["staked"]
+                n, d = edge_of(r)
+                expected += Fraction(r["staked"] * n, d)
+        pending = sum(p["stake"] for p in res["prisoners"])
+    return {"spins": spins, "zeros": zeros, "staked": staked, "house": house,
+            "expected": expected, "imprisoned_at_end": pending}
+
+
+def report(api, players, say):
+    st, hist = api.call("GET", "/history?limit=10000")
+    settlements = []
+    for h in sorted(hist, key=lambda h: h["spin"]):
+        st, rec = api.call("GET", f"/spins/{h['spin']}")
+        if st == 200 and rec["settlement"]:
+            settlements.append({"number": rec["settlement"]["number"], "result": rec["settlement"]})
+    s = summarize(settlements)
+    st, state = api.call("GET", "/state")
+    c = state["link"]["counts"]
+    say("=" * 72)
+    say(f"Fin de partie: {s['spins']} coups payés ({s['zeros']} zéro(s)); refused late bets (poussettes): {players.refused}")
+    say(f"Total misé: {_eur(s['staked'])}")
+    pct = 100.0 * s["house"] / s["staked"] if s["staked"] else 0.0
+    exp = float(s["expected"])
+    epct = 100.0 * exp / s["staked"] if s["staked"] else 0.0
+    say(f"Résultat de la table (banque): {_eur(s['house'])} ({pct:+.2f} % des mises)")
+    say(f"Avantage théorique: {_eur(round(exp))} ({epct:.2f} %: 1/37 = 2.70 %, chances simples 1/74 = 1.35 %)")
+    if s["imprisoned_at_end"]:
+        say(f"Encore en prison à la fin: {_eur(s['imprisoned_at_end'])}")
+    say(f"Link: {c['frames']} frames, {c['events']} events, {c['duplicates']} resent, {c['rejects']} refused")
