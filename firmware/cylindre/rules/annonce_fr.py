@@ -26,7 +26,7 @@ def number_line(n):
     """'dix-sept, noir, impair et manque'; 'zéro' for zero."""
     if n == 0:
         return "zéro"
-    c = wheel.even_chances(n)
+    c = list(wheel.even_chances(n))
     return "%s, %s, %s et %s" % (number_words(n), c[0], c[1], c[2])
 
 

@@ -61,8 +61,8 @@ class Bet:
         self.excess = 0
         self.unit = 0
         self.a_placer = False
-        self.zero = None        # even chances: the player's standing choice at zero
-        self.replay = None      # annonces: refaire / completer / tout when the call wins
+        self.zero = None  # type: object  # even chances: the player's standing choice at zero
+        self.replay = None  # type: object  # annonces: refaire / completer / tout when the call wins
         self.source = None      # the dict it came from (to carry it to the next spin)
         self.carried = False
 
@@ -73,8 +73,9 @@ class Bet:
         return annonces.covered([(c.kind, c.numbers, 1) for c in self.chips])
 
 
-def _fail(bid, msg):
-    raise BetError("bet %s: %s" % (bid, msg), bid)
+def _err(bid, msg):
+    """The error for bet `bid`: raise _err(bid, "why")."""
+    return BetError("bet %s: %s" % (bid, msg), bid)
 
 
 def _is_int(v):
@@ -84,11 +85,11 @@ def _is_int(v):
 def stake_of(d, bid, key="stake"):
     v = d.get(key)
     if v is None:
-        _fail(bid, "no %s (integer cents) given" % key)
+        raise _err(bid, "no %s (integer cents) given" % key)
     if not _is_int(v):
-        _fail(bid, "%s must be an integer number of cents, not %r" % (key, v))
+        raise _err(bid, "%s must be an integer number of cents, not %r" % (key, v))
     if v <= 0:
-        _fail(bid, "%s must be positive, got %d" % (key, v))
+        raise _err(bid, "%s must be positive, got %d" % (key, v))
     return v
 
 
@@ -114,15 +115,15 @@ def numbers_of(d, bid):
             try:
                 v.append(int(p))
             except ValueError:
-                _fail(bid, "%r is not a number of the wheel (0 to 36)" % (p,))
+                raise _err(bid, "%r is not a number of the wheel (0 to 36)" % (p,))
     elif type(v) not in (list, tuple):
-        _fail(bid, "numbers must be a list of numbers 0 to 36, not %r" % (v,))
+        raise _err(bid, "numbers must be a list of numbers 0 to 36, not %r" % (v,))
     out = []
     for n in v:
         if not wheel.check_number(n):
-            _fail(bid, "unknown number %r: the wheel has 0 to 36" % (n,))
+            raise _err(bid, "unknown number %r: the wheel has 0 to 36" % (n,))
         if n in out:
-            _fail(bid, "number %d is given twice" % n)
+            raise _err(bid, "number %d is given twice" % n)
         out.append(n)
     out.sort()
     return tuple(out)
@@ -151,13 +152,13 @@ def _inside(kind, ns, bid):
     if kind == "carre" and not ns:
         ns = layout.QUATRE_PREMIERS
     if not ns:
-        _fail(bid, "a %s needs its numbers" % KIND_LABEL[kind])
+        raise _err(bid, "a %s needs its numbers" % KIND_LABEL[kind])
     size = layout.SIZE[kind]
     if len(ns) != size:
-        _fail(bid, "a %s covers %d number%s, got %d (%s)" % (KIND_LABEL[kind], size,
+        raise _err(bid, "a %s covers %d number%s, got %d (%s)" % (KIND_LABEL[kind], size,
                                                            "s" if size > 1 else "", len(ns), _slash(ns)))
     if layout.kind_of(ns) != kind:
-        _fail(bid, "%s %s is not a %s: a %s is %s" % (KIND_LABEL[kind], _slash(ns), KIND_LABEL[kind],
+        raise _err(bid, "%s %s is not a %s: a %s is %s" % (KIND_LABEL[kind], _slash(ns), KIND_LABEL[kind],
                                                      KIND_LABEL[kind], _WHY[kind]))
     return kind, ns
 
@@ -189,11 +190,11 @@ def _which(d, bid, kind):
             if inside:
                 groups.append(g)
         if not groups or sum([12 for _ in groups]) != len(ns):
-            _fail(bid, "the numbers of a %s must be all of one %s (or of two, straddling)"
+            raise _err(bid, "the numbers of a %s must be all of one %s (or of two, straddling)"
                   % (KIND_LABEL[kind], KIND_LABEL[kind]))
         return groups
     if v is None:
-        _fail(bid, "say which %s: \"which\": 1, 2 or 3" % KIND_LABEL[kind])
+        raise _err(bid, "say which %s: \"which\": 1, 2 or 3" % KIND_LABEL[kind])
     items = v if type(v) in (list, tuple) else [v]
     out = []
     for it in items:
@@ -208,9 +209,9 @@ def _which(d, bid, kind):
             else:
                 g = table.get(c)
         if g is None:
-            _fail(bid, "unknown %s %r: use 1, 2 or 3" % (KIND_LABEL[kind], it))
+            raise _err(bid, "unknown %s %r: use 1, 2 or 3" % (KIND_LABEL[kind], it))
         if g in out:
-            _fail(bid, "%s %d is given twice" % (KIND_LABEL[kind], g))
+            raise _err(bid, "%s %d is given twice" % (KIND_LABEL[kind], g))
         out.append(g)
     out.sort()
     return out
@@ -235,14 +236,14 @@ def _outside(kind, d, bid, stake, limits):
         num, den = layout.PAYS[kind], 1
     elif len(groups) == 2:
         if groups[1] - groups[0] != 1:
-            _fail(bid, "a stake cannot straddle %ss %d and %d: they are not side by side"
+            raise _err(bid, "a stake cannot straddle %ss %d and %d: they are not side by side"
                   % (KIND_LABEL[kind], groups[0], groups[1]))
         try:
             consent = _truthy(d, ("consent", "supervisor_consent", "chef_consent", "chef"))
         except BetError as e:
-            _fail(bid, e.message)
+            raise _err(bid, e.message)
         if not consent:
-            _fail(bid, "a stake straddling two %ss is refused without the chef de table's consent "
+            raise _err(bid, "a stake straddling two %ss is refused without the chef de table's consent "
                        "(give \"consent\": true)" % KIND_LABEL[kind])
         ns = []
         for g in groups:
@@ -255,14 +256,14 @@ def _outside(kind, d, bid, stake, limits):
             label = "colonnes %d et %d" % (33 + groups[0], 33 + groups[1])
         num, den = 1, 2
     else:
-        _fail(bid, "a stake on all three %ss is not a bet" % KIND_LABEL[kind])
+        raise _err(bid, "a stake on all three %ss is not a bet" % KIND_LABEL[kind])
     return _plain_chip(kind, ns, stake, limits, bid, num, den, label)
 
 
 def _plain_chip(kind, ns, stake, limits, bid, num, den, label, exempt=False):
     lo = limits.min(kind)
     if stake < lo:
-        _fail(bid, "stake %s on %s is below the table minimum %s" % (cents_text(stake), label,
+        raise _err(bid, "stake %s on %s is below the table minimum %s" % (cents_text(stake), label,
                                                                        cents_text(lo)))
     played, excess = limits.cap(kind, stake, exempt)
     return Chip(kind, ns, stake, played, excess, num, den, label)
@@ -311,7 +312,7 @@ def _digit_or_pair(d, bid):
             v = d[key]
             break
     if v is None:
-        _fail(bid, "a finale needs its last digit (\"final\": 3) or pair (\"final\": \"8/9\")")
+        raise _err(bid, "a finale needs its last digit (\"final\": 3) or pair (\"final\": \"8/9\")")
     if _is_int(v):
         return (v,)
     if type(v) is str:
@@ -319,10 +320,10 @@ def _digit_or_pair(d, bid):
         try:
             return tuple([int(p) for p in parts])
         except ValueError:
-            _fail(bid, "finale %r is not a digit or a pair of digits" % (v,))
+            raise _err(bid, "finale %r is not a digit or a pair of digits" % (v,))
     if type(v) in (list, tuple) and all([_is_int(x) for x in v]):
         return tuple(v)
-    _fail(bid, "finale %r is not a digit or a pair of digits" % (v,))
+    raise _err(bid, "finale %r is not a digit or a pair of digits" % (v,))
 
 
 _CENTRE_KEYS = ("number", "numero", "centre", "center", "neighbours", "neighbors", "k")
@@ -348,7 +349,7 @@ def _annonce_chips(name, d, bid):
                 if key in d:
                     n = d[key]
                     break
-            if type(n) in (list, tuple) and len(n) == 1:
+            if isinstance(n, (list, tuple)) and len(n) == 1:
                 n = n[0]
             k = d.get("neighbours", d.get("neighbors", d.get("voisins", d.get("k", 2))))
             chips = annonces.voisins_numero(n, k)
@@ -361,15 +362,15 @@ def _annonce_chips(name, d, bid):
                 a, b = ds
                 return "finale_cheval", "finale à cheval %d/%d" % (min(a, b), max(a, b)), \
                     annonces.finale_a_cheval(a, b)
-            _fail(bid, "a finale à cheval is a pair of last digits such as \"8/9\" or \"3/6\"")
+            raise _err(bid, "a finale à cheval is a pair of last digits such as \"8/9\" or \"3/6\"")
         if name == "finale_chevaux":
             ds = _digit_or_pair(d, bid)
             if len(ds) != 1:
-                _fail(bid, "a finale with its chevaux is one last digit")
+                raise _err(bid, "a finale with its chevaux is one last digit")
             return name, "finale %d avec ses chevaux" % ds[0], annonces.finale_avec_chevaux(ds[0])
     except annonces.AnnonceError as e:
-        _fail(bid, str(e))
-    _fail(bid, "unknown called bet %r" % name)
+        raise _err(bid, str(e))
+    raise _err(bid, "unknown called bet %r" % name)
 
 
 def _annonce(name, d, bid, limits):
@@ -379,14 +380,14 @@ def _annonce(name, d, bid, limits):
     if unit is not None:
         unit = stake_of(d, bid, "unit")
         if "stake" in d and d["stake"] != unit * count:
-            _fail(bid, "stake %r does not match %d chips of unit %d" % (d["stake"], count, unit))
+            raise _err(bid, "stake %r does not match %d chips of unit %d" % (d["stake"], count, unit))
     else:
         total = d.get("stake")
         if total is None:
-            _fail(bid, "a called bet needs its unit stake per chip (\"unit\": cents)")
+            raise _err(bid, "a called bet needs its unit stake per chip (\"unit\": cents)")
         total = stake_of(d, bid)
         if total % count:
-            _fail(bid, "%s takes %d chips: stake %s is not a whole number of chips"
+            raise _err(bid, "%s takes %d chips: stake %s is not a whole number of chips"
                   % (label, count, cents_text(total)))
         unit = total // count
     chips = []
@@ -396,7 +397,7 @@ def _annonce(name, d, bid, limits):
         lo = limits.min(kind)
         s = units * unit
         if s < lo:
-            _fail(bid, "%s at %s a chip: %s would stake %s, below the table minimum %s"
+            raise _err(bid, "%s at %s a chip: %s would stake %s, below the table minimum %s"
                   % (label, cents_text(unit), clabel, cents_text(s), cents_text(lo)))
         played, excess = limits.cap(kind, s, exempt)
         chips.append(Chip(kind, ns, s, played, excess, layout.PAYS[kind], 1, clabel))
@@ -405,20 +406,20 @@ def _annonce(name, d, bid, limits):
     try:
         placer = _truthy(d, ("a_placer", "payes_a_placer", "paye_a_placer", "placed"))
     except BetError as e:
-        _fail(bid, e.message)
+        raise _err(bid, e.message)
     if ("a_placer" not in d and "payes_a_placer" not in d and "paye_a_placer" not in d
             and "placed" not in d):
         placer = name in ("voisins", "tiers")
     if placer and name not in annonces.A_PLACER:
-        _fail(bid, "only the série, the voisins (and with consent orphelins and nassa) are payés à placer")
+        raise _err(bid, "only the série, the voisins (and with consent orphelins and nassa) are payés à placer")
     b.a_placer = placer
     mode = d.get("replay", d.get("rejouer"))
     if mode is not None:
         m = REPLAY_MODES.get(compact(str(mode)))
         if m is None:
-            _fail(bid, "unknown replay %r: say \"refaire\", \"completer\" or \"tout\"" % (mode,))
+            raise _err(bid, "unknown replay %r: say \"refaire\", \"completer\" or \"tout\"" % (mode,))
         if m == "tout" and name not in annonces.PAR_LE_TOUT:
-            _fail(bid, "par le tout replays only the série (tiers) and the voisins du zéro")
+            raise _err(bid, "par le tout replays only the série (tiers) and the voisins du zéro")
         b.replay = m
     return b
 
@@ -469,9 +470,9 @@ def parse_bet(d, limits=None):
         bid = str(bid)
     t = d.get("type", d.get("bet"))
     if t is None:
-        _fail(bid, "no \"type\"")
+        raise _err(bid, "no \"type\"")
     if type(t) is not str:
-        _fail(bid, "type must be a name such as \"plein\" or \"voisins\", not %r" % (t,))
+        raise _err(bid, "type must be a name such as \"plein\" or \"voisins\", not %r" % (t,))
     chances = d.get("chances")
     family, name = canonical(t)
     if family is None:
@@ -481,33 +482,33 @@ def parse_bet(d, limits=None):
         if len(parts) > 1 and chance_of(parts[0]) and chance_of(parts[-1]):
             chances = parts
         elif len(parts) > 1 and canonical(parts[0])[1] in ("douzaine", "colonne"):
-            _fail(bid, "a straddle is {\"type\": \"%s\", \"which\": [1, 2], \"consent\": true}"
+            raise _err(bid, "a straddle is {\"type\": \"%s\", \"which\": [1, 2], \"consent\": true}"
                   % canonical(parts[0])[1])
         else:
-            _fail(bid, "unknown bet type %r" % t)
+            raise _err(bid, "unknown bet type %r" % t)
     if chances is not None:
         if type(chances) is str:
             chances = [chances]
         if type(chances) in (list, tuple) and len(chances) > 1:
             names = [str(c) for c in chances]
-            _fail(bid, "a stake straddling even chances (%s) is not accepted: "
+            raise _err(bid, "a stake straddling even chances (%s) is not accepted: "
                        "split stakes on chances simples are refused" % " and ".join(names))
         if type(chances) in (list, tuple) and len(chances) == 1:
             name = chance_of(chances[0])
             family = "plain"
             if name is None:
-                _fail(bid, "unknown even chance %r" % (chances[0],))
+                raise _err(bid, "unknown even chance %r" % (chances[0],))
     if family == "annonce":
         return _finish(_annonce(name, d, bid, limits), d)
     stake = stake_of(d, bid)
     if name == "simple":
         name = chance_of(d.get("chance"))
         if name is None:
-            _fail(bid, "say which even chance: \"chance\": rouge, noir, pair, impair, manque or passe")
+            raise _err(bid, "say which even chance: \"chance\": rouge, noir, pair, impair, manque or passe")
     if name in CHANCE_NAMES:
         lo = limits.min("simple")
         if stake < lo:
-            _fail(bid, "stake %s on %s is below the table minimum %s" % (cents_text(stake), name,
+            raise _err(bid, "stake %s on %s is below the table minimum %s" % (cents_text(stake), name,
                                                                         cents_text(lo)))
         b = Bet(bid, "simple", name, name, stake, None, name)
         b.played, b.excess = limits.cap("simple", stake)

@@ -90,7 +90,8 @@ def all_transversales():
 
 
 def all_carres():
-    out = [QUATRE_PREMIERS]
+    out = []
+    out.append(QUATRE_PREMIERS)
     for a in range(1, 33):
         if _col(a) != 2:
             out.append((a, a + 1, a + 3, a + 4))

@@ -13,7 +13,8 @@ _ACCENTS = {"à": "a", "â": "a", "ä": "a", "á": "a", "ç": "c", "é": "e", "�
 def compact(s):
     out = []
     for ch in s.lower():
-        ch = _ACCENTS.get(ch, ch)
+        if ch in _ACCENTS:
+            ch = _ACCENTS[ch]
         if ("a" <= ch <= "z") or ("0" <= ch <= "9"):
             out.append(ch)
     return "".join(out)
