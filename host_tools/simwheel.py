@@ -109,7 +109,7 @@ class SimulatedBoard:
         if ev.get("ev") in ("result", "void", "rnvp", "launch"):
             self.log(_describe(ev))
         if ev.get("ev") == "result":
-            self.results.append(ev["number"])
+            self.results.append((ev["spin"], ev["number"]))
         self.link.emit(ev)
 
     def _now_sim(self):

@@ -307,6 +307,6 @@ def make_server(daemon, host="127.0.0.1", port=8737) -> ThreadingHTTPServer:
 
 
 def serve_in_thread(srv) -> threading.Thread:
-    t = threading.Thread(target=srv.serve_forever, name="cylindre-http", daemon=True)
+    t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, name="cylindre-http", daemon=True)
     t.start()
     return t

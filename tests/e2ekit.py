@@ -1,0 +1,185 @@
+"""End-to-end rig: the simulated board in a thread on a real pty, the daemon as a subprocess,
+and a faulty line between them (cut, flipped bits, garbage, forged and replayed frames)."""
+
+from __future__ import annotations
+
+import json
+import random
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from cylindre.link import frame as fr
+from cylindre.link.mac import Hmac
+from host_tools.daemon.keys import new_key
+from host_tools.simwheel import PtyPort, SimulatedBoard
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class FaultyLine:
+    """The cable: board side calls write/read; faults are switched on by the test."""
+
+    def __init__(self, pty: PtyPort, seed=1):
+        self.pty = pty
+        self.path = pty.path
+        self.cut = False
+        self.flip_rate = 0.0
+        self.garbage_rate = 0.0
+        self.rng = random.Random(seed)
+        self.captured: list[bytes] = []
+        self.inject: list[bytes] = []
+        self.lock = threading.Lock()
+
+    def write(self, data):
+        with self.lock:
+            extra, self.inject = self.inject, []
+        for e in extra:
+            self.pty.write(e)
+        if self.cut:
+            return
+        if len(self.captured) < 400:
+            self.captured.append(bytes(data))
+        if self.flip_rate and self.rng.random() < self.flip_rate:
+            b = bytearray(data)
+            i = self.rng.randrange(len(b))
+            b[i] ^= 1 << self.rng.randrange(8)
+            data = bytes(b)
+        if self.garbage_rate and self.rng.random() < self.garbage_rate:
+            data = bytes(self.rng.randrange(256) for _ in range(self.rng.randrange(1, 40))) + data
+        self.pty.write(data)
+
+    def read(self):
+        data = self.pty.read()
+        return b"" if self.cut else data
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Rig:
+    def __init__(self, tmp: Path, seed=1, speed=60.0, pause=0.3, void_rate=0.0):
+        self.tmp = tmp
+        self.key_path = tmp / "T1.key"
+        self.key = new_key(self.key_path)
+        self.journal = tmp / "journal.sqlite"
+        self.http = free_port()
+        self.base = f"http://127.0.0.1:{self.http}"
+        self.line = FaultyLine(PtyPort(), seed)
+        self.results = []
+        self.board = SimulatedBoard(self.line, self.key, "T1", seed=seed, speed=speed, pause=pause,
+                                    void_rate=void_rate, log=self._log)
+        self.daemon = None
+        self.daemons = 0
+        self._thread = None
+
+    def _log(self, text):
+        pass
+
+    # -- the daemon -----------------------------------------------------------------------------
+    def start_daemon(self):
+        self.daemon = subprocess.Popen(
+            [sys.executable, "-m", "host_tools.cli", "daemon", "--port", self.line.path, "--key", str(self.key_path),
+             "--journal", str(self.journal), "--http", f"127.0.0.1:{self.http}", "--open",
+             "--log", str(self.tmp / "daemon.log")],
+            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.daemons += 1
+
+    def kill_daemon(self):
+        if self.daemon is not None and self.daemon.poll() is None:
+            self.daemon.kill()
+            self.daemon.wait()
+
+    def stop_daemon(self):
+        if self.daemon is not None and self.daemon.poll() is None:
+            self.daemon.terminate()
+            try:
+                self.daemon.wait(5)
+            except subprocess.TimeoutExpired:
+                self.daemon.kill()
+                self.daemon.wait()
+
+    def api(self, method, path, body=None, timeout=5):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.base + path, data=data, method=method, headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"{}")
+
+    def wait_link(self, timeout=20):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                st, s = self.api("GET", "/state", timeout=1)
+                if st == 200 and s["link"]["session"]:
+                    return s
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.05)
+        raise AssertionError("the daemon never opened a session with the wheel")
+
+    # -- the wheel ------------------------------------------------------------------------------
+    def play(self, spins):
+        def go():
+            self.board.play(spins)
+        self._thread = threading.Thread(target=go, daemon=True)
+        self._thread.start()
+
+    def playing(self):
+        return self._thread is not None and self._thread.is_alive()
+
+    def finish(self, timeout=60):
+        self._thread.join(timeout)
+        assert not self._thread.is_alive(), "the wheel did not finish its spins"
+        end = time.monotonic() + timeout
+        while self.board.link.outbox_len() and time.monotonic() < end:
+            self.board.service()
+            time.sleep(0.005)
+        assert self.board.link.outbox_len() == 0, "the host never acknowledged every event"
+
+    def board_results(self):
+        """(spin, number) of every result the wheel's controller emitted."""
+        return list(self.board.results)
+
+    # -- attack material ------------------------------------------------------------------------
+    def forged_result(self, spin, number):
+        """A result frame under a wrong key: what an intruder on the line could make."""
+        payload = json.dumps({"ev": "result", "t": 1, "spin": spin, "number": number}).encode()
+        return fr.build(Hmac(b"an intruder's guess of the key!!"), fr.EVENT, 1, 0, payload, b"\x00" * 8, b"\x00" * 8)
+
+    # -- the journal ----------------------------------------------------------------------------
+    def db(self):
+        c = sqlite3.connect(self.journal)
+        c.row_factory = sqlite3.Row
+        return c
+
+
+def check_settled_exactly_once(rig):
+    """Every result the wheel produced is settled once, with its number; nothing else is."""
+    want = rig.board_results()
+    c = rig.db()
+    rows = [(r["spin"], r["number"]) for r in c.execute("SELECT spin, number FROM settlements ORDER BY spin")]
+    assert rows == want, (rows, want)
+    seen = {}
+    for r in c.execute("SELECT spin, result FROM settlements"):
+        for res in json.loads(r["result"])["results"]:
+            if res.get("carried"):
+                continue
+            assert res["id"] not in seen, f"bet {res['id']} settled in spins {seen[res['id']]} and {r['spin']}"
+            seen[res["id"]] = r["spin"]
+            assert res["staked"] == res["returned"] + res["lost"] + res["imprisoned"]
+    for b in c.execute("SELECT id, status, spin FROM bets WHERE status='settled'"):
+        assert seen.get(b["id"]) == b["spin"]
+    c.close()
+    return rows

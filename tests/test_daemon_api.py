@@ -1,0 +1,136 @@
+"""The HTTP API on a real server: bets, errors, state, history, recall, SSE, OpenAPI."""
+
+import json
+import threading
+import urllib.error
+import urllib.request
+
+import pytest
+
+from host_tools.daemon.api import make_server, serve_in_thread
+from host_tools.daemon.service import Daemon
+
+
+class NoPort:
+    """A port that is never there: the API works without the wheel; commands time out."""
+
+    url = "none"
+    s = None
+
+    def open(self):
+        self.error = "no such port"
+        return False
+
+    def close(self):
+        pass
+
+    def write(self, data):
+        pass
+
+
+@pytest.fixture
+def api(tmp_path):
+    d = Daemon(NoPort(), bytes(32), tmp_path / "j.sqlite", open_table=True)
+    d.start()
+    srv = make_server(d, "127.0.0.1", 0)
+    serve_in_thread(srv)
+    base = "http://127.0.0.1:%d" % srv.server_address[1]
+
+    def call(method, path, body=None, raw=None):
+        data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+        req = urllib.request.Request(base + path, data=data, method=method, headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read())
+
+    call.daemon = d
+    call.base = base
+    yield call
+    srv.shutdown()
+    d.stop()
+
+
+def _event(d, seq, ev):
+    d.table.on_event("boot0", seq, ev, {"kind": "event", "ftype": "E", "seq": seq, "raw": b"\x01\x02"})
+
+
+def test_openapi_lists_every_route(api):
+    st, doc = api("GET", "/openapi.json")
+    assert st == 200 and doc["openapi"].startswith("3.")
+    for path in ("/bets", "/bets/{id}", "/state", "/events", "/history", "/spins/{spin}", "/table/open"):
+        assert path in doc["paths"]
+
+
+def test_a_spin_through_the_api(api):
+    st, a = api("POST", "/bets", {"player": "ana", "type": "plein", "numbers": [17], "stake": 1000})
+    assert st == 201 and a["id"] and a["status"] == "open"
+    st, v = api("POST", "/bets", {"player": "bo", "type": "voisins", "unit": 100})
+    assert st == 201 and v["stake"] == 900
+    st, c = api("POST", "/bets", {"player": "ana", "type": "rouge", "stake": 500})
+    assert api("DELETE", "/bets/" + c["id"])[0] == 200
+    d = api.daemon
+    _event(d, 1, {"ev": "launch", "t": 1, "spin": 7})
+    _event(d, 2, {"ev": "rnvp", "t": 2, "spin": 7})
+    st, late = api("POST", "/bets", {"player": "eve", "type": "plein", "numbers": [17], "stake": 1000})
+    assert st == 409 and late["error"] == "poussette"
+    _event(d, 3, {"ev": "result", "t": 3, "spin": 7, "number": 17, "sightings": [[3, 0, 12]]})
+    st, bet = api("GET", "/bets/" + a["id"])
+    assert bet["status"] == "settled" and bet["result"]["won"] == 35000
+    st, hist = api("GET", "/history")
+    assert st == 200 and hist[0]["spin"] == 7 and hist[0]["number"] == 17
+    st, rec = api("GET", "/spins/7")
+    assert st == 200 and [e["event"]["ev"] for e in rec["events"]] == ["launch", "rnvp", "result"]
+    assert rec["events"][2]["frame_hex"] == "0102" and rec["settlement"]["number"] == 17
+    assert {b["status"] for b in rec["bets"]} == {"settled", "refused"}
+    st, state = api("GET", "/state")
+    assert state["table"]["phase"] == "betting" and state["table"]["last_number"] == 17
+    assert state["link"]["session"] is False
+
+
+@pytest.mark.parametrize("method,path,body,raw,status", [
+    ("POST", "/bets", None, b"{not json", 400),
+    ("POST", "/bets", {"player": "a", "type": "plein", "numbers": [99], "stake": 100}, None, 400),
+    ("POST", "/bets", {"player": "a", "type": "plein", "numbers": [9], "stake": "100"}, None, 400),
+    ("GET", "/bets/B424242", None, None, 404),
+    ("DELETE", "/bets/B424242", None, None, 404),
+    ("GET", "/spins/99", None, None, 404),
+    ("GET", "/history?limit=abc", None, None, 400),
+    ("GET", "/nowhere", None, None, 404),
+    ("PUT", "/bets", {}, None, 405),
+    ("PUT", "/wheel/settings", {"nom": 1}, None, 400),
+])
+def test_bad_requests_get_clear_4xx(api, method, path, body, raw, status):
+    st, err = api(method, path, body, raw)
+    assert st == status and err["error"] and err["message"]
+
+
+def test_wheel_commands_without_a_wheel_time_out_clearly(api, monkeypatch):
+    monkeypatch.setattr(api.daemon, "command", lambda cmd, args=None, timeout=5.0: None)
+    st, err = api("GET", "/wheel/settings")
+    assert st == 504 and err["error"] == "wheel_timeout"
+
+
+def test_live_event_stream(api):
+    got = []
+    ready = threading.Event()
+
+    def listen():
+        with urllib.request.urlopen(api.base + "/events", timeout=10) as r:
+            ready.set()
+            for raw in r:
+                line = raw.decode().strip()
+                if line.startswith("event: "):
+                    got.append(line[7:])
+                if "bet" in got:
+                    return
+
+    t = threading.Thread(target=listen, daemon=True)
+    t.start()
+    assert ready.wait(5)
+    import time
+    time.sleep(0.2)
+    api("POST", "/bets", {"player": "ana", "type": "noir", "stake": 1000})
+    t.join(5)
+    assert "bet" in got
