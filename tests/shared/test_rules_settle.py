@@ -148,3 +148,14 @@ def test_replays_of_the_voisins_manual_section_9():
 def test_lost_call_is_not_replayed():
     res = settle_spin(1, [{"id": "a", "type": "voisins", "unit": 100, "replay": "tout"}])
     assert res["carry"] == [] and "replay" not in _one(res, "a")
+
+
+def test_par_le_tout_tables_of_the_manual():
+    # 002 §9: série 5.00 -> 15.00 (total 90.00) ... 200.00 -> 600.00 (3 600.00);
+    # voisins 5.00 -> 10.00 (total 90.00) ... 200.00 -> 400.00 (3 600.00).
+    for euro in (5, 10, 15, 20, 30, 40, 50, 100, 200):
+        u = euro * 100
+        p = _replay("tiers", 13, "tout", u)[1]
+        assert p["unit"] == 3 * u and p["stake"] == 18 * u
+        p = _replay("voisins", 19, "tout", u)[1]
+        assert p["unit"] == 2 * u and p["stake"] == 18 * u
