@@ -1,0 +1,7 @@
+"""The physical wheel simulator (docs/simulator.md) and the feed tools built on it."""
+
+from .scenarios import EXPECTED, SCENARIOS
+from .wheel import DEFAULT_GEOMETRY, REALISTIC, Spin, WheelSimulator, geometry_from, truth_path, write_feed
+
+__all__ = ["WheelSimulator", "Spin", "SCENARIOS", "EXPECTED", "DEFAULT_GEOMETRY", "REALISTIC",
+           "geometry_from", "write_feed", "truth_path"]

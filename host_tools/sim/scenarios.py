@@ -1,0 +1,49 @@
+"""Named fault and misplay scenarios (pannes et fausses manœuvres), and what a correct controller reports.
+
+Each scenario is injected into one spin by the simulator; the truth file names it in `fault`.
+`EXPECTED` lists the reports that count as the controller having caught it: `void:<reason>` or
+`fault:<code>` (docs/events.md). Imperfections (jitter, a missed or spurious pulse, contact bounce)
+are not scenarios: a spin with only imperfections stays valid.
+"""
+
+SCENARIOS = {
+    "same_direction": "ball launched the same way as the rotor",
+    "rotor_not_reversed": "rotor turned the same way as the previous spin",
+    "few_laps": "ball launched so weakly it makes fewer than 4 laps",
+    "launch_slow": "first lap slower than the launch limit (about 1.1-1.35 s)",
+    "rotor_stopping": "rotor slows down and stops while the ball runs",
+    "ball_off_wheel": "ball jumps out of the wheel, on the track or at the drop",
+    "void_button": "a chip falls into the wheel: the croupier presses VOID and takes the ball back",
+    "sensor_stuck": "a ball-track or pocket sensor stays active",
+    "sensor_dead": "a ball-track or pocket sensor gives no pulse for the whole spin",
+    "encoder_loss": "the rotor encoder loses counts (whole quadrature cycles)",
+    "power_cut": "the controller loses power while the ball runs, and restarts",
+}
+
+EXPECTED = {
+    "same_direction": ("void:same_direction",),
+    "rotor_not_reversed": ("void:rotor_not_reversed",),
+    "few_laps": ("void:few_laps", "void:launch_slow"),
+    "launch_slow": ("void:launch_slow",),
+    "rotor_stopping": ("void:rotor_slow", "void:no_result"),
+    "ball_off_wheel": ("void:ball_off_wheel", "void:no_result"),
+    "void_button": ("void:void_button",),
+    "sensor_stuck": ("fault:sensor_stuck", "void:sensor_fault"),
+    "sensor_dead": ("fault:sensor_silent", "void:sensor_fault", "void:no_result"),
+    "encoder_loss": ("fault:encoder_mismatch", "void:encoder_mismatch"),
+    "power_cut": ("void:restart",),
+}
+
+
+def parse_list(text: str) -> list[str]:
+    """`"all"`, `"none"` or a comma-separated list of scenario names; unknown names raise ValueError."""
+    text = (text or "").strip()
+    if text in ("", "none"):
+        return []
+    if text == "all":
+        return sorted(SCENARIOS)
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    bad = [n for n in names if n not in SCENARIOS]
+    if bad:
+        raise ValueError("unknown scenario(s) %s; known: %s" % (", ".join(bad), ", ".join(sorted(SCENARIOS))))
+    return names

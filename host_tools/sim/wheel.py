@@ -1,0 +1,441 @@
+"""The simulated wheel (cylindre simulé): spin by spin, the sensor edges a real wheel would give.
+
+`WheelSimulator(geometry, seed)` keeps the wheel's state between spins (rotor angle, direction, the
+clock) so consecutive spins make one continuous feed; `spin(scenario)` returns a `Spin` with its
+sorted changes and its truth, kept apart. Physics in `physics.py`, scenarios in `scenarios.py`,
+the model and its sources in docs/simulator.md.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from cylindre import feed as feedfmt
+from cylindre.spin.geometry import POCKETS, WHEEL_ORDER
+
+from .physics import BallTrack, Rotor
+from .scenarios import SCENARIOS
+
+PITCH = 360.0 / POCKETS
+
+DEFAULT_GEOMETRY = {
+    "cpr": 1024,
+    "index_offset_deg": 17.5,
+    "ball_sensors_deg": [0.0, 6.0],
+    "pocket_sensors_deg": [90.0, 210.0, 330.0],
+    "signals": ["A", "B", "Z", "BALL0", "BALL1", "POCKET0", "POCKET1", "POCKET2", "VOID", "RESET"],
+}
+
+# The wheel's constants (per wheel, not per spin): fitted to WHEEL.md, see docs/simulator.md.
+WHEEL = {
+    "decel": 0.225,          # a, rad/s^2: rolling friction, constant
+    "drag": 0.007,           # c, 1/rad: air drag, deceleration c*omega^2
+    "critical_lap_s": 2.5,   # the ball leaves the track below omega_c = 2*pi/2.5 s (~1.03 m/s at r=0.41 m)
+    "spread": 0.03,          # spin-to-spin spread of a and c (ball, air, track cleanliness)
+    "launch_lap_s": (0.45, 0.65),
+    "rotor_rpm": (12.0, 28.0),
+    "rotor_tau_s": (150.0, 400.0),
+    "ball_sensor_width_deg": 3.0,    # arc over which a ball-track sensor sees the ball
+    "pocket_sensor_width": 0.6,      # fraction of a pocket pitch over which a pocket sensor sees it
+    "bounce_pockets": (16.0, 3.0, 8, 20),   # mean, sd, min, max pockets crossed after the drop
+}
+
+IMPERFECTION_KEYS = ("jitter_us", "miss", "spurious", "bounce")
+
+
+def _imperfections(given):
+    """None/{} -> all off; a dict with jitter_us (sd of ball/pocket/void edge times), miss
+    (probability a ball or pocket pulse is missed), spurious (mean spurious pulses per spin),
+    bounce (contact bounce on VOID and pocket sensors: True/False)."""
+    out = {"jitter_us": 0.0, "miss": 0.0, "spurious": 0.0, "bounce": False}
+    for k, v in (given or {}).items():
+        if k not in out:
+            raise ValueError("unknown imperfection %r (known: %s)" % (k, ", ".join(IMPERFECTION_KEYS)))
+        out[k] = v
+    if out["jitter_us"] < 0 or not (0 <= out["miss"] <= 1) or out["spurious"] < 0:
+        raise ValueError("imperfections out of range: %r" % (out,))
+    return out
+
+
+REALISTIC = {"jitter_us": 40.0, "miss": 0.01, "spurious": 0.3, "bounce": True}
+
+
+class Spin:
+    """One spin: `t_us`, `code`, `level` numpy arrays (code indexes `names`) and its `truth` dict."""
+
+    def __init__(self, names, t_us, code, level, truth):
+        self.names = names
+        self.t_us = t_us
+        self.code = code
+        self.level = level
+        self.truth = truth
+
+    @property
+    def changes(self) -> list[tuple[int, str, int]]:
+        """[(t_us, signal, level), ...] absolute, sorted."""
+        names = self.names
+        return [(t, names[c], l) for t, c, l in zip(self.t_us.tolist(), self.code.tolist(), self.level.tolist())]
+
+    def __len__(self):
+        return len(self.t_us)
+
+
+def _signal_names(geometry):
+    return (["A", "B", "Z"] + ["BALL%d" % i for i in range(len(geometry["ball_sensors_deg"]))]
+            + ["POCKET%d" % i for i in range(len(geometry["pocket_sensors_deg"]))] + ["VOID", "RESET"])
+
+
+def geometry_from(given) -> dict:
+    """A feed header dict from a header/board dict (geometry keys used, `signals` completed)."""
+    g = dict(DEFAULT_GEOMETRY if given is None else given)
+    for k in ("cpr", "index_offset_deg", "ball_sensors_deg", "pocket_sensors_deg"):
+        if k not in g:
+            raise ValueError("geometry lacks %r" % k)
+    g["signals"] = _signal_names(g)
+    feedfmt.check_header(g, 0)
+    return g
+
+
+class WheelSimulator:
+    """A wheel and its croupier, reproducible from `seed`."""
+
+    def __init__(self, geometry=None, seed=1, imperfections=None, wheel=None, start_us=1_000_000):
+        self.geometry = geometry_from(geometry)
+        self.names = tuple(self.geometry["signals"])
+        self.code = {n: i for i, n in enumerate(self.names)}
+        self.imp = _imperfections(imperfections)
+        self.wheel = dict(WHEEL, **(wheel or {}))
+        self.rng = np.random.default_rng(seed)
+        self.cpr = int(self.geometry["cpr"])
+        self.t0 = start_us / 1e6
+        n0 = 4 * int(self.rng.integers(1, self.cpr // 4))            # A=B=0, index off: all signals 0
+        self.theta = (n0 + 0.5) * 360.0 / self.cpr
+        self.rotor_dir = 0
+        self.count = 0
+
+    # -- one spin ---------------------------------------------------------------------------------
+    def spin(self, scenario: str | None = None) -> Spin:
+        if scenario is not None and scenario not in SCENARIOS:
+            raise ValueError("unknown scenario %r" % scenario)
+        rng, W, g = self.rng, self.wheel, self.geometry
+        self.count += 1
+        if self.rotor_dir == 0:          # first spin: either way, unless told it must repeat
+            self.rotor_dir = 1 if rng.random() < 0.5 else -1
+        # Article 53: opposite to the previous spin, i.e. the last one played to a result
+        rotor_dir = self.rotor_dir if scenario == "rotor_not_reversed" else -self.rotor_dir
+        ball_dir = rotor_dir if scenario == "same_direction" else -rotor_dir
+        rpm = rng.uniform(*W["rotor_rpm"])
+        tau = rng.uniform(*W["rotor_tau_s"])
+        t_launch = rng.uniform(2.0, 3.0)
+        sp = W["spread"]
+        a = W["decel"] * rng.uniform(1 - sp, 1 + sp)
+        c = W["drag"] * rng.uniform(1 - sp, 1 + sp)
+        wc = 2 * math.pi / W["critical_lap_s"] * rng.uniform(0.99, 1.01)
+        if scenario == "few_laps":
+            w0 = BallTrack.omega0_for_laps(rng.uniform(1.8, 3.6), a, c, wc)
+        elif scenario == "launch_slow":
+            w0 = 2 * math.pi / rng.uniform(1.1, 1.35)
+        else:
+            w0 = 2 * math.pi / rng.uniform(*W["launch_lap_s"])
+        ball = BallTrack(w0, a, c, wc)
+        t_drop = t_launch + ball.t_drop
+        phi_launch = rng.uniform(0.0, 360.0)
+
+        truth = {"spin": self.count, "launch_us": None, "drop_us": None, "rest_us": None, "number": None,
+                 "rotor_dir": rotor_dir, "ball_dir": ball_dir, "laps": None, "fault": scenario,
+                 "valid": scenario is None}
+        track_end = t_drop           # the ball stops passing the track sensors
+        sits = []                    # (t1, t2, pocket index k) the ball lies in a pocket
+        rest = None
+        stop_at = None
+        void_press = None
+        end_extra = 0.0
+        if scenario == "rotor_stopping":
+            stop_at = t_launch + rng.uniform(2.0, 6.0)
+        if scenario == "void_button":
+            void_press = t_launch + rng.uniform(3.0, max(3.5, min(12.0, ball.t_drop - 1.0)))
+            track_end = min(t_drop, void_press + rng.uniform(0.3, 1.2))   # the croupier takes the ball
+        elif scenario == "ball_off_wheel":
+            track_end = min(t_drop, t_launch + rng.uniform(4.0, ball.t_drop + 0.8))
+        # rotor speed when the ball rests decides how long the ball is left in its pocket
+        rpm_late = rpm * math.exp(-(t_drop + 4 - 1.0) / tau)
+        hold = max(8.0, 2.5 * 60.0 / max(rpm_late, 1.0) + 1.0) if stop_at is None else 8.0
+        duration = (t_drop + 5.0 + hold + 1.2) if track_end >= t_drop else track_end + 4.0
+        rotor = Rotor(self.theta, rotor_dir, rpm, duration, tau=tau, stop_at=stop_at,
+                      stop_over=rng.uniform(2.0, 5.0))
+
+        if track_end >= t_drop and scenario != "ball_off_wheel":
+            sits, rest, landing = self._bounce(rotor, ball, ball_dir, rotor_dir, t_drop, phi_launch, wc)
+            t_pick = min(rest + hold, duration - 1.1)      # the croupier takes the ball out
+            sits[-1] = (rest, t_pick, sits[-1][2])
+            truth["number"] = WHEEL_ORDER[sits[-1][2]]
+            truth["rest_us"] = self._us(rest)
+            truth["bounced_pockets"] = landing
+        if scenario != "void_button" and (scenario != "ball_off_wheel" or track_end >= t_drop):
+            truth["drop_us"] = self._us(t_drop)
+        s_end = float(ball.angle(track_end - t_launch))
+        truth["laps"] = round(s_end / (2 * math.pi), 2)
+        truth["launch_us"] = self._us(t_launch)
+        truth["rotor_rpm_x10"] = int(round(rotor.rpm_at(t_launch) * 10))
+        truth["first_lap_us"] = int(round(float(ball.time_at(2 * math.pi)) * 1e6))
+        if scenario == "ball_off_wheel":
+            truth["off_us"] = self._us(track_end)
+
+        pulses = {}   # signal -> list of [t_on, t_off, tag] (seconds from the spin's start)
+        self._ball_pulses(pulses, ball, ball_dir, t_launch, phi_launch, track_end)
+        self._pocket_pulses(pulses, rotor, sits)
+        if void_press is not None:
+            pulses.setdefault("VOID", []).append([void_press, void_press + rng.uniform(0.3, 1.0), 0])
+        if scenario == "power_cut":
+            cut = t_launch + rng.uniform(2.0, ball.t_drop + 2.0)
+            pulses["RESET"] = [[cut, cut + rng.uniform(0.05, 0.5), 0]]
+            truth["cut_us"] = self._us(cut)
+        if scenario in ("sensor_stuck", "sensor_dead"):
+            self._fault_sensor(scenario, pulses, t_launch, duration, truth)
+        self._imperfect(pulses, duration)
+        seen = sorted(p[0] for lst in pulses.values() for p in lst if p[2] == 2 and p[1] > p[0])
+        truth["seen_us"] = self._us(seen[0]) if seen else None
+
+        t_us, code, level = self._encoder(rotor, scenario, t_launch, t_drop)
+        parts_t, parts_c, parts_l = [t_us], [code], [level]
+        for name, lst in pulses.items():
+            if not lst:
+                continue
+            arr = np.array([(p[0], p[1]) for p in lst if p[1] > p[0]], dtype=float).reshape(-1, 2)
+            on = self._abs_us(arr[:, 0])
+            off = self._abs_us(arr[:, 1])
+            keep = off > on
+            parts_t += [on[keep], off[keep]]
+            n = int(keep.sum())
+            parts_c += [np.full(2 * n, self.code[name], dtype=np.int16)]
+            parts_l += [np.ones(n, dtype=np.int8), np.zeros(n, dtype=np.int8)]
+        t_all = np.concatenate(parts_t)
+        c_all = np.concatenate(parts_c)
+        l_all = np.concatenate(parts_l)
+        # encoder (A/B then Z) before the other signals at the same microsecond
+        prio = np.where(c_all <= 1, 0, np.where(c_all == 2, 1, 2))
+        order = np.lexsort((np.arange(len(t_all)), prio, t_all))
+        t_all, c_all, l_all = t_all[order], c_all[order], l_all[order]
+        truth["start_us"] = self._us(0.0)
+        truth["end_us"] = self._us(duration)
+        self.t0 += duration
+        self.theta = float(rotor.theta_deg[-1])
+        if truth["valid"]:
+            self.rotor_dir = rotor_dir     # a voided spin is relaunched: it does not count as "previous"
+        return Spin(self.names, t_all, c_all, l_all, truth)
+
+    # -- pieces -----------------------------------------------------------------------------------
+    def _us(self, t):
+        return int(round((self.t0 + t) * 1e6))
+
+    def _abs_us(self, t):
+        return np.rint((self.t0 + np.asarray(t, dtype=float)) * 1e6).astype(np.int64)
+
+    def _bounce(self, rotor, ball, ball_dir, rotor_dir, t_drop, phi_launch, wc):
+        """Spiral down, land in a pocket, hop across pockets, rest. Returns (sits, t_rest, pockets)."""
+        rng, W = self.rng, self.wheel
+        spiral = rng.uniform(0.5, 1.0)
+        phi_hit = phi_launch + ball_dir * math.degrees(ball.s_drop + 0.7 * wc * spiral)
+        t = t_drop + spiral
+        theta0 = float(rotor.at(t)) + self.geometry["index_offset_deg"]
+        k = int(round((phi_hit - theta0) / PITCH)) % POCKETS
+        rel_speed = ball_dir * math.degrees(0.7 * wc) - rotor.direction * rotor.rpm_at(t) * 6.0
+        rel = 1 if rel_speed >= 0 else -1
+        mean, sd, lo, hi = W["bounce_pockets"]
+        total = int(min(hi, max(lo, round(rng.normal(mean, sd)))))
+        sits = []
+        remaining = total
+        first = True
+        while remaining > 0:
+            if not first and rng.random() < 0.12:
+                hop = -1                                   # a bounce back on a fret
+            else:
+                hop = min(remaining, max(1, int(round(remaining * rng.uniform(0.3, 0.6)))))
+            first = False
+            t += 0.08 + 0.035 * abs(hop) * rng.uniform(0.8, 1.2)     # in flight
+            k = (k + rel * hop) % POCKETS
+            remaining -= hop
+            sit = rng.uniform(0.03, 0.2)
+            sits.append((t, t + sit, k))
+            t += sit
+        rest = sits[-1][0]
+        return sits, rest, total
+
+    def _ball_pulses(self, pulses, ball, ball_dir, t_launch, phi_launch, track_end):
+        hw = self.wheel["ball_sensor_width_deg"] / 2.0
+        s_max = math.degrees(float(ball.angle(max(0.0, track_end - t_launch))))
+        for i, psi in enumerate(self.geometry["ball_sensors_deg"]):
+            first = ((psi - phi_launch) * ball_dir) % 360.0
+            centres = np.arange(first, s_max, 360.0)
+            centres = centres[(centres - hw > 0) & (centres + hw < s_max)]
+            on = t_launch + ball.time_at(np.radians(centres - hw))
+            off = t_launch + ball.time_at(np.radians(centres + hw))
+            pulses["BALL%d" % i] = [[a, b, 1] for a, b in zip(on.tolist(), off.tolist())]
+
+    def _pocket_pulses(self, pulses, rotor, sits):
+        """Pulses of each pocket sensor while a pocket holding the ball passes over it."""
+        hw = self.wheel["pocket_sensor_width"] * PITCH / 2.0
+        off = self.geometry["index_offset_deg"]
+        for j, chi in enumerate(self.geometry["pocket_sensors_deg"]):
+            lst = pulses.setdefault("POCKET%d" % j, [])
+            for n, (t1, t2, k) in enumerate(sits):
+                tag = 2 if n == len(sits) - 1 else 3
+                th1, th2 = float(rotor.at(t1)), float(rotor.at(t2))
+                lo, hi = min(th1, th2), max(th1, th2)
+                base = chi - off - k * PITCH - hw            # window [base, base + 2hw] + 360 m
+                m0 = math.floor((lo - base - 2 * hw) / 360.0)
+                m1 = math.floor((hi - base) / 360.0)
+                for m in range(m0, m1 + 1):
+                    wl = base + 360.0 * m
+                    wh = wl + 2 * hw
+                    a, b = max(wl, lo), min(wh, hi)
+                    if a > b or (a == b and hi > lo):
+                        continue
+                    ends = []
+                    for ang in (a, b):
+                        if ang == th1:
+                            ends.append(t1)
+                        elif ang == th2:
+                            ends.append(t2)
+                        else:
+                            ends.append(float(rotor.times_of(ang)))
+                    if th1 == th2:
+                        ends = [t1, t2]
+                    lst.append([max(t1, min(ends)), min(t2, max(ends)), tag])
+            lst.sort()
+
+    def _fault_sensor(self, scenario, pulses, t_launch, duration, truth):
+        names = ["BALL%d" % i for i in range(len(self.geometry["ball_sensors_deg"]))] + \
+                ["POCKET%d" % i for i in range(len(self.geometry["pocket_sensors_deg"]))]
+        name = names[int(self.rng.integers(0, len(names)))]
+        truth["sensor"] = name
+        if scenario == "sensor_dead":
+            pulses[name] = []
+            return name
+        t_stuck = t_launch + self.rng.uniform(-1.0, 8.0)
+        kept = [p for p in pulses.get(name, []) if p[1] < t_stuck]
+        inside = [p for p in pulses.get(name, []) if p[0] < t_stuck <= p[1]]
+        start = inside[0][0] if inside else t_stuck
+        kept.append([start, duration - 0.2, 0])       # stuck active until repaired after the spin
+        pulses[name] = kept
+        truth["stuck_us"] = self._us(t_stuck)
+        return name
+
+    def _imperfect(self, pulses, duration):
+        imp, rng = self.imp, self.rng
+        sensors = [n for n in pulses if n.startswith(("BALL", "POCKET"))]
+        if imp["miss"] > 0:
+            for n in sensors:
+                pulses[n] = [p for p in pulses[n] if p[2] == 0 or rng.random() >= imp["miss"]]
+        if imp["spurious"] > 0 and sensors:
+            for _ in range(int(rng.poisson(imp["spurious"]))):
+                n = sensors[int(rng.integers(0, len(sensors)))]
+                t = rng.uniform(0.5, duration - 0.5)
+                pulses[n].append([t, t + rng.uniform(0.0005, 0.003), 4])
+        if imp["jitter_us"] > 0:
+            sd = imp["jitter_us"] / 1e6
+            for n, lst in pulses.items():
+                for p in lst:
+                    a = p[0] + rng.normal(0.0, sd)
+                    b = p[1] + rng.normal(0.0, sd)
+                    p[0], p[1] = max(0.0, min(a, b)), max(a, b)
+        if imp["bounce"]:
+            for n, lst in pulses.items():
+                if n != "VOID" and not n.startswith("POCKET"):
+                    continue
+                chatter = []
+                for p in lst:
+                    if p[1] - p[0] < 0.006:
+                        continue
+                    for _ in range(int(rng.integers(1, 4))):      # the contact makes, breaks, makes
+                        d_on = rng.uniform(0.0001, 0.0004)
+                        d_off = rng.uniform(0.0001, 0.0004)
+                        chatter.append([p[0], p[0] + d_on, 5])
+                        p[0] = p[0] + d_on + d_off
+                lst.extend(chatter)
+        for n in pulses:
+            pulses[n] = self._merge(pulses[n])
+
+    @staticmethod
+    def _merge(lst):
+        """Sort pulses and merge overlaps so a signal alternates 1/0."""
+        lst = sorted([p for p in lst if p[1] > p[0]])
+        out = []
+        for p in lst:
+            if out and p[0] <= out[-1][1]:
+                out[-1][1] = max(out[-1][1], p[1])
+                if p[2] == 2:
+                    out[-1][2] = 2
+            else:
+                out.append(list(p))
+        return out
+
+    def _encoder(self, rotor, scenario, t_launch, t_drop):
+        """A/B quadrature edges and the index Z, from the rotor's angle (closed-form inversion)."""
+        cpr = self.cpr
+        th = rotor.theta_deg * (cpr / 360.0)
+        n_start, n_end = math.floor(th[0]), math.floor(th[-1])
+        if rotor.direction > 0:
+            bounds = np.arange(n_start + 1, n_end + 1, dtype=np.int64)   # crossing j: enter state j
+            states = bounds
+        else:
+            bounds = np.arange(n_start, n_end, -1, dtype=np.int64)       # crossing j downwards: state j-1
+            states = bounds - 1
+        times = rotor.times_of(bounds * (360.0 / cpr))
+        if scenario == "encoder_loss":
+            keep = np.ones(len(states), dtype=bool)
+            for _ in range(int(self.rng.integers(1, 4))):
+                t_loss = t_launch + self.rng.uniform(0.5, max(1.0, t_drop - t_launch))
+                i = int(np.searchsorted(times, t_loss))
+                i = max(0, min(i, len(states) - 5))
+                if np.all(states[i:i + 5] % cpr != 0) and np.all(states[i:i + 5] % cpr != cpr - 1):
+                    keep[i:i + 4] = False       # a whole quadrature cycle lost: the count is 4 short
+            states, times = states[keep], times[keep]
+        mod4 = states % 4
+        prev = states - rotor.direction
+        a_new = ((mod4 == 1) | (mod4 == 2)).astype(np.int8)
+        b_new = ((mod4 == 2) | (mod4 == 3)).astype(np.int8)
+        pm = prev % 4
+        a_old = ((pm == 1) | (pm == 2)).astype(np.int8)
+        code = np.where(a_new != a_old, 0, 1).astype(np.int16)
+        level = np.where(code == 0, a_new, b_new).astype(np.int8)
+        t_us = self._abs_us(times)
+        z_on = states % cpr == 0
+        z_off = prev % cpr == 0
+        zt = np.concatenate((t_us[z_on], t_us[z_off]))
+        zl = np.concatenate((np.ones(int(z_on.sum()), np.int8), np.zeros(int(z_off.sum()), np.int8)))
+        return (np.concatenate((t_us, zt)), np.concatenate((code, np.full(len(zt), 2, np.int16))),
+                np.concatenate((level, zl)))
+
+    # -- files ------------------------------------------------------------------------------------
+    def header(self) -> dict:
+        return dict(self.geometry)
+
+    def write_feed(self, path, spins, extra_header=None) -> Path:
+        """Write the header and every spin's changes to `path`, and the truth to PATH.truth.jsonl."""
+        return write_feed(path, self.header() if extra_header is None else dict(self.header(), **extra_header),
+                          spins)
+
+
+def write_feed(path, header, spins) -> Path:
+    import json
+    path = Path(path)
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.write(feedfmt.header_line(header) + "\n")
+        for sp in spins:
+            names = sp.names
+            fmt = feedfmt.format_line
+            f.write("".join(fmt(t, names[c], l) + "\n"
+                            for t, c, l in zip(sp.t_us.tolist(), sp.code.tolist(), sp.level.tolist())))
+    with open(truth_path(path), "w", encoding="utf-8") as f:
+        for sp in spins:
+            f.write(json.dumps(sp.truth) + "\n")
+    return path
+
+
+def truth_path(feed_path) -> Path:
+    p = Path(feed_path)
+    return p.with_name(p.name + ".truth.jsonl")
