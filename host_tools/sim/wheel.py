@@ -33,9 +33,9 @@ DEFAULT_GEOMETRY = {
 WHEEL = {
     "decel": 0.225,          # a, rad/s^2: rolling friction, constant
     "drag": 0.007,           # c, 1/rad: air drag, deceleration c*omega^2
-    "critical_lap_s": 2.5,   # the ball leaves the track below omega_c = 2*pi/2.5 s (~1.03 m/s at r=0.41 m)
+    "critical_lap_s": 2.55,  # the ball leaves the track below omega_c = 2*pi/2.55 s (~1.0 m/s at r=0.41 m)
     "spread": 0.03,          # spin-to-spin spread of a and c (ball, air, track cleanliness)
-    "launch_lap_s": (0.45, 0.65),
+    "launch_lap_s": (0.45, 0.64),
     "rotor_rpm": (12.0, 28.0),
     "rotor_tau_s": (150.0, 400.0),
     "ball_sensor_width_deg": 3.0,    # arc over which a ball-track sensor sees the ball
