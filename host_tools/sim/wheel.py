@@ -163,7 +163,10 @@ class WheelSimulator:
         # rotor speed when the ball rests decides how long the ball is left in its pocket
         rpm_late = rpm * math.exp(-(t_drop + 4 - 1.0) / tau)
         hold = max(8.0, 2.5 * 60.0 / max(rpm_late, 1.0) + 1.0) if stop_at is None else 8.0
-        duration = (t_drop + 5.0 + hold + 1.2) if track_end >= t_drop else track_end + 4.0
+        if track_end >= t_drop and scenario != "ball_off_wheel":
+            duration = t_drop + 5.0 + hold + 1.2
+        else:                           # the croupier looks for the ball, then stops the rotor
+            duration = track_end + rng.uniform(4.0, 10.0)
         rotor = Rotor(self.theta, rotor_dir, rpm, duration, tau=tau, stop_at=stop_at,
                       stop_over=rng.uniform(2.0, 5.0))
 

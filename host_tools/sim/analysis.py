@@ -1,0 +1,171 @@
+"""The wheel bench's arithmetic: events matched to the truth of each spin, judged, and summed up.
+
+Pure functions over plain dicts, so the figures can be checked on known inputs (tests) and the
+bench can run them on feeds from any simulator that writes the documented truth file.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .scenarios import EXPECTED
+
+DECISIVE = ("result", "void")
+
+
+def percentile(values, q: float) -> float | None:
+    """The q-th percentile (0..100), linear between closest ranks (numpy's default); None if empty."""
+    xs = sorted(values)
+    if not xs:
+        return None
+    if not 0 <= q <= 100:
+        raise ValueError("percentile q must be within 0..100")
+    pos = (len(xs) - 1) * q / 100.0
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def summary(values) -> dict:
+    """n, min, p1, median, p99, max, mean of a list of numbers (None when empty)."""
+    xs = list(values)
+    if not xs:
+        return {"n": 0, "min": None, "p1": None, "median": None, "p99": None, "max": None, "mean": None}
+    return {"n": len(xs), "min": min(xs), "p1": percentile(xs, 1), "median": percentile(xs, 50),
+            "p99": percentile(xs, 99), "max": max(xs), "mean": sum(xs) / len(xs)}
+
+
+def windows(truths: list[dict]) -> list[int]:
+    """Start time of each spin's window: `start_us` if the truth has it, else 1 s before launch."""
+    out = []
+    for tr in truths:
+        s = tr.get("start_us")
+        out.append(int(s) if s is not None else int(tr["launch_us"]) - 1_000_000)
+    return out
+
+
+def assign(events: list[dict], truths: list[dict]) -> list[list[dict]]:
+    """Split events among spins.
+
+    By time first: spin i owns [start_i, start_{i+1}) (earlier events are dropped). Then an event
+    that names a firmware spin (`spin`) goes to the spin whose window holds that spin's `launch`,
+    wherever its time falls: a void decided after the next spin's window opened still belongs
+    to its own spin.
+    """
+    starts = windows(truths)
+    per_time = []
+    i = 0
+    for ev in sorted(events, key=lambda e: e["t"]):
+        t = ev["t"]
+        if not starts or t < starts[0]:
+            continue
+        while i + 1 < len(starts) and t >= starts[i + 1]:
+            i += 1
+        per_time.append((i, ev))
+    owner = {}
+    for i, ev in per_time:
+        if ev.get("ev") == "launch" and ev.get("spin") is not None and ev["spin"] not in owner:
+            owner[ev["spin"]] = i
+    per = [[] for _ in truths]
+    for i, ev in per_time:
+        fw_spin = ev.get("spin") if ev.get("ev") != "status" else None
+        per[owner.get(fw_spin, i)].append(ev)
+    return per
+
+
+def label(ev: dict) -> str | None:
+    """`result`, `void:<reason>`, `fault:<code>`, or None for other events."""
+    kind = ev.get("ev")
+    if kind == "result":
+        return "result"
+    if kind == "void":
+        return "void:%s" % ev.get("reason")
+    if kind == "fault":
+        return "fault:%s" % ev.get("code")
+    return None
+
+
+def judge(truth: dict, events: list[dict], bound_us: int | None = None) -> dict:
+    """One spin's record: what the firmware reported against what really happened."""
+    labels = [l for l in (label(e) for e in events) if l]
+    decisive = next((e for e in events if e.get("ev") in DECISIVE), None)
+    result = next((e for e in events if e.get("ev") == "result"), None)
+    rnvp = next((e for e in events if e.get("ev") == "rnvp"), None)
+    fault = truth.get("fault")
+    valid = bool(truth.get("valid"))
+    rec = {"spin": truth.get("spin"), "fault": fault, "valid": valid, "truth_number": truth.get("number"),
+           "labels": labels, "number": result.get("number") if result else None,
+           "rotor_rpm_x10": truth.get("rotor_rpm_x10")}
+    if valid:
+        if decisive is None:
+            outcome = "missing"
+        elif decisive["ev"] == "void":
+            outcome = "void"
+        elif decisive.get("number") == truth.get("number"):
+            outcome = "correct"
+        else:
+            outcome = "wrong"
+        rec["outcome"] = outcome
+    else:
+        expected = EXPECTED.get(fault, ())
+        rec["caught"] = any(l in expected for l in labels)
+        rec["paid"] = result is not None
+        voided = any(l.startswith("void:") for l in labels)
+        if rec["caught"]:
+            rec["outcome"] = "caught"
+        elif result is not None:
+            rec["outcome"] = "paid"
+        elif voided:
+            rec["outcome"] = "other_void"
+        else:
+            rec["outcome"] = "missed"
+    drop = truth.get("drop_us")
+    if drop is not None and valid:
+        if rnvp is not None:
+            rec["lead_us"] = drop - rnvp["t"]
+            rec["rnvp_late"] = rnvp["t"] >= drop
+        else:
+            rec["lead_us"] = None
+            rec["rnvp_late"] = True
+    rest = truth.get("rest_us")
+    if valid and rest is not None and result is not None and rec["outcome"] == "correct":
+        rec["latency_us"] = result["t"] - rest
+        rec["bound_us"] = bound_us if bound_us is not None else (
+            truth["seen_us"] - rest if truth.get("seen_us") is not None else None)
+    return rec
+
+
+def aggregate(records: list[dict]) -> dict:
+    """All the bench's figures from the spin records."""
+    valid = [r for r in records if r["valid"]]
+    out: dict = {"spins": len(records), "valid": len(valid)}
+    counts = {"correct": 0, "wrong": 0, "void": 0, "missing": 0}
+    for r in valid:
+        counts[r["outcome"]] += 1
+    out["valid_outcomes"] = counts
+    out["correct_rate"] = counts["correct"] / len(valid) if valid else None
+    out["valid_failures"] = [{"spin": r["spin"], "outcome": r["outcome"], "truth": r["truth_number"],
+                              "reported": r["number"], "labels": r["labels"]}
+                             for r in valid if r["outcome"] != "correct"][:20]
+    table: dict = {}
+    for r in records:
+        if r["valid"]:
+            continue
+        row = table.setdefault(r["fault"], {"spins": 0, "caught": 0, "other_void": 0, "paid": 0, "missed": 0,
+                                            "reports": {}})
+        row["spins"] += 1
+        row[r["outcome"]] += 1
+        for l in sorted(set(r["labels"])) or ["(nothing)"]:
+            row["reports"][l] = row["reports"].get(l, 0) + 1
+    out["faults"] = {k: table[k] for k in sorted(table)}
+    leads = [r["lead_us"] for r in valid if r.get("lead_us") is not None]
+    out["rnvp_lead_us"] = summary(leads)
+    out["rnvp_late"] = sum(1 for r in valid if r.get("rnvp_late"))
+    out["rnvp_missing"] = sum(1 for r in valid if "lead_us" in r and r["lead_us"] is None)
+    lat = [r for r in valid if r.get("latency_us") is not None]
+    out["result_latency_us"] = summary([r["latency_us"] for r in lat])
+    bounded = [r for r in lat if r.get("bound_us") is not None]
+    out["result_bound_us"] = summary([r["bound_us"] for r in bounded])
+    out["latency_over_bound_us"] = summary([r["latency_us"] - r["bound_us"] for r in bounded])
+    out["latency_below_bound"] = sum(1 for r in bounded if r["latency_us"] < r["bound_us"])
+    return out
