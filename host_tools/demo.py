@@ -162,7 +162,7 @@ def run(args) -> int:
         if pty_file.exists():
             pty_file.unlink()
         wheel_log = open(work / "wheel.log", "w")
-        wheel = subprocess.Popen([py, "-m", "host_tools.cli", "wheel", "--key", str(key), "--spins", str(args.spins),
+        wheel = subprocess.Popen([py, "-m", "host_tools.simwheel", "--key", str(key), "--spins", str(args.spins),
                                   "--speed", str(args.speed), "--pause", str(args.pause), "--seed", str(args.seed),
                                   "--void-rate", str(args.void_rate), "--path-file", str(pty_file)],
                                  stdout=wheel_log, stderr=subprocess.STDOUT)
@@ -174,7 +174,7 @@ def run(args) -> int:
                 return 1
             time.sleep(0.05)
         pty = pty_file.read_text().split()[0]
-        daemon = subprocess.Popen([py, "-m", "host_tools.cli", "daemon", "--port", pty, "--key", str(key),
+        daemon = subprocess.Popen([py, "-m", "host_tools.daemon", "--port", pty, "--key", str(key),
                                    "--journal", str(work / "journal.sqlite"), "--http", f"127.0.0.1:{port}",
                                    "--open", "--log", str(work / "daemon.log")],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -228,3 +228,10 @@ def run(args) -> int:
     except KeyboardInterrupt:
         pass
     return 0
+
+
+if __name__ == "__main__":
+    import argparse
+    _p = argparse.ArgumentParser(prog="cylindre wheel", description=HELP)
+    add_arguments(_p)
+    sys.exit(run(_p.parse_args()))

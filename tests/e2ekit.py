@@ -88,7 +88,7 @@ class Rig:
     # -- the daemon -----------------------------------------------------------------------------
     def start_daemon(self):
         self.daemon = subprocess.Popen(
-            [sys.executable, "-m", "host_tools.cli", "daemon", "--port", self.line.path, "--key", str(self.key_path),
+            [sys.executable, "-m", "host_tools.daemon", "--port", self.line.path, "--key", str(self.key_path),
              "--journal", str(self.journal), "--http", f"127.0.0.1:{self.http}", "--open",
              "--log", str(self.tmp / "daemon.log")],
             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

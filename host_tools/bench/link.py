@@ -1,0 +1,154 @@
+"""Bench part `link`: frames per second through the decoder and authenticator, and the time from a
+result frame's bytes arriving to its settlement being durable with 1,000 bets on the table.
+
+Prints the figures and writes bench/out/link.json.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from cylindre.link import frame as fr
+from cylindre.link.device import DeviceLink
+from cylindre.link.host import HostLink
+from cylindre.link.mac import Hmac
+
+OUT = Path("bench/out/link.json")
+KEY = bytes(range(32))
+
+
+def add_arguments(p):
+    p.add_argument("--frames", type=int, default=20000, help="frames for the decoder figure (default 20000)")
+    p.add_argument("--bets", type=int, default=1000, help="bets on the table for the settlement figure (default 1000)")
+    p.add_argument("--spins", type=int, default=15, help="settled spins measured (default 15)")
+    p.add_argument("--out", default=str(OUT))
+
+
+def _result_event(spin, number):
+    """A realistic result event: three pocket sensors' sightings, as the controller sends it."""
+    return {"ev": "result", "t": 41_000_000 + spin, "spin": spin, "number": number, "rest_t": 40_100_000,
+            "sightings": [[40_100_000 + 350_000 * i, i % 3, 1000 + 37 * i] for i in range(8)], "laps": 17}
+
+
+def decoder_rate(n):
+    """Bytes -> Splitter -> parse (COBS, CRC) -> HMAC verify, and the whole HostLink path."""
+    h = Hmac(KEY)
+    sn, rn = os.urandom(8), os.urandom(8)
+    frames = [fr.build(h, fr.EVENT, i + 1, 0, json.dumps(_result_event(i, i % 37)).encode(), sn, rn) for i in range(n)]
+    stream = b"".join(frames)
+    size = len(stream) / n
+    chunks = [stream[i:i + 4096] for i in range(0, len(stream), 4096)]
+    t0 = time.perf_counter()
+    sp = fr.Splitter()
+    ok = 0
+    for c in chunks:
+        for raw in sp.feed(c):
+            f = fr.parse(raw)
+            ok += f.verify(h, sn, rn)
+    dt = time.perf_counter() - t0
+    assert ok == n
+    # the host's whole receive path: session check, in-order delivery, JSON decode
+    wire = []
+    clock = [0]
+    dev = DeviceLink(wire.append, lambda: clock[0], KEY, "T1", capacity=n + 64, window=n + 64)
+    host = HostLink(wire.append, lambda: clock[0], KEY, wheel="T1")
+    host.hello()
+    dev.feed(wire.pop())
+    host.feed(b"".join(wire))
+    wire.clear()
+    for i in range(n):
+        dev.emit(_result_event(i, i % 37))
+    data = b"".join(wire)
+    t1 = time.perf_counter()
+    recs = []
+    for i in range(0, len(data), 4096):
+        recs += host.feed(data[i:i + 4096])
+    dt2 = time.perf_counter() - t1
+    assert sum(r["kind"] == "event" for r in recs) == n
+    return {"frames": n, "mean_frame_bytes": round(size, 1), "decode_verify_fps": round(n / dt),
+            "host_link_fps": round(n / dt2), "decode_verify_MBps": round(len(stream) / dt / 1e6, 2)}
+
+
+def settlement_latency(nbets, spins):
+    """Result frame bytes in -> HostLink -> journal + settle_spin + bets updated -> COMMIT (fsync)."""
+    from host_tools.daemon.journal import Journal
+    from host_tools.daemon.table import Table
+    rng = random.Random(1)
+    types = [lambda: {"type": "plein", "numbers": [rng.randrange(37)], "stake": 100 * rng.randint(1, 50)},
+             lambda: {"type": "cheval", "numbers": rng.choice([[1, 2], [14, 17], [0, 3], [32, 35]]), "stake": 500},
+             lambda: {"type": rng.choice(["rouge", "noir", "pair", "impair", "manque", "passe"]), "stake": 1000},
+             lambda: {"type": "douzaine", "which": rng.randint(1, 3), "stake": 2000},
+             lambda: {"type": "voisins", "unit": 200},
+             lambda: {"type": "tiers", "unit": 100}]
+    times, settle_only = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        table = Table(Journal(Path(tmp) / "bench.sqlite"), "T1")
+        table.set_open(True)
+        wire = []
+        dev = DeviceLink(wire.append, lambda: 0, KEY, "T1")
+        host = HostLink(wire.append, lambda: 0, KEY, wheel="T1")
+        host.hello()
+        dev.feed(wire.pop())
+        host.feed(b"".join(wire))
+        wire.clear()
+
+        def deliver(data):
+            t0 = time.perf_counter()
+            for rec in host.feed(data):
+                if rec["kind"] == "event":
+                    table.on_event(rec["boot"], rec["seq"], rec["event"], rec)
+                    host.acknowledge(rec["seq"])
+            return time.perf_counter() - t0
+
+        for spin in range(1, spins + 1):
+            for _ in range(nbets):
+                table.place({"player": "p%d" % rng.randrange(50), **rng.choice(types)()})
+            for ev in ({"ev": "launch", "t": 1, "spin": spin}, {"ev": "rnvp", "t": 2, "spin": spin}):
+                dev.emit(ev)
+                deliver(b"".join(wire))
+                wire.clear()
+            dev.emit(_result_event(spin, rng.randrange(37)))
+            data = b"".join(wire)
+            wire.clear()
+            times.append(deliver(data))
+            dev.feed(b"".join(wire))        # the ack
+            wire.clear()
+            row = table.j.one("SELECT COUNT(*) AS n FROM bets WHERE spin=? AND status='settled'", (spin,))
+            assert row["n"] == nbets, row
+        # settle_spin alone (no journal), for comparison
+        from cylindre.rules.settle import settle_spin
+        bets = [dict(rng.choice(types)(), id="x%d" % i) for i in range(nbets)]
+        for _ in range(5):
+            t0 = time.perf_counter()
+            settle_spin(rng.randrange(37), bets, [], None, None)
+            settle_only.append(time.perf_counter() - t0)
+        table.j.close()
+    ms = [t * 1000 for t in times]
+    return {"bets": nbets, "spins": spins, "result_to_durable_ms_median": round(statistics.median(ms), 1),
+            "result_to_durable_ms_max": round(max(ms), 1), "result_to_durable_ms_min": round(min(ms), 1),
+            "settle_spin_only_ms_median": round(statistics.median(settle_only) * 1000, 1),
+            "journal": "SQLite WAL, synchronous=FULL, on " + tempfile.gettempdir()}
+
+
+def run(args) -> int:
+    d = decoder_rate(args.frames)
+    print(f"link decoder: {d['decode_verify_fps']:,} frames/s through COBS+CRC-32+HMAC-SHA256 "
+          f"({d['mean_frame_bytes']} bytes a frame, {d['decode_verify_MBps']} MB/s); "
+          f"{d['host_link_fps']:,} frames/s through the whole host link (session, order, JSON)")
+    s = settlement_latency(args.bets, args.spins)
+    print(f"result frame -> settlement durable, {s['bets']} bets on the table: median {s['result_to_durable_ms_median']} ms, "
+          f"max {s['result_to_durable_ms_max']} ms over {s['spins']} spins (settle_spin alone {s['settle_spin_only_ms_median']} ms)")
+    out = {"part": "link", "python": platform.python_version(), "machine": platform.machine(),
+           "cpus": os.cpu_count(), "decoder": d, "settlement": s, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    p = Path(args.out)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps(out, indent=2) + "\n")
+    print(f"written {p}")
+    return 0
