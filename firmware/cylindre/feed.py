@@ -15,7 +15,7 @@ class FeedError(ValueError):
     """A malformed feed; `line` is the 1-based line number (0 when unknown)."""
 
     def __init__(self, line, message):
-        ValueError.__init__(self, "line %d: %s" % (line, message))
+        super().__init__("line %d: %s" % (line, message))
         self.line = line
         self.reason = message
 

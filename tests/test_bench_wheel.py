@@ -1,0 +1,150 @@
+"""The wheel bench's arithmetic on known inputs, and a small end-to-end run of the bench."""
+
+import argparse
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from host_tools.bench import wheel as bench
+from host_tools.sim import WheelSimulator
+from host_tools.sim.analysis import aggregate, assign, judge, percentile, summary
+
+
+def test_percentile_on_known_values():
+    xs = [15, 20, 35, 40, 50]
+    assert percentile(xs, 0) == 15 and percentile(xs, 100) == 50
+    assert percentile(xs, 50) == 35
+    assert percentile(xs, 40) == 29.0          # 20 + 0.6 * (35 - 20)
+    assert percentile([7], 99) == 7
+    assert percentile([], 50) is None
+    with pytest.raises(ValueError):
+        percentile(xs, 101)
+    s = summary([1, 2, 3, 4, 100])
+    assert (s["n"], s["min"], s["median"], s["max"], s["mean"]) == (5, 1, 3, 100, 22)
+    assert s["p99"] == pytest.approx(96.16)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(-10 ** 9, 10 ** 9), min_size=1, max_size=50), st.floats(0, 100))
+def test_percentile_is_numpys(xs, q):
+    assert percentile(xs, q) == pytest.approx(float(np.percentile(xs, q)), rel=1e-9, abs=1e-6)
+
+
+def _truth(spin, start, launch, drop=None, rest=None, number=None, fault=None, seen=None):
+    return {"spin": spin, "start_us": start, "launch_us": launch, "drop_us": drop, "rest_us": rest, "number": number,
+            "fault": fault, "valid": fault is None, "seen_us": seen, "rotor_rpm_x10": 200}
+
+
+def test_events_go_to_their_spin():
+    truths = [_truth(1, 1_000, 2_000), _truth(2, 10_000, 12_000), _truth(3, 20_000, 22_000)]
+    evs = [{"ev": "boot", "t": 0},
+           {"ev": "launch", "t": 2_500, "spin": 7}, {"ev": "status", "t": 9_000, "spin": 7},
+           {"ev": "launch", "t": 12_500, "spin": 8},
+           {"ev": "void", "t": 13_000, "spin": 7, "reason": "rotor_slow"},    # late, but spin 7's
+           {"ev": "fault", "t": 14_000, "code": "sensor_stuck"},
+           {"ev": "result", "t": 25_000, "spin": 9, "number": 4}]             # no launch seen: by time
+    per = assign(evs, truths)
+    assert [e["t"] for e in per[0]] == [2_500, 9_000, 13_000]
+    assert [e["t"] for e in per[1]] == [12_500, 14_000]
+    assert [e["t"] for e in per[2]] == [25_000]
+    # without start_us, a window opens 1 s before the launch
+    bare = [{"launch_us": 5_000_000}, {"launch_us": 9_000_000}]
+    per = assign([{"ev": "x", "t": 4_100_000}, {"ev": "x", "t": 7_999_999}, {"ev": "x", "t": 8_000_000}], bare)
+    assert [len(p) for p in per] == [2, 1]
+
+
+def test_judging_valid_spins():
+    tr = _truth(1, 0, 1_000_000, drop=18_000_000, rest=20_000_000, number=17, seen=20_400_000)
+    rnvp = {"ev": "rnvp", "t": 13_000_000}
+    good = judge(tr, [rnvp, {"ev": "result", "t": 21_000_000, "number": 17}])
+    assert good["outcome"] == "correct" and good["lead_us"] == 5_000_000 and not good["rnvp_late"]
+    assert good["latency_us"] == 1_000_000 and good["bound_us"] == 400_000
+    assert judge(tr, [{"ev": "result", "t": 21_000_000, "number": 3}])["outcome"] == "wrong"
+    voided = judge(tr, [{"ev": "void", "t": 5, "reason": "few_laps"}, {"ev": "result", "t": 9, "number": 17}])
+    assert voided["outcome"] == "void" and "latency_us" not in voided
+    assert judge(tr, [])["outcome"] == "missing"
+    late = judge(tr, [{"ev": "rnvp", "t": 18_500_000}])
+    assert late["rnvp_late"] and late["lead_us"] == -500_000
+    never = judge(tr, [])
+    assert never["rnvp_late"] and never["lead_us"] is None
+    assert judge(tr, [{"ev": "result", "t": 20_200_000, "number": 17}], bound_us=150_000)["bound_us"] == 150_000
+
+
+def test_judging_fault_spins():
+    tr = _truth(1, 0, 1, fault="power_cut", number=5)
+    assert judge(tr, [{"ev": "void", "t": 1, "reason": "restart"}])["outcome"] == "caught"
+    assert judge(tr, [{"ev": "void", "t": 1, "reason": "rotor_slow"}])["outcome"] == "other_void"
+    assert judge(tr, [{"ev": "result", "t": 1, "number": 5}])["outcome"] == "paid"
+    assert judge(tr, [])["outcome"] == "missed"
+    st_ = judge(_truth(2, 0, 1, fault="sensor_stuck"), [{"ev": "fault", "t": 1, "code": "sensor_stuck"},
+                                                       {"ev": "result", "t": 2, "number": 1}])
+    assert st_["caught"] and st_["paid"] and st_["outcome"] == "caught"
+
+
+def test_aggregate_counts_and_table():
+    ok = dict(_truth(1, 0, 1, drop=10, rest=20, number=1, seen=25))
+    recs = [judge(ok, [{"ev": "rnvp", "t": 10 - lead}, {"ev": "result", "t": 20 + lat, "number": 1}])
+            for lead, lat in [(4, 10), (6, 20), (8, 30), (-1, 40)]]
+    recs.append(judge(ok, [{"ev": "result", "t": 50, "number": 2}]))
+    recs.append(judge(_truth(9, 0, 1, fault="void_button"), [{"ev": "void", "t": 3, "reason": "void_button"}]))
+    recs.append(judge(_truth(9, 0, 1, fault="void_button"), []))
+    recs.append(judge(_truth(9, 0, 1, fault="power_cut", number=4), [{"ev": "result", "t": 3, "number": 4}]))
+    f = aggregate(recs)
+    assert f["spins"] == 8 and f["valid"] == 5
+    assert f["valid_outcomes"] == {"correct": 4, "wrong": 1, "void": 0, "missing": 0}
+    assert f["correct_rate"] == 0.8
+    assert f["rnvp_lead_us"]["min"] == -1 and f["rnvp_lead_us"]["median"] == 5 and f["rnvp_lead_us"]["max"] == 8
+    assert f["rnvp_late"] == 2 and f["rnvp_missing"] == 1
+    assert f["result_latency_us"]["n"] == 4 and f["result_latency_us"]["median"] == 25
+    assert f["result_bound_us"]["median"] == 5
+    assert f["latency_over_bound_us"]["min"] == 5 and f["latency_below_bound"] == 0
+    assert f["faults"]["void_button"] == {"spins": 2, "caught": 1, "other_void": 0, "paid": 0, "missed": 1,
+                                          "reports": {"void:void_button": 1, "(nothing)": 1}}
+    assert f["faults"]["power_cut"]["paid"] == 1
+    assert f["valid_failures"][0]["outcome"] == "wrong"
+
+
+def _args(tmp_path, **kw):
+    p = argparse.ArgumentParser()
+    bench.add_arguments(p)
+    a = p.parse_args([])
+    a.out = tmp_path
+    a.jobs = 1
+    a.mpy_spins = 0
+    a.no_plots = True
+    for k, v in kw.items():
+        setattr(a, k, v)
+    return a
+
+
+def test_bench_end_to_end_small(tmp_path, capsys):
+    assert bench.run(_args(tmp_path, spins=24, fault_every=3, scenarios="void_button,power_cut")) == 0
+    f = json.loads((tmp_path / "wheel.json").read_text())
+    assert f["spins"] == 24 and f["valid"] == 16
+    assert sum(f["valid_outcomes"].values()) == 16
+    assert sum(row["spins"] for row in f["faults"].values()) == 8
+    assert set(f["faults"]) == {"void_button", "power_cut"}
+    assert f["run"]["sensor_events"] > 24 * 5000
+    out = capsys.readouterr().out
+    assert "valid spins:" in out and "rien ne va plus" in out
+
+
+def test_bench_on_foreign_feeds(tmp_path):
+    """--feeds reads FEED + FEED.truth.jsonl from a folder (here written with a sparse truth)."""
+    feeds = tmp_path / "feeds"
+    feeds.mkdir()
+    sim = WheelSimulator(seed=31)
+    spins = [sim.spin() for _ in range(3)]
+    for sp in spins:      # another simulator need not write our extra truth keys
+        for k in ("start_us", "end_us", "seen_us", "bounced_pockets", "first_lap_us", "rotor_rpm_x10"):
+            sp.truth.pop(k, None)
+    sim.write_feed(feeds / "other.feed", spins)
+    out = tmp_path / "out"
+    assert bench.run(_args(out, feeds=feeds)) == 0
+    f = json.loads((out / "wheel.json").read_text())
+    assert f["spins"] == 3 and f["valid"] == 3
+    assert f["result_bound_us"]["n"] == f["result_latency_us"]["n"]
+    assert bench.run(_args(tmp_path / "o2", feeds=tmp_path / "out")) == 2     # no feed there

@@ -1,0 +1,123 @@
+"""Each fault scenario and imperfection leaves its mark in the feed, and its name in the truth."""
+
+import numpy as np
+import pytest
+
+from host_tools.sim import EXPECTED, REALISTIC, SCENARIOS, WheelSimulator
+from host_tools.sim.decode import encoder_counts, sightings
+from host_tools.sim.scenarios import parse_list
+
+
+def _pair(scenario, seed=3):
+    """A valid spin, then the scenario's spin, then a valid spin."""
+    sim = WheelSimulator(seed=seed)
+    return sim, [sim.spin(), sim.spin(scenario), sim.spin()]
+
+
+def _sig(sp, name):
+    k = sp.names.index(name)
+    m = sp.code == k
+    return sp.t_us[m], sp.level[m]
+
+
+def test_every_scenario_has_a_description_and_expected_reports():
+    assert set(SCENARIOS) == set(EXPECTED)
+    assert len(SCENARIOS) == 11
+    assert parse_list("all") == sorted(SCENARIOS)
+    assert parse_list("none") == [] and parse_list("") == []
+    assert parse_list("power_cut, void_button") == ["power_cut", "void_button"]
+    with pytest.raises(ValueError, match="bogus"):
+        parse_list("power_cut,bogus")
+    with pytest.raises(ValueError):
+        WheelSimulator(seed=1).spin("bogus")
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_scenario_truth(scenario):
+    sim, (before, sp, after) = _pair(scenario)
+    tr = sp.truth
+    assert tr["fault"] == scenario and tr["valid"] is False
+    assert before.truth["valid"] and after.truth["valid"]
+    # a voided spin does not count as "previous": the next spin reverses the last valid one
+    assert after.truth["rotor_dir"] == -before.truth["rotor_dir"]
+    if scenario == "same_direction":
+        assert tr["ball_dir"] == tr["rotor_dir"]
+    else:
+        assert tr["ball_dir"] == -tr["rotor_dir"]
+    if scenario == "rotor_not_reversed":
+        assert tr["rotor_dir"] == before.truth["rotor_dir"]
+    elif scenario != "same_direction":
+        assert tr["rotor_dir"] == -before.truth["rotor_dir"]
+    if scenario == "few_laps":
+        assert tr["laps"] < 4
+    if scenario == "launch_slow":
+        assert tr["first_lap_us"] > 1_000_000
+    if scenario in ("ball_off_wheel", "void_button"):
+        assert tr["number"] is None and tr["rest_us"] is None
+        for j in range(len(sim.geometry["pocket_sensors_deg"])):
+            t, _ = _sig(sp, "POCKET%d" % j)
+            assert len(t) == 0
+    else:
+        assert tr["number"] is not None
+    if scenario == "void_button":
+        t, lv = _sig(sp, "VOID")
+        assert list(lv) == [1, 0] and tr["launch_us"] < t[0]
+    if scenario == "power_cut":
+        t, lv = _sig(sp, "RESET")
+        assert list(lv) == [1, 0] and t[0] == tr["cut_us"]
+    if scenario == "sensor_dead":
+        t, _ = _sig(sp, tr["sensor"])
+        assert len(t) == 0
+    if scenario == "sensor_stuck":
+        t, lv = _sig(sp, tr["sensor"])
+        assert lv[-1] == 0 and lv[-2] == 1 and t[-1] - t[-2] > 5_000_000
+    if scenario == "rotor_stopping":
+        a, b = sp.names.index("A"), sp.names.index("B")
+        enc = sp.t_us[(sp.code == a) | (sp.code == b)]
+        assert enc[-1] < tr["drop_us"]                 # the rotor stood still before the drop ...
+        assert tr["end_us"] - enc[-1] > 5_000_000      # ... and until the end of the spin
+    if scenario == "encoder_loss":
+        a, b, z = (sp.names.index(n) for n in ("A", "B", "Z"))
+        count = encoder_counts(sp.code, sp.level.astype(np.int64), a, b)
+        rows = np.nonzero((sp.code == z) & (sp.level == 1))[0]
+        per_turn = set(np.abs(np.diff(count[rows])).tolist())
+        cpr = sim.geometry["cpr"]
+        assert cpr in per_turn and any(x % 4 == 0 and x < cpr for x in per_turn)
+
+
+def test_ball_off_wheel_stops_the_ball_passes():
+    _, (_, sp, _) = _pair("ball_off_wheel", seed=8)
+    t, _ = _sig(sp, "BALL0")
+    assert t[-1] < sp.truth["off_us"]
+
+
+def test_imperfections_keep_the_spin_valid_and_decodable():
+    clean = WheelSimulator(seed=4)
+    rough = WheelSimulator(seed=4, imperfections=dict(REALISTIC, miss=0.05, spurious=2.0))
+    n_clean = n_rough = 0
+    for _ in range(8):
+        c, r = clean.spin(), rough.spin()
+        assert r.truth["valid"]
+        assert np.all(np.diff(r.t_us) >= 0)
+        for k in range(len(r.names)):
+            lv = r.level[r.code == k]
+            assert np.all(lv[1:] != lv[:-1])
+        n_clean += len(c)
+        n_rough += len(r)
+        seen = sightings(rough.geometry, r.names, r.t_us, r.code, r.level.astype(np.int64))
+        final = [x[2] for x in seen if x[0] >= r.truth["rest_us"] + 100_000]
+        assert final.count(r.truth["number"]) >= len(final) - 2
+    assert n_rough != n_clean
+    with pytest.raises(ValueError):
+        WheelSimulator(seed=1, imperfections={"wobble": 1})
+    with pytest.raises(ValueError):
+        WheelSimulator(seed=1, imperfections={"miss": 2})
+
+
+def test_contact_bounce_adds_short_pulses():
+    sim = WheelSimulator(seed=4, imperfections={"bounce": True})
+    sp = sim.spin("void_button")
+    t, lv = _sig(sp, "VOID")
+    assert len(t) > 2
+    widths = (t[1::2] - t[0::2])
+    assert widths.min() < 1000 and widths.max() > 250_000
