@@ -24,8 +24,9 @@ the injected `clock_ms` (a non-wrapping millisecond count). Wiring on the Pico (
 `write(data)` may raise or drop bytes (USB CDC with no reader drops after ~500 ms): nothing is
 lost, the outbox keeps every event until the host's ACK says it is durable.
 
-When the outbox nears its capacity the link calls `controller.set_accepting(False, "outbox_full")`
-so no new spin starts; it calls `set_accepting(True)` once the host has drained it. A result, a
+When the outbox nears its capacity (`capacity - reserve` events), at the end of the spin running
+(its result or void) the link calls `controller.set_accepting(False, "outbox_full")` so no new
+spin starts (at once if only 4 places are left); it calls `set_accepting(True)` once the host has drained it. A result, a
 void, a boot or a rien ne va plus is never dropped: if the outbox is completely full, the oldest
 informational event (launch, drop, fault) is shrunk to an `{"ev": "evicted"}` tombstone instead
 (counted in `evicted`); with nothing left to shrink the outbox grows past capacity (`overrun`).
@@ -49,6 +50,7 @@ _RESERVE = const(16)
 _WINDOW = const(8)
 _RTO_MS = const(400)
 _EVICTABLE = ("launch", "drop", "fault")
+_SPIN_END = ("result", "void", "boot")
 COMMANDS = ("open_table", "close_table", "get_settings", "set_setting", "status", "history", "set_time")
 
 
@@ -144,7 +146,10 @@ class DeviceLink:
         self._kinds.append(kind)
         self._payloads.append(payload)
         self._next_seq += 1
-        if self.accepting and len(self._seqs) >= self.high_water:
+        n = len(self._seqs)
+        # stop between spins (after a result, a void, a boot), so the spin running can finish on
+        # the reserve; stop at once if the reserve itself is nearly used
+        if self.accepting and n >= self.high_water and (kind in _SPIN_END or n >= self.capacity - 4):
             self.accepting = False
             if self._ctl is not None:
                 self._ctl.set_accepting(False, "outbox_full")
