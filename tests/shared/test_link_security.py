@@ -119,7 +119,9 @@ def test_full_outbox_stops_spins_and_never_drops_a_result():
     r = Rig(capacity=12, reserve=4)
     for e in _events(8):
         r.dev.emit(e)
-    assert r.ctl.accepting == [(False, "outbox_full")]
+    assert r.ctl.accepting == []            # never from inside the controller's emit ...
+    r.dev.poll()
+    assert r.ctl.accepting == [(False, "outbox_full")]   # ... but at the next poll
     assert not r.dev.accepting
     for e in _events(4, start=8, kind="launch") + _events(3, start=12):
         r.dev.emit(e)

@@ -17,7 +17,7 @@ the injected `clock_ms` (a non-wrapping millisecond count). Wiring on the Pico (
         if data:
             link.feed(data)
         ctl.tick(now_us())
-        link.poll()                                # (re)sends, acks, Cammegh status
+        link.poll()                                # (re)sends, Cammegh status, set_accepting
         time.sleep_ms(5)
 
 `now_us()` is the controller's own non-wrapping microsecond clock (ticks unwrapped by main.py).
@@ -96,6 +96,7 @@ class DeviceLink:
         self._sent = 0              # entries from the head sent since the last go-back
         self._progress_ms = 0
         self.accepting = True
+        self._tell = False
         self.evicted = 0
         self.overrun = 0
         self.rejected = 0
@@ -151,8 +152,7 @@ class DeviceLink:
         # the reserve; stop at once if the reserve itself is nearly used
         if self.accepting and n >= self.high_water and (kind in _SPIN_END or n >= self.capacity - 4):
             self.accepting = False
-            if self._ctl is not None:
-                self._ctl.set_accepting(False, "outbox_full")
+            self._tell = True   # told from poll(), never from inside the controller's own emit
 
     # -- bytes from the host ------------------------------------------------------------------
     def feed(self, data):
@@ -220,8 +220,7 @@ class DeviceLink:
             self._progress_ms = self._clock()
         if not self.accepting and len(self._seqs) <= self.low_water:
             self.accepting = True
-            if self._ctl is not None:
-                self._ctl.set_accepting(True)
+            self._tell = True
         self._pump()
 
     def _command(self, f):
@@ -288,6 +287,9 @@ class DeviceLink:
     def poll(self):
         """Call often (every loop): retransmits after a silent `rto_ms`, drives Cammegh status."""
         now = self._clock()
+        if self._tell and self._ctl is not None:
+            self._tell = False
+            self._ctl.set_accepting(self.accepting, None if self.accepting else "outbox_full")
         if self.cammegh is not None:
             self.cammegh.poll(now)
         if self._dn is None:
