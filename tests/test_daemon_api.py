@@ -134,3 +134,21 @@ def test_live_event_stream(api):
     api("POST", "/bets", {"player": "ana", "type": "noir", "stake": 1000})
     t.join(5)
     assert "bet" in got
+
+
+def test_status_command_prints_link_wheel_and_table(api, capsys):
+    import argparse
+    from host_tools.daemon import status_cli
+    api("POST", "/bets", {"player": "ana", "type": "noir", "stake": 1000})
+    code = status_cli.run(argparse.Namespace(http=api.base[len("http://"):], json=False))
+    out = capsys.readouterr().out
+    assert code == 1                                   # the link is down: no wheel on this port
+    assert out.startswith("link   DOWN") and "wheel  T1" in out
+    assert "table  betting" in out and "1 bets on the table, 10.00 €" in out
+
+
+def test_status_command_without_a_daemon(capsys):
+    import argparse
+    from host_tools.daemon import status_cli
+    assert status_cli.run(argparse.Namespace(http="127.0.0.1:9", json=False)) == 2
+    assert "no daemon" in capsys.readouterr().err
