@@ -64,8 +64,9 @@ def test_no_confirmed_pocket_in_time_is_no_result():
     w.run(ctl, drop + 30000000)
     assert _reasons(log) == ["no_result"], log.kinds()
     assert not log.of("result")
+    # One sensor and two sightings: two rotor turns (3 s at 20 rpm) plus bounces and a margin.
     v = log.of("void")[0]
-    assert 20000000 <= v["t"] - log.of("drop")[0]["t"] <= 20100000
+    assert 14500000 <= v["t"] - log.of("drop")[0]["t"] <= 14600000, v
 
 
 def test_ball_seen_in_no_pocket_left_the_wheel():

@@ -1,13 +1,16 @@
 """The ball (bille) on its track: launch, direction and lap periods from the ball-track sensors.
 
-A pass is the rising edge of a ball-track sensor. The lap period is the time between two passes
-of the reference sensor (the first one the ball passed in this run). The direction comes from
-the order and spacing of passes: sensors a few degrees apart are passed close together in the
-ball's direction, then a long gap follows.
+The ball-track sensors sit a few degrees apart, so each lap the ball passes them in a tight group.
+A lap ends at each new group; its time is the reference sensor's pass (the sensor that saw the ball
+first in this run), or, when that sensor missed the ball, another sensor's pass moved back by the
+angle between them. Inside a group the order of the sensors gives the direction. A pass that
+comes far too soon for a new lap is noise (the ball cannot speed up), and contact chatter on one
+sensor inside a group counts once.
 """
 
 MAX_LAPS = 64          # lap periods kept per spin (a real spin has 13-21): bounded memory
 MIN_LAP_US = 150000    # no ball laps a track faster than this
+FIRST_GROUP_US = 100000  # the first group, before any lap is known
 
 
 class Ball:
@@ -21,84 +24,222 @@ class Ball:
         self.on_track = False
         self.ref = -1
         self.first_t = 0
-        self.last_ref_t = 0
+        self.group_t = 0            # reference time of the current group (lap start)
+        self.last_ref_t = 0         # same, the name the controller uses
         self.last_pass_t = 0
-        self.laps = []              # lap periods (us) at the reference sensor, at most MAX_LAPS
+        self.laps = []              # lap periods (us), at most MAX_LAPS
         self.lap_end = []           # time each of those laps ended
         self.nlaps = 0              # complete laps, even past MAX_LAPS
         self.passes = 0
         self.seen = [0] * self.n    # passes per sensor in this run
         self.last_seen = [0] * self.n
-        self._p = [-1, -1, -1]      # last three passes: sensor, time
-        self._pt = [0, 0, 0]
+        self.in_group = [0] * self.n  # which sensors the current group holds
+        self.group_size = 0
+        self.first_in_group = -1
+        self.first_pass_t = 0       # time of the group's first pass
+        self.prev_group_t = 0       # the group before the current one
+        self.first_size = 0         # sensors in the run's first group
+        self.groups = 0             # groups in the run, counting those a restart forgot
+        self.strong = 0             # groups that held two sensors or more
+        self.longest_first = 0      # the first lap, or the longest one a restart forgot
+        self.alt_t = 0              # a pass half a lap after a group: missed lap or noise?
+        self.alt_ref = 0
+        self.alt_sensor = 0
         self.votes = 0              # > 0 clockwise, < 0 counter-clockwise
-        self.any_period = 0         # latest lap period at any sensor (the reference may fail)
+        self.missed = [0] * self.n  # consecutive groups without this sensor
 
     def start(self, t, sensor):
         self.reset()
         self.on_track = True
         self.ref = sensor
         self.first_t = t
-        self.last_ref_t = t
-        self.last_pass_t = t
-        self._pass(t, sensor)
+        self._open_group(t, t, sensor)
 
     def _cw_deg(self, i, j):
         return (self.deg[j] - self.deg[i]) % 360.0
 
-    def _pass(self, t, sensor):
+    def _open_group(self, t, t_ref, sensor):
+        self.groups += 1
+        for s in range(self.n):
+            if self.passes and not self.in_group[s]:
+                self.missed[s] += 1
+            self.in_group[s] = 0
+        self.group_size = 0
+        self.prev_group_t = self.group_t
+        self._base(t, t_ref, sensor)
+        self._mark(t, sensor)
+
+    def _base(self, t, t_ref, sensor):
+        self.group_t = t_ref
+        self.last_ref_t = t_ref
+        self.first_in_group = sensor
+        self.first_pass_t = t
+
+    def _mark(self, t, sensor):
         self.passes += 1
-        if self.seen[sensor]:
-            self.any_period = t - self.last_seen[sensor]
+        self.group_size += 1
+        if self.group_size == 2:
+            self.strong += 1
+        self.in_group[sensor] = 1
+        self.missed[sensor] = 0
         self.seen[sensor] += 1
         self.last_seen[sensor] = t
         self.last_pass_t = t
-        p = self._p
-        pt = self._pt
-        p[0] = p[1]
-        p[1] = p[2]
-        p[2] = sensor
-        pt[0] = pt[1]
-        pt[1] = pt[2]
-        pt[2] = t
-        i = p[0]
-        j = p[1]
-        k = p[2]
-        if i < 0 or i == j or j == k:
-            return
-        g1 = pt[1] - pt[0]
-        g2 = pt[2] - pt[1]
-        if g1 + g2 <= 0:
-            return
-        r = g1 / (g1 + g2)
-        a1 = self._cw_deg(i, j)
-        a2 = self._cw_deg(j, k)
-        if a1 + a2 <= 0 or (360.0 - a1) + (360.0 - a2) <= 0:
-            return
-        rcw = a1 / (a1 + a2)
-        rccw = (360.0 - a1) / ((360.0 - a1) + (360.0 - a2))
-        if abs(r - rcw) < abs(r - rccw):
-            self.votes += 1
-        elif abs(r - rccw) < abs(r - rcw):
-            self.votes -= 1
+
+    def pace(self):
+        """The latest lap period (0 before a lap)."""
+        return self.laps[-1] if self.laps else 0
+
+    def last_period(self):
+        return self.laps[-1] if self.laps else 0
+
+    def _ref_time(self, t, sensor, period):
+        """When the ball passed the reference sensor, from a pass at `sensor` at t."""
+        if sensor == self.ref or period <= 0:
+            return t
+        d = self.direction()
+        if d == 0:
+            return t
+        # Angle the ball still runs from this sensor to the reference, in (-180, 180].
+        a = self._cw_deg(sensor, self.ref) if d > 0 else self._cw_deg(self.ref, sensor)
+        if a > 180.0:
+            a -= 360.0
+        return t + int(period * a / 360.0)
 
     def passed(self, t, sensor):
-        """A pass during the run. Returns the completed lap period (us) or 0."""
-        if sensor == self.ref:
-            period = t - self.last_ref_t
-            prev = self.laps[-1] if self.laps else 0
-            # The ball cannot speed up: a pass far too soon is noise or a bounce, not a lap.
-            if period < MIN_LAP_US or period * 10 < prev * 6:
+        """A pass (rising edge) during the run. Returns the completed lap period (us) or 0."""
+        pace = self.pace()
+        window = pace // 4 if pace else FIRST_GROUP_US
+        since = t - self.group_t
+        if since < window:
+            # Same group: the order of two sensors gives the direction; chatter counts once.
+            if self.in_group[sensor]:
                 return 0
-        self._pass(t, sensor)
-        if sensor != self.ref:
+            first = self.first_in_group
+            gap = t - self.first_pass_t
+            if pace and self.group_size == 1 and first != sensor and not self._close(first, sensor, gap, pace):
+                # Too far from the group's only pass for sensors a few degrees apart: that pass
+                # was spurious. The group (and the lap it closed) start at this pass instead.
+                return self._rebase(t, sensor, pace)
+            if first >= 0 and first != sensor:
+                if self._cw_deg(first, sensor) < 180.0:
+                    self.votes += 1
+                else:
+                    self.votes -= 1
+            self._mark(t, sensor)
+            if self.nlaps == 1 and self.group_size == 2 and self.first_size == 1:
+                # The run began with a lone pass and the ball's first full group follows:
+                # that lone pass was spurious. The run starts again here.
+                self._restart()
             return 0
-        self.last_ref_t = t
+        t_ref = self._ref_time(t, sensor, pace if pace else since)
+        if self.alt_t:
+            a = self.alt_ref
+            h1 = a - self.group_t
+            h2 = t_ref - a
+            self.alt_t = 0
+            if h1 * 95 <= h2 * 100 <= h1 * 120 and len(self.laps) == self.nlaps:
+                # Confirmed: the last "lap" was two. Split it; the half-way pass opens a group.
+                p = self.laps[-1]
+                half = p // 2
+                self.laps[-1] = half
+                self.lap_end[-1] = self.lap_end[-1] - (p - half)
+                self._add_lap(p - half, self.group_t)
+                self._open_group(a, a, self.alt_sensor)
+                self._add_lap(h1, a)
+                pace = h1
+        period = t_ref - self.group_t
+        # The ball cannot speed up: a lap shorter than the last one (beyond timing jitter) is a
+        # spurious pulse, not the ball; the ball's own pass follows and is counted.
+        if period < MIN_LAP_US or (pace and period * 100 < pace * 95):
+            if self.nlaps == 1 and self.group_size >= 2 and pace * 42 <= period * 100 <= pace * 60 \
+                    and len(self.laps) == 1:
+                # Half the first lap: it may have been two laps, every sensor having missed the
+                # ball once (later laps are split when they end, against the lap before); or
+                # this is a spurious pulse. The next pass tells (see below).
+                self.alt_t = t
+                self.alt_ref = t_ref
+                self.alt_sensor = sensor
+                return 0
+            if self.group_size == 1 and self.n >= 2 and self.nlaps >= 1:
+                # Unless the current group, a lone pass, was the spurious one.
+                p2 = t_ref - self.prev_group_t
+                prev = self.laps[-2] if len(self.laps) >= 2 else 0
+                if p2 >= MIN_LAP_US and (not prev or p2 * 100 >= prev * 95):
+                    return self._rebase(t, sensor, prev or p2)
+            return 0
+        if self.nlaps == 0:
+            self.first_size = self.group_size
+            if period > self.longest_first:
+                self.longest_first = period
+        self._open_group(t, t_ref, sensor)
+        if pace and pace * 17 <= period * 10 <= pace * 24:
+            # Every sensor missed the ball once: two laps went by.
+            half = period // 2
+            self._add_lap(half, t_ref - (period - half))
+            period -= half
+        self._add_lap(period, t_ref)
+        return period
+
+    def _add_lap(self, period, end):
         self.nlaps += 1
         if len(self.laps) < MAX_LAPS:
             self.laps.append(period)
-            self.lap_end.append(t)
+            self.lap_end.append(end)
+
+    def split_first(self):
+        """The first lap was two (every sensor missed the ball once): split it."""
+        if len(self.laps) < 2 or self.laps[0] * 10 < self.laps[1] * 17:
+            return False
+        p = self.laps[0]
+        half = p // 2
+        self.laps.insert(0, half)
+        self.laps[1] = p - half
+        self.lap_end.insert(0, self.lap_end[0] - (p - half))
+        self.nlaps += 1
+        return True
+
+    def _restart(self):
+        """Forget the laps: the current group is the run's first."""
+        self.laps = []
+        self.lap_end = []
+        self.nlaps = 0
+        self.votes = 0
+        first = self.first_in_group
+        for s in range(self.n):
+            if self.in_group[s] and s != first:
+                self.votes += 1 if self._cw_deg(first, s) < 180.0 else -1
+        self.ref = first
+        self.group_t = self.first_pass_t
+        self.last_ref_t = self.group_t
+        self.first_t = self.group_t
+
+    def _close(self, a, b, gap, pace):
+        """Can passes of sensors a then b, `gap` us apart, be the ball at this pace?"""
+        d = self._cw_deg(a, b)
+        if d > 180.0:
+            d = 360.0 - d
+        expect = pace * d / 360.0
+        return gap <= expect + pace // 50 + 2000
+
+    def _rebase(self, t, sensor, pace):
+        """Replace the current group's lone pass by this one; the last lap ends here. Returns the
+        corrected lap period."""
+        self.in_group[self.first_in_group] = 0
+        self.group_size = 0
+        t_ref = self._ref_time(t, sensor, pace)
+        self._base(t, t_ref, sensor)
+        self._mark(t, sensor)
+        self.passes -= 1
+        period = t_ref - self.prev_group_t
+        if self.laps and len(self.laps) == self.nlaps:
+            self.laps[-1] = period
+            self.lap_end[-1] = t_ref
         return period
+
+    def pending_first(self):
+        """The first lap period to report for a short run."""
+        return self.laps[0] if self.laps else self.longest_first
 
     def direction(self):
         """1 clockwise, -1 counter-clockwise, 0 not known yet."""
@@ -108,25 +249,11 @@ class Ball:
             return -1
         return 0
 
-    def last_period(self):
-        return self.laps[-1] if self.laps else 0
-
-    def pace(self):
-        """The longest recent lap period seen by any sensor (0 before a lap)."""
-        p = self.laps[-1] if self.laps else 0
-        return p if p > self.any_period else self.any_period
-
     def silent_sensor(self, t):
-        """Index of a ball-track sensor that missed the ball for two laps while others saw it, or -1."""
-        if not self.on_track or self.nlaps < 2 or self.n < 2:
+        """Index of a ball-track sensor absent from the last 3 groups while others saw the ball, or -1."""
+        if not self.on_track or self.n < 2:
             return -1
-        span = t - self.lap_end[-2] if len(self.lap_end) >= 2 else 0
         for s in range(self.n):
-            if s == self.ref:
-                # The others still see the ball a lap after the reference last did.
-                if t - self.last_ref_t > span and t - self.last_pass_t < span // 2:
-                    return s
-                continue
-            if self.seen[s] == 0 or t - self.last_seen[s] > span:
+            if self.missed[s] >= 3:
                 return s
         return -1

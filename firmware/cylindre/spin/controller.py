@@ -8,15 +8,17 @@ as a callable. Events are plain dicts handed to `emit` (docs/events.md). The spi
          --confirmed pocket--> result            (any phase) --misspin/fault--> void
 """
 
-from cylindre.spin.settings import build, check_one, coherence, SPIN
+from cylindre.spin.settings import build, check_one, coherence, SPIN, confirm_sightings, confirm_sensors
 from cylindre.spin.rotor import Rotor
 from cylindre.spin.ball import Ball
 from cylindre.spin.pockets import Pockets
 from cylindre.spin.health import Health, OK, STUCK, SILENT
-from cylindre.spin.predict import predict
+from cylindre.spin.predict import predict, fit
 
 FW = "cylindre-fw 0.1"
 HISTORY = 10
+MIN_FIT_LAPS = 4       # laps before the prediction may call rien ne va plus (the lap limit may)
+OFF_WHEEL_LAPS = 1.5    # gone from the track this many laps before the predicted drop: off the wheel
 
 IDLE = "idle"
 IN_RIM = "ball_in_rim"
@@ -59,6 +61,7 @@ class Controller:
         self.last_number = None
         self.hist = []
         self.table_open = bool(s["open_at_boot"])
+        self.drop_us = s["drop_lap_us"]   # critical lap period, learnt from the spins seen
         self.accepting = True
         self.t = 0
         self.next_status = 0
@@ -70,7 +73,10 @@ class Controller:
         s = self.s
         self.rotor = Rotor(s["cpr"], s["index_tolerance"])
         self.ball = Ball(s["ball_sensors_deg"])
-        self.pockets = Pockets(s["pocket_sensors_deg"], s["index_offset_deg"], s["cpr"])
+        self.pockets = Pockets(s["pocket_sensors_deg"], s["index_offset_deg"], s["cpr"],
+                               s["pocket_min_us"])
+        self.need = confirm_sightings(s)
+        self.need_sensors = confirm_sensors(s)
         nb = len(s["ball_sensors_deg"])
         npk = len(s["pocket_sensors_deg"])
         self.ball_names = ["BALL%d" % i for i in range(nb)]
@@ -81,12 +87,15 @@ class Controller:
             self.ball_up[i] = -1
         self.void_up = -1
         self.candidate = False
+        self.pending = 0                # first lap period, waiting for the direction
+        self.absorb_until = -1          # after a restart mid-spin: the old ball's run until then
 
     def _new_spin_state(self):
         self.rnvp_t = None
         self.call_t = None
         self.pred = None
         self.drop_t = None
+        self.track_end_t = None     # the spin's ball's last pass (later passes: a relaunch or noise)
         self.rotor_dir = 0
         self.ball_dir = 0
 
@@ -107,6 +116,9 @@ class Controller:
             h = rec.get("hist")
             if isinstance(h, list):
                 self.hist = [e for e in h if isinstance(e, list) and len(e) == 5][-HISTORY:]
+            d = _int(rec.get("drop_us"), 0)
+            if s_ok(d) and self.s["learn_drop"]:
+                self.drop_us = d
             if rec.get("in_spin") is not None:
                 interrupted = _int(rec.get("in_spin"), None)
         self.emit({"ev": "boot", "t": t_us, "reset_cause": reset_cause, "spin": self.spin,
@@ -117,6 +129,11 @@ class Controller:
             self.emit({"ev": "void", "t": t_us, "spin": interrupted, "reason": "restart",
                        "detail": "the controller restarted (%s) during this spin" % (reset_cause,)})
         self.phase = IDLE
+        if interrupted is not None:
+            # The ball of the voided spin may still run: a run that starts within a slow lap of
+            # the boot is that ball, not a launch.
+            self.phase = VOID
+            self.absorb_until = t_us + self.drop_us * 3 // 2
         self._save(None)
         self.next_status = t_us
 
@@ -147,11 +164,14 @@ class Controller:
         self._check_stuck(t_us, c)
         ph = self.phase
         b = self.ball
+        if self.candidate and self.pending and t_us - b.first_pass_t > b.pace() // 4 \
+                and (b.strong or b.nlaps >= 2) and not self._slow_first():
+            self._launch(t_us, self.pending)     # the group is over and gave no direction
         if b.on_track and t_us - b.last_pass_t > self._drop_wait():
             self._off_track(t_us)
             ph = self.phase
         if ph == IN_RIM:
-            if self.call_t is not None and t_us >= self.call_t:
+            if self.call_t is not None and t_us >= self.call_t and b.nlaps >= MIN_FIT_LAPS:
                 self._rnvp(t_us, "prediction")
             elif t_us - b.last_ref_t >= self.s["rnvp_max_lap_us"]:
                 self._rnvp(t_us, "slow_lap")
@@ -159,13 +179,7 @@ class Controller:
             self._void("rotor_slow", "rotor at %d rpm x10, below %d during the spin"
                        % (r.rpm_x10, self.s["rotor_min_rpm_x10"]))
         if self.phase == DROPPED:
-            self._check_pocket_silent(t_us)
-            if self.phase == DROPPED and t_us - self.drop_t > self.s["result_timeout_us"]:
-                if self.pockets.sightings and self.pockets.sightings[-1][0] > b.last_pass_t:
-                    self._void("no_result", "no confirmed pocket within %d us of the drop"
-                               % self.s["result_timeout_us"])
-                else:
-                    self._void("ball_off_wheel", "no pocket sensor saw the ball after the drop")
+            self._dropped_tick(t_us, c)
         if t_us >= self.next_status:
             self.next_status = t_us + self.s["status_us"]
             self._status(t_us)
@@ -260,26 +274,53 @@ class Controller:
             self.health.set(name, OK)
         b = self.ball
         if not b.on_track:
-            if self.phase == DROPPED:
-                self._void("no_result", "the ball was on the track again before a result")
             b.start(t, i)
-            self.candidate = self.table_open and self.phase not in _SPINNING
+            self.candidate = self.table_open and self.phase not in (IN_RIM, NO_MORE) \
+                and t > self.absorb_until
+            self.pending = 0
             return
         period = b.passed(t, i)
         if self.candidate:
-            if period:
-                self.candidate = False
-                self._launch(t, period)
+            if period and not self.pending:
+                self.pending = period
+            if b.nlaps == 0:
+                self.pending = 0        # the run started again (a spurious first pass)
+            if self._slow_first():
+                return
+            # Launch once the group closing the first lap holds two sensors (a lone pass
+            # may be spurious) and the direction is known; else when its window is over (tick).
+            if self.pending and b.direction() != 0 and b.group_size >= 2:
+                self._launch(t, self.pending)
             return
         if self.phase in (IN_RIM, NO_MORE):
             s = b.silent_sensor(t)
             if s >= 0 and self.health.set(self.ball_names[s], SILENT):
                 self._sensor_fault(self.ball_names[s], SILENT, "missed the ball for a lap")
                 return
-            if period and self.phase == IN_RIM:
+            if period:
                 self._predict(t)
 
+    def _slow_first(self):
+        """A first lap over the launch limit waits for the second: it may be two laps with every
+        sensor missing the ball once (then it is split), or a slow launch indeed."""
+        b = self.ball
+        if self.pending <= self.s["launch_max_lap_us"]:
+            return False
+        if b.nlaps < 2:
+            return True
+        b.split_first()
+        if b.laps:
+            self.pending = b.laps[0]
+        return False
+
     def _launch(self, t, period):
+        self.candidate = False
+        self.pending = 0
+        if self.phase == DROPPED:
+            if self.pockets.run_start(self._track_end()) >= 0:
+                self._void("no_result", "the ball was launched again before a result")
+            else:
+                self._void("ball_off_wheel", "no pocket sensor saw the ball before the relaunch")
         s = self.s
         b = self.ball
         r = self.rotor
@@ -325,12 +366,12 @@ class Controller:
 
     def _predict(self, t):
         b = self.ball
-        p = predict(b.laps, b.lap_end, self.s["drop_lap_us"], self.s["rnvp_lead_laps_x10"] / 10.0)
+        p = predict(b.laps, b.lap_end, self.drop_us, self.s["rnvp_lead_laps_x10"] / 10.0)
         if p is None:
             return
         self.pred = p
         self.call_t = p[0]
-        if t >= p[0]:
+        if t >= p[0] and self.phase == IN_RIM and b.nlaps >= MIN_FIT_LAPS:
             self._rnvp(t, "prediction")
 
     def _rnvp(self, t, why):
@@ -343,16 +384,29 @@ class Controller:
         self.emit(ev)
         self.phase = NO_MORE
 
+    def _track_end(self):
+        """The last pass of this spin's ball on the track."""
+        return self.track_end_t if self.track_end_t is not None else self.ball.last_pass_t
+
     def _drop_wait(self):
         b = self.ball
-        base = b.pace() or self.s["drop_lap_us"]
+        base = b.pace() or self.drop_us
+        if base > self.drop_us:
+            base = self.drop_us             # no lap on the track is slower than the critical one
         if base < self.s["launch_max_lap_us"] // 2:
             base = self.s["launch_max_lap_us"] // 2
+        if b.nlaps < MIN_FIT_LAPS or (self.pred is not None and self.pred[2] > 2.5):
+            # Far from the drop: survive a lap where every sensor missed the ball.
+            return base * 23 // 10
         return base * self.s["drop_wait_x100"] // 100
 
     def _off_track(self, t):
         """The ball stopped passing the track sensors: in a spin, that is the drop."""
         b = self.ball
+        if self.candidate and b.groups >= 1 and b.strong >= 1 and b.longest_first:
+            # The ball ran about a lap or two and left the track before a launch was confirmed:
+            # still a launch, and a misspin (few laps or too slow).
+            self._launch(t, b.pending_first())
         ph = self.phase
         if ph in (IN_RIM, NO_MORE):
             self._dropped(t)
@@ -365,15 +419,36 @@ class Controller:
         if self.phase == IN_RIM:
             self._rnvp(t, "drop")
         self.drop_t = t
+        self.track_end_t = b.last_pass_t
+        left = self.pred[2] if self.pred else -1.0
         self.emit({"ev": "drop", "t": t, "spin": self.spin, "laps": b.nlaps,
-                   "lap_us": list(b.laps), "last_pass_t": b.last_pass_t})
+                   "lap_us": list(b.laps), "last_pass_t": b.last_pass_t,
+                   "predicted_left_x10": int(left * 10) if left >= 0 else None})
         self.phase = DROPPED
         last = b.last_period()
         if b.nlaps < s["min_laps"]:
             return self._void("few_laps", "%d ball revolutions, fewer than %d" % (b.nlaps, s["min_laps"]))
-        if last * 100 < s["drop_lap_us"] * 50:
-            return self._void("ball_off_wheel", "the ball left the track at a %d us lap" % last)
+        if left > OFF_WHEEL_LAPS or (left < 0 and last * 100 < self.drop_us * 50):
+            return self._void("ball_off_wheel", "the ball left the track at a %d us lap, %s laps"
+                              " before its predicted drop" % (last, _fmt1(left)))
+        if s["learn_drop"]:
+            self._learn_drop()
         self._confirm(t)
+
+    def _learn_drop(self):
+        """The ball left the track somewhere in the lap after its last pass, on average half way:
+        the model's period there estimates the critical period; a running mean keeps it."""
+        f = fit(self.ball.laps)
+        if f is None:
+            return
+        p, q, u = f
+        u = u + (p + q * u) * 1.0          # from the last lap's middle to half a lap after it
+        if u <= 0:
+            return
+        est = int(1e6 / (u ** 0.5))
+        if not s_ok(est):
+            return
+        self.drop_us += (est - self.drop_us) // 4
 
     # ---- pockets --------------------------------------------------------------------------
     def _pocket(self, t, i, level):
@@ -383,12 +458,15 @@ class Controller:
         st = self.health.state[name]
         if (level and st == SILENT) or (not level and st == STUCK):
             self.health.set(name, OK)
-        sight = self.pockets.edge(t, i, level, since)
-        if sight is None:
+        got = self.pockets.edge(t, i, level, c, since)
+        if got is None:
             return
+        sight = got[0]
         b = self.ball
-        if self.phase in (IN_RIM, NO_MORE) and sight[0] > b.last_pass_t \
-                and t - b.last_pass_t > b.last_period() // 2:
+        if self.phase not in _SPINNING or sight[0] <= self._track_end():
+            return
+        self.pockets.watch(i, got[1], got[2], got[3], self.rotor.dir, sight[0])
+        if self.phase in (IN_RIM, NO_MORE) and t - b.last_pass_t > b.last_period() // 2:
             b.on_track = False           # the ball is in a pocket: it left the track
             self._dropped(t)
             return
@@ -400,10 +478,10 @@ class Controller:
             return
         s = self.s
         p = self.pockets
-        num = p.confirmed(s["confirm_sightings"], s["confirm_sensors"], self.ball.last_pass_t)
+        num = p.confirmed(self.need, self.need_sensors, self._track_end())
         if num is None:
             return
-        run = p.final_run(self.ball.last_pass_t)
+        run = p.final_run(self._track_end())
         sightings = [[x[0], x[1], x[2]] for x in run]
         self.emit({"ev": "result", "t": t, "spin": self.spin, "number": num,
                    "rest_t": run[0][0], "sightings": sightings, "laps": self.ball.nlaps})
@@ -416,23 +494,28 @@ class Controller:
         self.phase = RESULT
         self._save(None)
 
-    def _check_pocket_silent(self, t):
+    def _dropped_tick(self, t, c):
+        """Waiting for the ball at rest: a silent pocket sensor, the ball gone, no result."""
         p = self.pockets
+        j = p.check(c, t)
+        if j >= 0:
+            name = self.pocket_names[j]
+            self.health.set(name, SILENT)
+            self._sensor_fault(name, SILENT, "the ball's pocket passed it twice unseen")
+            return
         r = self.rotor
-        if p.n < 2 or r.rpm_x10 <= 0:
-            return
-        t0 = p.run_start(self.ball.last_pass_t)
-        if t0 < 0:
-            return
-        turn = 600000000 // r.rpm_x10
-        if t - t0 < turn + turn // 4:
-            return
-        for i in range(p.n):
-            if p.last_t[i] < t0 and not p.active[i]:
-                if self.health.set(self.pocket_names[i], SILENT):
-                    self._sensor_fault(self.pocket_names[i], SILENT,
-                                       "did not see the resting ball in a rotor turn")
-                    return
+        turn = 600000000 // r.rpm_x10 if r.rpm_x10 > 0 else 12000000
+        waited = t - self.drop_t
+        seen = p.run_start(self._track_end()) >= 0
+        if not seen and waited > 3000000 + turn + turn // 4:
+            return self._void("ball_off_wheel", "no pocket sensor saw the ball %d us after the drop"
+                              % waited)
+        turns = (self.need + p.n - 1) // p.n
+        limit = 4000000 + turns * turn + turn * 3 // 2
+        if limit > self.s["result_timeout_us"]:
+            limit = self.s["result_timeout_us"]
+        if waited > limit:
+            self._void("no_result", "no confirmed pocket %d us after the drop" % waited)
 
     # ---- void button, stuck sensors -------------------------------------------------------
     def _void_button(self, t, level):
@@ -454,16 +537,11 @@ class Controller:
         if self.void_up >= 0 and t - self.void_up > 10 * lim and self.health.set("VOID", STUCK):
             self._sensor_fault("VOID", STUCK, "void button held for over %d us" % (10 * lim))
         p = self.pockets
-        since = self.rotor.since_index(c)
-        if since is None:
-            return
         wide = 3 * self.s["cpr"] // 37
         for i in range(p.n):
             if p.active[i]:
-                d = (since - p.rise_c[i]) % self.s["cpr"]
-                if d > self.s["cpr"] // 2:
-                    d = self.s["cpr"] - d
-                if d > wide and self.health.set(self.pocket_names[i], STUCK):
+                d = c - p.rise_raw[i]
+                if (d > wide or d < -wide) and self.health.set(self.pocket_names[i], STUCK):
                     self._sensor_fault(self.pocket_names[i], STUCK,
                                        "active while the rotor turned over 3 pockets")
 
@@ -479,12 +557,11 @@ class Controller:
     def _void(self, reason, detail):
         self.emit({"ev": "void", "t": self.t, "spin": self.spin, "reason": reason, "detail": detail})
         self.phase = VOID
-        self.candidate = False
         self._save(None)
 
     def _save(self, in_spin):
         rec = {"v": 1, "spin": self.spin, "dir": self.last_dir, "in_spin": in_spin,
-               "last": self.last_number, "hist": self.hist}
+               "last": self.last_number, "hist": self.hist, "drop_us": self.drop_us}
         try:
             self.store.save(rec)
         except Exception as e:
@@ -509,6 +586,16 @@ class Controller:
             if names[i] == name:
                 return i
         raise ValueError("unknown signal %r (this board has %s)" % (name, " ".join(names)))
+
+
+def _fmt1(x):
+    return "%.1f" % x if x >= 0 else "?"
+
+
+def s_ok(drop_us):
+    """A plausible critical lap period (the bounds of the drop_lap_us setting)."""
+    d = SPIN["drop_lap_us"]
+    return d[1] <= drop_us <= d[2]
 
 
 def _int(v, default):

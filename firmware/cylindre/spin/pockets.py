@@ -4,52 +4,62 @@ A pocket sensor is active while the pocket holding the ball passes over it. At t
 pulse the encoder names that pocket (geometry.py). The number is confirmed by `need` consecutive
 sightings that agree, coming from at least `sensors` distinct sensors: with n sensors a sighting
 comes every 1/n rotor turn, so the report waits for no more than the rule requires.
+
+Once a pocket is seen, the encoder also says when it must pass each other sensor; a sensor that
+lets it pass twice in a row without a pulse is silent. Pulses shorter than `min_us` are contact
+chatter or interference, not a pocket.
 """
 
-from cylindre.spin.geometry import number_at
+from cylindre.spin.geometry import number_at, pocket_index, POCKETS
 
 MAX_SIGHTINGS = 16
 
 
 class Pockets:
-    def __init__(self, sensors_deg, offset_deg, cpr):
+    def __init__(self, sensors_deg, offset_deg, cpr, min_us=5000):
         self.deg = list(sensors_deg)
         self.n = len(self.deg)
         self.offset = offset_deg
         self.cpr = cpr
+        self.min_us = min_us
         self.rise_t = [0] * self.n
-        self.rise_c = [0] * self.n
+        self.rise_raw = [0] * self.n
         self.active = [False] * self.n
+        self.expect = [0] * self.n     # raw count at which the candidate pocket reaches sensor j
+        self.misses = [0] * self.n
+        self.miss_t = [0] * self.n     # when the current streak of misses began
+        self.k_t = 0                   # last sighting of the watched pocket
         self.clear()
 
     def clear(self):
         self.sightings = []          # [t, sensor, count_since_index, number], oldest first
         self.run = 0                 # length of the current agreeing run
         self.last_t = [0] * self.n   # time of each sensor's last sighting
+        self.k = -1                  # pocket (wheel-order index) of the current run
+        self.watch_dir = 0
+        for j in range(self.n):
+            self.misses[j] = 0
 
-    def edge(self, t, sensor, level, count):
-        """One change of a pocket sensor. Returns the sighting list on a pulse end, else None.
+    def edge(self, t, sensor, level, raw, since):
+        """One change of a pocket sensor. Returns the new sighting on a pulse end, else None.
 
-        `count` is the count since the index (None when the rotor position is not known yet).
+        `raw` is the encoder count now, `since` the count since the index (None while the
+        rotor's position is unknown).
         """
         if level:
             self.active[sensor] = True
             self.rise_t[sensor] = t
-            self.rise_c[sensor] = count if count is not None else 0
+            self.rise_raw[sensor] = raw
             return None
         if not self.active[sensor]:
             return None
         self.active[sensor] = False
-        if count is None:
+        if since is None or t - self.rise_t[sensor] < self.min_us:
             return None
-        c0 = self.rise_c[sensor]
-        # The count since the index may have wrapped a turn during the pulse.
-        if count - c0 > self.cpr // 2:
-            c0 += self.cpr
-        elif c0 - count > self.cpr // 2:
-            c0 -= self.cpr
-        mid_c = ((c0 + count) // 2) % self.cpr
+        mid_raw = (self.rise_raw[sensor] + raw) // 2
+        mid_c = (since - (raw - mid_raw)) % self.cpr
         mid_t = (self.rise_t[sensor] + t) // 2
+        k = pocket_index(self.deg[sensor], self.offset, mid_c, self.cpr)
         num = number_at(self.deg[sensor], self.offset, mid_c, self.cpr)
         s = [mid_t, sensor, mid_c, num]
         if self.sightings and self.sightings[-1][3] == num:
@@ -60,15 +70,58 @@ class Pockets:
         if len(self.sightings) > MAX_SIGHTINGS:
             self.sightings.pop(0)
         self.last_t[sensor] = mid_t
-        return s
+        return s, k, mid_raw, mid_c
+
+    def watch(self, sensor, k, mid_raw, mid_c, direction, t):
+        """After a sighting of pocket k: when must it next reach each sensor (raw counts)."""
+        cpr = self.cpr
+        self.k_t = t
+        if direction == 0:
+            self.watch_dir = 0
+            return
+        if k != self.k or direction != self.watch_dir:
+            self.k = k
+            self.watch_dir = direction
+            for j in range(self.n):
+                self.misses[j] = 0
+                if j == sensor:
+                    self.expect[j] = mid_raw + direction * cpr
+                    continue
+                # count since index at which pocket k's centre sits over sensor j
+                cj = ((self.deg[j] - self.offset) * POCKETS / 360.0 - k) * cpr / POCKETS
+                cj = int(cj) % cpr
+                d = (cj - mid_c) % cpr if direction > 0 else (mid_c - cj) % cpr
+                self.expect[j] = mid_raw + direction * d
+        else:
+            self.misses[sensor] = 0
+            self.expect[sensor] = mid_raw + direction * cpr
+
+    def check(self, raw, t):
+        """Count the sensors the watched pocket passed without a pulse; return one that missed it
+        twice in a row while another sensor still saw the pocket since, or -1. (With one sensor a
+        silent sensor and a ball taken out of its pocket look alike: no verdict.)"""
+        d = self.watch_dir
+        if d == 0 or self.k < 0:
+            return -1
+        margin = self.cpr // POCKETS
+        for j in range(self.n):
+            if self.active[j]:
+                continue
+            if d * (raw - self.expect[j]) > margin:
+                if self.misses[j] == 0:
+                    self.miss_t[j] = t
+                self.misses[j] += 1
+                self.expect[j] += d * self.cpr
+            if self.misses[j] >= 2 and self.k_t > self.miss_t[j]:
+                return j
+        return -1
 
     def confirmed(self, need, sensors, after_t):
         """The confirmed number, or None: the last `need` sightings after `after_t` agree and span
         at least `sensors` distinct sensors."""
         if self.run < need:
             return None
-        run = self.sightings[-self.run:] if self.run <= len(self.sightings) else self.sightings
-        run = [s for s in run if s[0] > after_t]
+        run = self.final_run(after_t)
         if len(run) < need:
             return None
         used = [0] * self.n

@@ -14,12 +14,14 @@ SPIN = {
     "launch_max_lap_us": (1000000, 300000, 3000000),  # first lap slower than this: launch_slow
     "rotor_min_rpm_x10": (50, 10, 400),          # rotor slower at launch or in play: rotor_slow
     "rotor_max_rpm_x10": (600, 100, 1200),       # rotor faster than this at launch: rotor_slow (out of range)
-    "confirm_sightings": (2, 1, 12),             # consecutive agreeing sightings of the resting ball
-    "confirm_sensors": (1, 1, 8),                # distinct pocket sensors among them
-    "result_timeout_us": (20000000, 3000000, 120000000),  # drop to confirmed result
+    "confirm_sightings": (0, 0, 12),             # consecutive agreeing sightings (0: max(2, sensors))
+    "confirm_sensors": (0, 0, 8),                # distinct pocket sensors among them (0: all)
+    "pocket_min_us": (5000, 0, 100000),          # shorter pocket pulses are chatter, not a pocket
+    "result_timeout_us": (30000000, 3000000, 120000000),  # drop to confirmed result, at most
+    "learn_drop": (1, 0, 1),                     # 1: learn drop_lap_us from the spins seen
     "void_rotor_not_reversed": (1, 0, 1),        # 1: void, 0: report only (launch.violations)
     "void_same_direction": (1, 0, 1),
-    "index_tolerance": (4, 0, 64),               # counts of disagreement between index and encoder
+    "index_tolerance": (2, 0, 64),               # counts of disagreement between index and encoder
     "status_us": (500000, 100000, 10000000),
     "stuck_us": (1000000, 100000, 60000000),     # a ball-track sensor held active this long: stuck
     "open_at_boot": (1, 0, 1),
@@ -102,10 +104,10 @@ def build(given):
 
 def coherence(s):
     """Checks across settings."""
-    if s["confirm_sensors"] > len(s["pocket_sensors_deg"]):
-        return "confirm_sensors=%d but the board has %d pocket sensors" % (
-            s["confirm_sensors"], len(s["pocket_sensors_deg"]))
-    if s["confirm_sensors"] > s["confirm_sightings"]:
+    n = len(s["pocket_sensors_deg"])
+    if s["confirm_sensors"] > n:
+        return "confirm_sensors=%d but the board has %d pocket sensors" % (s["confirm_sensors"], n)
+    if confirm_sensors(s) > confirm_sightings(s):
         return "confirm_sensors cannot exceed confirm_sightings"
     if s["rotor_min_rpm_x10"] >= s["rotor_max_rpm_x10"]:
         return "rotor_min_rpm_x10 must be below rotor_max_rpm_x10"
@@ -114,3 +116,14 @@ def coherence(s):
     if s["launch_max_lap_us"] >= s["rnvp_max_lap_us"]:
         return "launch_max_lap_us must be below rnvp_max_lap_us"
     return None
+
+
+def confirm_sightings(s):
+    """Sightings needed: the setting, or by default two, or one per sensor when there are more."""
+    n = len(s["pocket_sensors_deg"])
+    return s["confirm_sightings"] or (n if n > 2 else 2)
+
+
+def confirm_sensors(s):
+    """Distinct sensors needed: the setting, or by default all of them (as readers in service)."""
+    return s["confirm_sensors"] or len(s["pocket_sensors_deg"])
