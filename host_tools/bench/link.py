@@ -28,6 +28,7 @@ def add_arguments(p):
     p.add_argument("--frames", type=int, default=20000, help="frames for the decoder figure (default 20000)")
     p.add_argument("--bets", type=int, default=1000, help="bets on the table for the settlement figure (default 1000)")
     p.add_argument("--spins", type=int, default=15, help="settled spins measured (default 15)")
+    p.add_argument("--no-micropython", action="store_true", help="skip the MicroPython (device side) figures")
     p.add_argument("--out", default=str(OUT))
 
 
@@ -137,6 +138,43 @@ def settlement_latency(nbets, spins):
             "journal": "SQLite WAL, synchronous=FULL, on " + tempfile.gettempdir()}
 
 
+MPY_CODE = """
+import gc, json
+from cylindre.link.device import DeviceLink
+from cylindre.link.host import HostLink
+sent = []
+clock = [0]
+def w(d):
+    sent.append(len(d))
+key = bytes(range(32))
+n = %d
+dev = DeviceLink(w, lambda: clock[0], key, "T1", urandom=lambda k: bytes(range(1, k + 1)),
+                 capacity=n + 64, reserve=16, window=n + 8)
+wire = []
+host = HostLink(wire.append, lambda: clock[0], key, wheel="T1", urandom=lambda k: bytes(range(9, k + 9)))
+host.hello()
+dev.feed(wire.pop())
+ev = %s
+a = gc.mem_alloc()
+for i in range(n):
+    ev["spin"] = i
+    dev.emit(ev)
+    dev.feed(b"")
+b = gc.mem_alloc()
+print(json.dumps({"events": n, "alloc_per_event": (b - a) // n, "frame_bytes": sent[-1]}))
+"""
+
+
+def micropython_cost(n=40):
+    """On MicroPython (the WASI build): heap bytes allocated to send one result event."""
+    from host_tools.micropython import MicroPythonRuntime
+    with MicroPythonRuntime() as rt:
+        res = rt.run(MPY_CODE % (n, json.dumps(_result_event(1, 17))))
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    out["fuel_per_event"] = res.fuel_used // n
+    return out
+
+
 def run(args) -> int:
     d = decoder_rate(args.frames)
     print(f"link decoder: {d['decode_verify_fps']:,} frames/s through COBS+CRC-32+HMAC-SHA256 "
@@ -147,6 +185,11 @@ def run(args) -> int:
           f"max {s['result_to_durable_ms_max']} ms over {s['spins']} spins (settle_spin alone {s['settle_spin_only_ms_median']} ms)")
     out = {"part": "link", "python": platform.python_version(), "machine": platform.machine(),
            "cpus": os.cpu_count(), "decoder": d, "settlement": s, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    if not args.no_micropython:
+        m = micropython_cost()
+        out["micropython_device"] = m
+        print(f"device side on MicroPython: {m['alloc_per_event']} heap bytes allocated and {m['fuel_per_event']:,} "
+              f"fuel units per result event sent ({m['frame_bytes']} bytes on the wire, {m['events']} events)")
     p = Path(args.out)
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(json.dumps(out, indent=2) + "\n")
