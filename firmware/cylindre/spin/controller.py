@@ -397,15 +397,16 @@ class Controller:
             base = self.s["launch_max_lap_us"] // 2
         if b.nlaps < MIN_FIT_LAPS or (self.pred is not None and self.pred[2] > 2.5):
             # Far from the drop: survive a lap where every sensor missed the ball.
-            return base * 23 // 10
+            return base * 26 // 10
         return base * self.s["drop_wait_x100"] // 100
 
     def _off_track(self, t):
         """The ball stopped passing the track sensors: in a spin, that is the drop."""
         b = self.ball
-        if self.candidate and b.groups >= 1 and b.strong >= 1 and b.longest_first:
-            # The ball ran about a lap or two and left the track before a launch was confirmed:
-            # still a launch, and a misspin (few laps or too slow).
+        if self.candidate and b.strong >= 1:
+            # The ball (seen by two sensors at once: not noise) ran a lap or two and left the
+            # track before a launch was confirmed: still a launch, and a misspin (few laps or
+            # too slow). lap_us is 0 when it never came round again.
             self._launch(t, b.pending_first())
         ph = self.phase
         if ph in (IN_RIM, NO_MORE):
@@ -482,6 +483,7 @@ class Controller:
         if num is None:
             return
         run = p.final_run(self._track_end())
+        p.learn_width()
         sightings = [[x[0], x[1], x[2]] for x in run]
         self.emit({"ev": "result", "t": t, "spin": self.spin, "number": num,
                    "rest_t": run[0][0], "sightings": sightings, "laps": self.ball.nlaps})

@@ -7,7 +7,9 @@ comes every 1/n rotor turn, so the report waits for no more than the rule requir
 
 Once a pocket is seen, the encoder also says when it must pass each other sensor; a sensor that
 lets it pass twice in a row without a pulse is silent. Pulses shorter than `min_us` are contact
-chatter or interference, not a pocket.
+chatter or interference, not a pocket. A pulse much narrower (in encoder counts, so whatever the
+rotor speed) than the full ones of the same run is the ball hopping out of the pocket while it
+passed the sensor: the ball is not at rest, the run is broken.
 """
 
 from cylindre.spin.geometry import number_at, pocket_index, POCKETS
@@ -29,11 +31,14 @@ class Pockets:
         self.misses = [0] * self.n
         self.miss_t = [0] * self.n     # when the current streak of misses began
         self.k_t = 0                   # last sighting of the watched pocket
+        self.full_w = 0                # width (counts) of a full pulse, learnt from results
         self.clear()
 
     def clear(self):
         self.sightings = []          # [t, sensor, count_since_index, number], oldest first
         self.run = 0                 # length of the current agreeing run
+        self.run_w = 0               # widest pulse (counts) of the current run
+        self.partial = 0             # partial pulses seen (evidence of a hopping ball)
         self.last_t = [0] * self.n   # time of each sensor's last sighting
         self.k = -1                  # pocket (wheel-order index) of the current run
         self.watch_dir = 0
@@ -56,16 +61,28 @@ class Pockets:
         self.active[sensor] = False
         if since is None or t - self.rise_t[sensor] < self.min_us:
             return None
+        w = raw - self.rise_raw[sensor]
+        if w < 0:
+            w = -w
+        ref = self.run_w if self.run_w > self.full_w else self.full_w
+        if ref and w * 10 < ref * 6:
+            self.run = 0                 # the ball left the pocket during the pulse
+            self.run_w = 0
+            self.partial += 1
+            return None
         mid_raw = (self.rise_raw[sensor] + raw) // 2
         mid_c = (since - (raw - mid_raw)) % self.cpr
         mid_t = (self.rise_t[sensor] + t) // 2
         k = pocket_index(self.deg[sensor], self.offset, mid_c, self.cpr)
         num = number_at(self.deg[sensor], self.offset, mid_c, self.cpr)
         s = [mid_t, sensor, mid_c, num]
-        if self.sightings and self.sightings[-1][3] == num:
+        if self.run and self.sightings and self.sightings[-1][3] == num:
             self.run += 1
+            if w > self.run_w:
+                self.run_w = w
         else:
             self.run = 1
+            self.run_w = w
         self.sightings.append(s)
         if len(self.sightings) > MAX_SIGHTINGS:
             self.sightings.pop(0)
@@ -115,6 +132,11 @@ class Pockets:
             if self.misses[j] >= 2 and self.k_t > self.miss_t[j]:
                 return j
         return -1
+
+    def learn_width(self):
+        """A result was confirmed: its widest pulse is what a full pulse looks like."""
+        if self.run_w:
+            self.full_w = self.run_w if not self.full_w else (3 * self.full_w + self.run_w) // 4
 
     def confirmed(self, need, sensors, after_t):
         """The confirmed number, or None: the last `need` sightings after `after_t` agree and span
