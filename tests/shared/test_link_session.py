@@ -44,8 +44,17 @@ def test_statuses_pass_and_are_not_queued():
     r.dev.emit({"ev": "status", "t": 1, "state": "idle", "spin": 3})
     r.run(50)
     st = r.kinds("status")
-    assert len(st) == 1 and st[0]["status"]["spin"] == 3
+    assert st and st[-1]["status"]["spin"] == 3
     assert r.dev.outbox_len() == 0
+
+
+def test_a_silent_controller_still_gets_a_heartbeat():
+    r = Rig()
+    r.run(1200)
+    before = len(r.kinds("status"))
+    r.run(5000)                           # no controller status at all for 5 s
+    assert len(r.kinds("status")) >= before + 4
+    assert r.host.sessions == 1           # the host never had to re-open the session
 
 
 def test_events_before_any_host_wait_in_the_outbox():

@@ -49,6 +49,7 @@ _CAPACITY = const(64)
 _RESERVE = const(16)
 _WINDOW = const(8)
 _RTO_MS = const(400)
+_HEARTBEAT_MS = const(1000)
 _EVICTABLE = ("launch", "drop", "fault")
 _SPIN_END = ("result", "void", "boot")
 COMMANDS = ("open_table", "close_table", "get_settings", "set_setting", "status", "history", "set_time")
@@ -97,6 +98,7 @@ class DeviceLink:
         self._progress_ms = 0
         self.accepting = True
         self._tell = False
+        self._sent_at = 0
         self.evicted = 0
         self.overrun = 0
         self.rejected = 0
@@ -294,6 +296,11 @@ class DeviceLink:
             self.cammegh.poll(now)
         if self._dn is None:
             return
+        if now - self._sent_at >= _HEARTBEAT_MS:
+            # the controller's own status comes every 500 ms; if it falls silent (table closed on
+            # a simulated board, a stalled loop) the last one is repeated so the host keeps the session
+            self._status_seq += 1
+            self._send(fr.STATUS, self._status_seq, 0, _json(self.last_status or {"ev": "status", "state": "unknown"}))
         if self._sent and now - self._progress_ms >= self.rto_ms:
             self._sent = 0           # go back to the oldest unacknowledged event
             self._progress_ms = now
@@ -311,6 +318,7 @@ class DeviceLink:
             self._sent += 1
 
     def _send(self, ftype, seq, ack, payload):
+        self._sent_at = self._clock()
         data = fr.build(self._hmac, ftype, seq, ack, payload, self._dn, self._hn)
         try:
             self._write(data)
