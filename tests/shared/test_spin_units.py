@@ -1,0 +1,233 @@
+"""The pieces of the spin logic one by one: quadrature table, pocket naming, settings bounds,
+the drop prediction, pocket confirmation, the controller's API edges."""
+
+from math import atan, exp, sqrt
+
+from cylindre.spin.quadrature import Quadrature, DELTA, wrap32
+from cylindre.spin.geometry import WHEEL_ORDER, number_at, pocket_index
+from cylindre.spin.settings import build, check_one, SPIN
+from cylindre.spin.predict import predict, fit
+from cylindre.spin.pockets import Pockets
+from cylindre.spin.controller import Controller, MemoryStore
+from test_spin_kit import board, Log
+
+CW = ((1, 0), (1, 1), (0, 1), (0, 0))      # (A, B) after each clockwise edge from 00
+
+
+def test_quadrature_counts_every_edge_both_ways():
+    q = Quadrature()
+    for _ in range(3):
+        for a, b in CW:
+            if a != q.a:
+                q.edge("A", a)
+            if b != q.b:
+                q.edge("B", b)
+    assert q.count == 12 and q.errors == 0
+    for _ in range(5):
+        for a, b in reversed(((0, 0),) + CW[:3]):
+            if a != q.a:
+                q.edge("A", a)
+            if b != q.b:
+                q.edge("B", b)
+    assert q.count == 12 - 20, q.count
+    assert q() == q.count
+
+
+def test_quadrature_table_is_antisymmetric_and_flags_jumps():
+    for prev in range(4):
+        for new in range(4):
+            d = DELTA[(prev << 2) | new]
+            assert d == -DELTA[(new << 2) | prev]
+            assert (d == 0) == (prev == new or prev ^ new == 3)
+    q = Quadrature()
+    q.a = 1
+    q.edge("B", 1)          # 10 -> 11: +1
+    q.a, q.b = 0, 0
+    q.edge("A", 1)
+    q.edge("B", 1)
+    assert q.errors == 0
+    try:
+        q.edge("Z", 1)
+    except ValueError as e:
+        assert "Z" in str(e)
+    else:
+        raise AssertionError("Z accepted as an encoder signal")
+
+
+def test_wrap32_reads_the_pio_register():
+    assert wrap32(5) == 5
+    assert wrap32(0xFFFFFFFF) == -1
+    assert wrap32(0x80000000) == -2147483648
+
+
+def test_pockets_are_named_in_wheel_order():
+    assert WHEEL_ORDER[0] == 0 and WHEEL_ORDER[1] == 32 and WHEEL_ORDER[36] == 26
+    assert sorted(WHEEL_ORDER) == list(range(37))
+    # pocket 0's centre under the sensor at the index (offset 0, count 0)
+    assert number_at(0.0, 0.0, 0, 1024) == 0
+    # one pocket pitch further clockwise is 32
+    assert number_at(360.0 / 37, 0.0, 0, 1024) == 32
+    # the rotor turned one pitch clockwise: pocket 26 (the one before 0) is now at the sensor
+    assert number_at(0.0, 0.0, 1024 // 37 + 1, 1024) == 26
+    # the offset moves pocket 0 clockwise from the index mark
+    assert number_at(17.0, 17.0, 0, 1024) == 0
+    assert pocket_index(100.0, 0.0, 0, 1024) == 10     # 100 deg is 10.3 pitches
+    # half a pitch off still names the nearest pocket
+    assert number_at(360.0 / 37 * 0.45, 0.0, 0, 1024) == 0
+
+
+def test_settings_defaults_bounds_and_errors():
+    s, err = build(board())
+    assert err is None and s["min_laps"] == 4 and s["status_us"] == 500000
+    for name in SPIN:
+        d, lo, hi = SPIN[name]
+        assert lo <= d <= hi, name
+        assert check_one(name, lo) is None and check_one(name, hi) is None
+        assert "out of bounds" in check_one(name, hi + 1)
+        assert "integer" in check_one(name, 1.5)
+        assert "integer" in check_one(name, True)
+    s, err = build({"cpr": 1024})
+    assert s is None and "missing" in err
+    s, err = build(board(min_laps=0))
+    assert s is None and "min_laps" in err
+    s, err = build(board(cpr=1000.5))
+    assert "cpr" in err
+    s, err = build(board(ball_sensors_deg=[1.0]))
+    assert "ball_sensors_deg" in err
+    s, err = build(board(confirm_sensors=2))
+    assert "pocket sensors" in err
+    s, err = build(board(rnvp_max_lap_us=2400000, drop_lap_us=2300000))
+    assert "below" in err
+    s, err = build(board(colour="red"))
+    assert "unknown" in err
+    try:
+        Controller(board(min_laps=99), Log())
+    except ValueError as e:
+        assert "min_laps" in str(e)
+    else:
+        raise AssertionError("bad settings accepted")
+
+
+def test_set_setting_between_spins_only_and_checked():
+    log = Log()
+    ctl = Controller(board(), log)
+    ctl.boot(0)
+    assert ctl.set_setting("min_laps", 5) is None
+    assert ctl.get_settings()["min_laps"] == 5
+    assert "out of bounds" in ctl.set_setting("min_laps", 50)
+    assert ctl.get_settings()["min_laps"] == 5
+    assert "unknown" in ctl.set_setting("nope", 1)
+    assert ctl.set_setting("pocket_sensors_deg", [10.0, 130.0, 250.0]) is None
+    assert ctl.set_setting("confirm_sensors", 3) is None
+    assert "pocket sensors" in ctl.set_setting("pocket_sensors_deg", [10.0])
+    ctl.phase = "ball_in_rim"
+    assert "in progress" in ctl.set_setting("min_laps", 4)
+
+
+def _ball(a, c, w0, wc):
+    """Lap periods (us), lap end times and the drop time (s) of a ball under
+    dw/dt = -(a + c w^2) (w in laps/s), in closed form."""
+    k = sqrt(c / a)
+    laps = []
+    ends = []
+    prev = 0.0
+    n = 1
+    while True:
+        w2 = ((a + c * w0 * w0) * exp(-2 * c * n) - a) / c
+        if w2 <= wc * wc:
+            break
+        t = (atan(w0 * k) - atan(sqrt(w2) * k)) / sqrt(a * c)
+        laps.append(int((t - prev) * 1e6))
+        ends.append(int(t * 1e6))
+        prev = t
+        n += 1
+    t_drop = (atan(w0 * k) - atan(wc * k)) / sqrt(a * c)
+    return laps, ends, t_drop
+
+
+def test_prediction_of_the_drop_with_drag():
+    # about the simulator's wheel: a = 0.036 laps/s^2, c = 0.044 /lap, critical lap 2.5 s
+    laps, ends, t_drop = _ball(0.036, 0.044, 2.0, 0.4)
+    n_drop = len(laps)
+    assert 12 <= n_drop <= 25, n_drop
+    f = fit(laps[:n_drop - 4])
+    assert f[0] < 0 and f[1] < 0
+    p = predict(laps[:n_drop - 4], ends[:n_drop - 4], 2500000, 3.0)
+    call_t, drop_t, left = p
+    assert 3.0 <= left <= 5.0, left
+    assert abs(drop_t / 1e6 - t_drop) < 0.15, (drop_t, t_drop)
+    assert call_t < drop_t
+    assert predict(laps[:1], ends[:1], 2500000, 3.0) is None
+    # constant lap times: no slowing, no prediction
+    assert predict([500000] * 6, [500000 * (i + 1) for i in range(6)], 2500000, 3.0) is None
+
+
+def test_pocket_confirmation_needs_agreeing_sightings_from_enough_sensors():
+    p = Pockets([0.0, 120.0, 240.0], 0.0, 1024, 5000)
+    # a pulse 10 counts wide centred on count 0 at sensor 0: pocket 0
+    assert p.edge(1000, 0, 1, -5, 1019) is None
+    s, k, mid_raw, mid_c = p.edge(21000, 0, 0, 5, 5)
+    assert s[3] == 0 and s[0] == 11000 and mid_c == 0 and k == 0
+    assert p.confirmed(2, 1, 0) is None
+    # chatter: 1 ms is too short to be a pocket
+    p.edge(30000, 1, 1, 100, 100)
+    assert p.edge(31000, 1, 0, 102, 102) is None
+    # the same pocket at sensor 1, one third of a turn later
+    c1 = 1024 * 120 // 360
+    p.edge(100000, 1, 1, c1 - 5, c1 - 5)
+    s, k, _, _ = p.edge(120000, 1, 0, c1 + 5, c1 + 5)
+    assert s[3] == 0
+    assert p.confirmed(2, 1, 0) == 0
+    assert p.confirmed(2, 2, 0) == 0
+    assert p.confirmed(3, 3, 0) is None
+    assert p.confirmed(2, 1, 110000) is None       # sightings after that time only
+    # a narrow pulse (the ball hopping out while passing) breaks the run
+    c2 = 1024 * 240 // 360
+    p.edge(200000, 2, 1, c2 - 1, c2 - 1)
+    assert p.edge(210000, 2, 0, c2 + 2, c2 + 2) is None
+    assert p.run == 0 and p.partial == 1
+
+
+def test_history_keeps_the_last_ten_and_survives_in_the_store():
+    hist = [[i, i % 37, 15, 1, -1] for i in range(1, 11)]
+    store = MemoryStore({"v": 1, "spin": 10, "dir": 1, "in_spin": None, "last": 10, "hist": hist})
+    log = Log()
+    ctl = Controller(board(), log, store=store)
+    ctl.boot(5)
+    h = ctl.history()
+    assert len(h) == 10 and h[0]["spin"] == 1 and h[-1] == {"spin": 10, "number": 10, "laps": 15,
+                                                           "rotor_dir": 1, "ball_dir": -1}
+    assert log.of("boot")[0]["spin"] == 10
+
+
+def test_a_damaged_store_does_not_stop_the_wheel():
+    class Broken:
+        def load(self):
+            raise OSError("flash read error")
+
+        def save(self, rec):
+            raise OSError("flash full")
+
+    log = Log()
+    ctl = Controller(board(), log, store=Broken())
+    ctl.boot(0)
+    codes = [e["code"] for e in log.of("fault")]
+    assert codes == ["store_failed", "store_failed"], codes
+    assert log.of("boot")[0]["spin"] == 0
+    # garbage in the store is ignored field by field
+    log = Log()
+    ctl = Controller(board(), log, store=MemoryStore({"spin": "x", "dir": 7.5, "hist": 3}))
+    ctl.boot(0)
+    assert log.of("boot")[0]["spin"] == 0 and ctl.history() == []
+
+
+def test_unknown_signal_is_a_clear_error():
+    ctl = Controller(board(), Log())
+    ctl.boot(0)
+    for name in ("A", "BALL7", "POCKET3", "nope"):
+        try:
+            ctl.signal(10, name, 1)
+        except ValueError as e:
+            assert name in str(e)
+        else:
+            raise AssertionError(name + " accepted")
