@@ -81,6 +81,7 @@ class Rig:
         self.daemon = None
         self.daemons = 0
         self._thread = None
+        self.closed = threading.Event()
 
     def _log(self, text):
         pass
@@ -100,6 +101,7 @@ class Rig:
             self.daemon.wait()
 
     def stop_daemon(self):
+        self.closed.set()
         if self.daemon is not None and self.daemon.poll() is None:
             self.daemon.terminate()
             try:
@@ -147,6 +149,14 @@ class Rig:
             self.board.service()
             time.sleep(0.005)
         assert self.board.link.outbox_len() == 0, "the host never acknowledged every event"
+        # the board stays on the line (answers commands) until the test ends
+        self._svc = threading.Thread(target=self._serve, daemon=True)
+        self._svc.start()
+
+    def _serve(self):
+        while not self.closed.is_set():
+            self.board.service()
+            time.sleep(0.005)
 
     def board_results(self):
         """(spin, number) of every result the wheel's controller emitted."""

@@ -115,3 +115,38 @@ def test_daemon_killed_at_random_instants_settles_every_result_once(tmp_path):
         assert len(rows) == 8 and len(kills) >= 3
     finally:
         rig.stop_daemon()
+
+
+def test_host_to_wheel_commands_through_the_api(tmp_path):
+    rig = Rig(tmp_path, seed=6, speed=60.0, pause=0.2)
+    try:
+        rig.start_daemon()
+        rig.play(2)
+        rig.wait_link()
+        st, s = rig.api("GET", "/wheel/settings")
+        assert st == 200 and s["min_laps"] == 4
+        st, err = rig.api("PUT", "/wheel/settings", {"name": "min_laps", "value": 99})
+        assert st == 400 and "min_laps" in err["message"]            # the controller's safe bounds
+        assert rig.board.replay.ctl.s["min_laps"] == 4
+        for _ in range(40):                                           # settings change between spins only
+            st, s = rig.api("PUT", "/wheel/settings", {"name": "rnvp_lead_laps_x10", "value": 25})
+            if st == 200:
+                break
+            time.sleep(0.1)
+        assert st == 200 and s["rnvp_lead_laps_x10"] == 25
+        st, t = rig.api("POST", "/wheel/time")
+        assert st == 200 and rig.board.link.wall_offset_ms is not None
+        st, ws = rig.api("GET", "/wheel/status")
+        assert st == 200 and ws["link"]["wheel"] == "T1"
+        rig.finish()
+        st, hist = rig.api("GET", "/wheel/history")
+        assert st == 200 and [(g["spin"], g["number"]) for g in hist] == rig.board_results()
+        st, r = rig.api("POST", "/table/close")
+        assert st == 200 and r["wheel_confirmed"] and not rig.board.replay.ctl.table_open
+        assert r["table"]["phase"] == "closed"
+        st, e = rig.api("POST", "/bets", {"player": "ana", "type": "rouge", "stake": 1000})
+        assert st == 409 and e["error"] == "table_closed"
+        st, r = rig.api("POST", "/table/open")
+        assert st == 200 and rig.board.replay.ctl.table_open and r["table"]["phase"] == "betting"
+    finally:
+        rig.stop_daemon()
