@@ -24,7 +24,7 @@ def _bettor(rig, stop, placed):
                              {"player": "cy", "type": "voisins", "unit": 100}):
                     st, b = rig.api("POST", "/bets", body, timeout=2)
                     placed.append(st)
-        except OSError:
+        except Exception:       # the daemon may be killed mid-request: try again later
             pass
         time.sleep(0.05)
 
