@@ -176,8 +176,14 @@ class Controller:
             elif t_us - b.last_ref_t >= self.s["rnvp_max_lap_us"]:
                 self._rnvp(t_us, "slow_lap")
         if self.phase in _SPINNING and r.known() and r.rpm_x10 < self.s["rotor_min_rpm_x10"]:
-            self._void("rotor_slow", "rotor at %d rpm x10, below %d during the spin"
-                       % (r.rpm_x10, self.s["rotor_min_rpm_x10"]))
+            if self.phase == DROPPED:
+                # The ball is off the track: the spin was played, but with the rotor too slow
+                # the pocket will not come round to the sensors.
+                self._void("no_result", "rotor at %d rpm x10 before the ball's pocket was "
+                           "confirmed" % r.rpm_x10)
+            else:
+                self._void("rotor_slow", "rotor at %d rpm x10, below %d during the spin"
+                           % (r.rpm_x10, self.s["rotor_min_rpm_x10"]))
         if self.phase == DROPPED:
             self._dropped_tick(t_us, c)
         if t_us >= self.next_status:
