@@ -153,8 +153,18 @@ class Daemon:
                 with self.lock:
                     recs = self.link.feed(data) if data else []
                     recs += self.link.poll()
+                    failed = None
                     for rec in recs:
-                        self._record(rec)
+                        if failed is not None and rec["kind"] in ("event", "duplicate", "gap"):
+                            continue        # after a failed event nothing more is taken, in order
+                        try:
+                            self._record(rec)
+                        except Exception:
+                            if rec["kind"] != "event":
+                                raise
+                            failed = rec["seq"]
+                            self.link.rewind(failed)
+                            log.exception("event %s could not be journaled; the wheel will send it again", failed)
                     self._send_commands()
             except Exception:
                 log.exception("error while handling the link; carrying on")

@@ -130,3 +130,36 @@ def test_forged_event_is_refused():
     recs = r.host.feed(forged)
     assert [x["kind"] for x in recs] == ["reject"] and recs[0]["reason"] == "mac"
     assert r.delivered == []
+
+
+def test_an_event_the_host_could_not_store_comes_again():
+    r = Rig()
+    r.run(1200)
+    r.auto_ack = False
+    state = {"fail": True}
+    got = []
+    orig = r.host.feed
+
+    def feed(data):
+        out = []
+        for rec in orig(data):
+            if rec["kind"] == "event":
+                if state["fail"] and rec["seq"] == 2:
+                    state["fail"] = False
+                    r.host.rewind(2)          # the journal refused it: nothing from 2 on is taken
+                    out.append({"kind": "dropped"})
+                    continue
+                if rec["seq"] != len(got) + 1:
+                    continue                  # what came after the failure in the same batch
+                got.append(rec["seq"])
+                r.host.acknowledge(rec["seq"])
+            out.append(rec)
+        return out
+
+    r.host.feed = feed
+    for e in _events(4):
+        r.dev.emit(e)
+        r.run(50)
+    r.run(2000)
+    assert got == [1, 2, 3, 4]
+    assert r.dev.outbox_len() == 0

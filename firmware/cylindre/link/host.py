@@ -191,6 +191,12 @@ class HostLink:
         return {"kind": "welcome", "info": info}
 
     # -- sending -------------------------------------------------------------------------------
+    def rewind(self, seq):
+        """The caller could not make event `seq` durable: expect it again (the wheel resends it,
+        as nothing from it on is acknowledged)."""
+        if seq < self.expected:
+            self.expected = max(seq, self.acked + 1)
+
     def acknowledge(self, seq):
         """Tell the wheel every event up to `seq` is durable here; it may forget them."""
         if seq > self.acked:
