@@ -38,6 +38,8 @@ def add_arguments(p) -> None:
     p.add_argument("--fault-every", type=int, default=4, help="one spin in K carries a fault (default 4)")
     p.add_argument("--imperfect", action="store_true", help="realistic imperfections on every spin")
     p.add_argument("--feeds", type=Path, help="replay the feeds of DIR (FEED + FEED.truth.jsonl) instead of simulating")
+    p.add_argument("--board", type=Path, help="board file (boards/*.json): the wheel's geometry and spin settings "
+                   "(default: the simulator's 3-pocket-sensor wheel, firmware defaults)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: all cores)")
     p.add_argument("--mpy-spins", type=int, default=4, help="spins measured on MicroPython (default 4, 0: skip)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
@@ -58,10 +60,10 @@ def run_chunk(job) -> dict:
     from cylindre.replay import Replay
     from host_tools.sim import WheelSimulator
 
-    seed, index, scenarios, imperfections, traces = job
-    sim = WheelSimulator(None, seed=[seed, index], imperfections=imperfections)
+    seed, index, scenarios, imperfections, traces, geometry, overrides = job
+    sim = WheelSimulator(geometry, seed=[seed, index], imperfections=imperfections)
     events: list[dict] = []
-    rp = Replay(sim.geometry, events.append)
+    rp = Replay(sim.geometry, events.append, overrides=overrides)
     truths, spins_changes, trace = [], 0, []
     t0 = time.perf_counter()
     gen = 0.0
@@ -78,6 +80,8 @@ def run_chunk(job) -> dict:
     rp.finish(truths[-1]["end_us"])
     per = assign(events, truths)
     records = [judge(tr, evs) for tr, evs in zip(truths, per)]
+    for r in records:
+        r["chunk"] = index          # with the seed, enough to replay the spin: see docs/simulator.md
     for tr_info in trace:
         i = truths.index(tr_info["truth"])
         tr_info["events"] = [e for e in per[i] if e["ev"] in ("rnvp", "drop", "result")]
@@ -85,8 +89,9 @@ def run_chunk(job) -> dict:
             "cpu_s": time.perf_counter() - t0, "gen_s": gen}
 
 
-def run_feed_file(path: Path) -> dict:
+def run_feed_file(job) -> dict:
     """Replay one foreign feed on CPython and judge it against its truth file."""
+    path, overrides = job
     from cylindre.feed import FeedReader
     from cylindre.replay import Replay
     from host_tools.sim.decode import sightings
@@ -99,7 +104,7 @@ def run_feed_file(path: Path) -> dict:
         changes = list(r)
     header = r.header
     events: list[dict] = []
-    rp = Replay(header, events.append)
+    rp = Replay(header, events.append, overrides=overrides)
     rp.run(changes)
     rp.finish(changes[-1][0] if changes else 0)
     names = header["signals"]
@@ -121,12 +126,12 @@ def run_feed_file(path: Path) -> dict:
 
 
 # -- MicroPython cost ---------------------------------------------------------------------------------
-def measure_micropython(seed: int, spins: int) -> dict:
+def measure_micropython(seed: int, spins: int, geometry=None, overrides=None) -> dict:
     from host_tools.micropython import MicroPythonRuntime
     from host_tools.sim import WheelSimulator
     from host_tools.sim.guest import run_feed
 
-    sim = WheelSimulator(None, seed=[seed, 999_999])
+    sim = WheelSimulator(geometry, seed=[seed, 999_999])
     sample = [sim.spin() for _ in range(spins)]
     with tempfile.TemporaryDirectory(prefix="cylindre-bench-") as tmp:
         feed = Path(tmp) / "sample.feed"
@@ -135,7 +140,7 @@ def measure_micropython(seed: int, spins: int) -> dict:
             w0 = time.perf_counter()
             _, base_stats, base_fuel = run_feed(feed, replay=False, quiet=True, runtime=rt)
             w1 = time.perf_counter()
-            events, stats, fuel = run_feed(feed, replay=True, runtime=rt)
+            events, stats, fuel = run_feed(feed, overrides, replay=True, runtime=rt)
             w2 = time.perf_counter()
     changes = stats["changes"]
     fw_fuel = fuel - base_fuel
@@ -176,6 +181,19 @@ class Progress:
             sys.stderr.write("\n")
 
 
+def _git_state() -> dict:
+    """Commit and whether firmware/ differs from it: the figures belong to that firmware."""
+    import subprocess
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "firmware"], capture_output=True,
+                               text=True, timeout=10).stdout.strip()
+        return {"commit": head or None, "firmware_uncommitted": bool(dirty)}
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": None, "firmware_uncommitted": None}
+
+
 def _jobs(args):
     scen = parse_list(args.scenarios)
     imp = None
@@ -188,7 +206,7 @@ def _jobs(args):
         n = min(CHUNK, args.spins - i * CHUNK)
         # faults rotate through the list across chunks; the first spin of a chunk is never one
         chunk_plan = plan(n, scen[i % len(scen):] + scen[:i % len(scen)] if scen else [], args.fault_every)
-        jobs.append((args.seed, i, chunk_plan, imp, 3 if i == 0 else 0))
+        jobs.append((args.seed, i, chunk_plan, imp, 3 if i == 0 else 0, args.geometry, args.overrides))
     return jobs
 
 
@@ -196,6 +214,10 @@ def run(args) -> int:
     try:
         if args.spins < 1 and not args.feeds:
             raise ValueError("--spins must be at least 1")
+        args.geometry, args.overrides = None, {}
+        if args.board:
+            from host_tools.sim.boards import load_board
+            args.geometry, args.overrides = load_board(args.board)
         jobs = [] if args.feeds else _jobs(args)
     except ValueError as exc:
         print("bench wheel: %s" % exc, file=sys.stderr)
@@ -209,7 +231,7 @@ def run(args) -> int:
         if not feeds:
             print("bench wheel: no FEED with a FEED.truth.jsonl beside it in %s" % args.feeds, file=sys.stderr)
             return 2
-        work, fn, total, unit = feeds, run_feed_file, len(feeds), "feeds"
+        work, fn, total, unit = [(p, args.overrides) for p in feeds], run_feed_file, len(feeds), "feeds"
     else:
         work, fn, total, unit = jobs, run_chunk, args.spins, "spins"
     bar = Progress(total, unit)
@@ -230,15 +252,17 @@ def run(args) -> int:
     cpu = sum(res["cpu_s"] for res in results)
     figures["run"] = {
         "source": str(args.feeds) if args.feeds else "simulated", "seed": args.seed,
+        "board": str(args.board) if args.board else None, "settings": args.overrides,
         "scenarios": args.scenarios, "fault_every": args.fault_every, "imperfect": bool(args.imperfect),
         "jobs": args.jobs, "wall_s": wall, "worker_cpu_s": cpu,
         "simulate_cpu_s": sum(res["gen_s"] for res in results), "sensor_events": changes,
         "ticks": sum(res["ticks"] for res in results),
         "cpython_us_per_spin": cpu / max(1, len(records)) * 1e6,
+        "git": _git_state(),
     }
     if args.mpy_spins > 0:
         try:
-            figures["micropython"] = measure_micropython(args.seed, args.mpy_spins)
+            figures["micropython"] = measure_micropython(args.seed, args.mpy_spins, args.geometry, args.overrides)
         except Exception as exc:      # the figures above still stand; say why this one is missing
             figures["micropython"] = {"error": str(exc)[:500]}
     args.out.mkdir(parents=True, exist_ok=True)
@@ -272,7 +296,11 @@ def report(f: dict) -> None:
     print("valid spins: %d correct of %d (%s); wrong %d, voided %d, no result %d"
           % (v["correct"], f["valid"], "-" if rate is None else "%.2f %%" % (100 * rate), v["wrong"], v["void"], v["missing"]))
     for fail in f["valid_failures"][:5]:
-        print("   spin %s: %s (truth %s, reported %s) %s" % (fail["spin"], fail["outcome"], fail["truth"], fail["reported"], fail["labels"]))
+        print("   chunk %s spin %s: %s (truth %s, reported %s) %s" % (fail.get("chunk"), fail["spin"], fail["outcome"],
+                                                              fail["truth"], fail["reported"], fail["labels"]))
+    for fail in f.get("fault_failures", [])[:5]:
+        print("   chunk %s spin %s (%s): %s %s" % (fail.get("chunk"), fail["spin"], fail["fault"], fail["outcome"],
+                                               fail["labels"]))
     if f["faults"]:
         print("%-20s %5s %6s %10s %5s %6s  reports (spins with each)" % ("fault", "spins", "caught", "other void", "paid", "missed"))
         for name, row in f["faults"].items():

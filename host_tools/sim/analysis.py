@@ -144,9 +144,12 @@ def aggregate(records: list[dict]) -> dict:
         counts[r["outcome"]] += 1
     out["valid_outcomes"] = counts
     out["correct_rate"] = counts["correct"] / len(valid) if valid else None
-    out["valid_failures"] = [{"spin": r["spin"], "outcome": r["outcome"], "truth": r["truth_number"],
-                              "reported": r["number"], "labels": r["labels"]}
+    out["valid_failures"] = [{"chunk": r.get("chunk"), "spin": r["spin"], "outcome": r["outcome"],
+                              "truth": r["truth_number"], "reported": r["number"], "labels": r["labels"]}
                              for r in valid if r["outcome"] != "correct"][:20]
+    out["fault_failures"] = [{"chunk": r.get("chunk"), "spin": r["spin"], "fault": r["fault"],
+                              "outcome": r["outcome"], "labels": r["labels"]}
+                             for r in records if not r["valid"] and r["outcome"] in ("paid", "missed")][:20]
     table: dict = {}
     for r in records:
         if r["valid"]:

@@ -22,6 +22,7 @@ def add_arguments(p) -> None:
     p.add_argument("--no-status", action="store_true", help="leave out the periodic status events")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="override a spin setting (integer), e.g. --set confirm_sightings=3")
+    p.add_argument("--board", type=Path, help="take the spin settings of this board file (boards/*.json); --set wins")
     p.add_argument("--tail-ms", type=int, default=0,
                    help="let feed time run on this long after the last line (ticks only)")
 
@@ -52,7 +53,11 @@ def check(path: Path) -> tuple[dict, int]:
 def run(args) -> int:
     skip = ("status",) if args.no_status else ()
     try:
-        overrides = _overrides(args.set)
+        overrides = {}
+        if args.board:
+            from .boards import load_board
+            overrides = load_board(args.board)[1]
+        overrides.update(_overrides(args.set))
         if str(args.feed) == "-":
             if not args.cpython:
                 raise ValueError("reading stdin needs --cpython")

@@ -16,7 +16,8 @@ def add_arguments(p) -> None:
     p.add_argument("feed", type=Path, help="feed file to write")
     p.add_argument("-n", "--spins", type=int, default=10, help="number of spins (default 10)")
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1): same seed, same feed")
-    p.add_argument("--geometry", type=Path, help="JSON file with the wheel's geometry (a feed header or a board file)")
+    p.add_argument("--geometry", "--board", dest="geometry", type=Path,
+                   help="JSON file with the wheel's geometry: a board file (boards/*.json) or a feed header dict")
     p.add_argument("--scenarios", default="none",
                    help="fault scenarios to inject, comma-separated, 'all' or 'none' (default); see --list")
     p.add_argument("--fault-every", type=int, default=3,
@@ -40,6 +41,11 @@ def plan(n: int, scenarios: list[str], every: int) -> list[str | None]:
     return out
 
 
+def feed_errors():
+    from cylindre.feed import FeedError
+    return FeedError
+
+
 def run(args) -> int:
     if args.list:
         for name in sorted(SCENARIOS):
@@ -54,7 +60,7 @@ def run(args) -> int:
         if args.spins < 1:
             raise ValueError("--spins must be at least 1")
         sim = WheelSimulator(geometry, seed=args.seed, imperfections=imp)
-    except (ValueError, OSError) as exc:
+    except (ValueError, OSError, feed_errors()) as exc:
         print("cylindre simulate: %s" % exc, file=sys.stderr)
         return 2
     spins = [sim.spin(s) for s in plan(args.spins, scen, args.fault_every)]

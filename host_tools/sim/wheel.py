@@ -88,12 +88,22 @@ def _signal_names(geometry):
             + ["POCKET%d" % i for i in range(len(geometry["pocket_sensors_deg"]))] + ["VOID", "RESET"])
 
 
+GEOMETRY_KEYS = ("cpr", "index_offset_deg", "ball_sensors_deg", "pocket_sensors_deg")
+
+
 def geometry_from(given) -> dict:
-    """A feed header dict from a header/board dict (geometry keys used, `signals` completed)."""
-    g = dict(DEFAULT_GEOMETRY if given is None else given)
-    for k in ("cpr", "index_offset_deg", "ball_sensors_deg", "pocket_sensors_deg"):
-        if k not in g:
+    """A feed header dict from a feed header or a board file (boards/*.json): its geometry, its
+    `board` name if any, and `signals` completed. Pins, link and spin settings are not the wheel's."""
+    src = DEFAULT_GEOMETRY if given is None else given
+    if not isinstance(src, dict):
+        raise ValueError("geometry must be a JSON object")
+    g = {}
+    for k in GEOMETRY_KEYS:
+        if k not in src:
             raise ValueError("geometry lacks %r" % k)
+        g[k] = src[k]
+    if isinstance(src.get("board"), str):
+        g["board"] = src["board"]
     g["signals"] = _signal_names(g)
     feedfmt.check_header(g, 0)
     return g
