@@ -10,6 +10,8 @@ import os
 import secrets
 from pathlib import Path
 
+from cylindre.link.mac import parse_key
+
 KEY_BYTES = 32
 
 
@@ -26,12 +28,9 @@ def load_key(path: str | Path) -> bytes:
     except (OSError, UnicodeDecodeError) as e:
         raise KeyError_(f"key file {p} cannot be read: {e}") from None
     try:
-        key = bytes.fromhex(text)
-    except ValueError:
-        raise KeyError_(f"key file {p} must hold {2 * KEY_BYTES} hexadecimal characters") from None
-    if len(key) != KEY_BYTES:
-        raise KeyError_(f"key file {p} holds {len(key)} bytes, a wheel key is {KEY_BYTES}")
-    return key
+        return parse_key(text)      # the same reading as the Pico's
+    except ValueError as e:
+        raise KeyError_(f"key file {p}: {e}") from None
 
 
 def new_key(path: str | Path) -> bytes:

@@ -125,3 +125,23 @@ def test_worked_example_of_the_protocol_doc():
     h = hexlify(wire).decode()
     assert h == ("0301450101020101010101411b7b226576223a22726573756c74222c226e756d626572223a31377d"
                  "74c0d56b789060b65980aaeac790bde174ef94636ea03fc6b086eb5a8d8d51e7decf101c00"), h
+
+
+def test_key_file_is_read_the_same_on_both_sides():
+    from cylindre.link.mac import parse_key
+    raw = bytes(range(32))
+    text = b"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\n"
+    assert parse_key(text) == raw and parse_key(raw) == raw and parse_key(text.decode()) == raw
+    for bad in (b"abc", b"zz" * 32, bytes(31)):
+        try:
+            parse_key(bad)
+        except ValueError:
+            continue
+        assert False, bad
+
+
+def test_device_link_takes_the_key_file_as_read():
+    from cylindre.link.device import DeviceLink
+    text = b"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\n"
+    dev = DeviceLink(lambda d: None, lambda: 0, text, "T1", urandom=lambda k: bytes(k))
+    assert dev._hmac.digest(b"x") == Hmac(bytes(range(32))).digest(b"x")

@@ -6,7 +6,7 @@ the injected `clock_ms` (a non-wrapping millisecond count). Wiring on the Pico (
     from cylindre.link.device import DeviceLink
     from cylindre.spin.controller import Controller
 
-    key = open("/wheel.key", "rb").read()          # provisioned by the flash step, never committed
+    key = open("/wheel.key", "rb").read()          # the key file (64 hex chars), copied by the flash step
     link = DeviceLink(write=usb.write, clock_ms=lambda: now_us() // 1000, key=key,
                       wheel="T1", fw="0.1.0", cammegh=CammeghOutput(uart2.write))
     ctl = Controller(settings, link.emit, store=store)   # every event goes through the link
@@ -37,13 +37,12 @@ import os
 from binascii import hexlify, unhexlify
 
 from cylindre.link import frame as fr
-from cylindre.link.mac import Hmac
+from cylindre.link.mac import Hmac, parse_key
 
 try:
     from micropython import const
 except ImportError:  # CPython
-    def const(x):
-        return x
+    const = int
 
 _CAPACITY = const(64)
 _RESERVE = const(16)
@@ -59,6 +58,10 @@ def _json(obj):
     return json.dumps(obj).encode()
 
 
+def _no_clock():
+    return 0
+
+
 class DeviceLink:
     """One wheel's link state: session nonces, outbox, command sequence, last reply."""
 
@@ -68,7 +71,7 @@ class DeviceLink:
             raise ValueError("outbox capacity must exceed its reserve by 4 or more")
         self._write = write
         self._clock = clock_ms
-        self._hmac = Hmac(key)
+        self._hmac = Hmac(key if len(key) == 32 else parse_key(key))   # raw, or the key file as read
         self._urandom = urandom or os.urandom
         self.wheel = wheel
         self.fw = fw
@@ -82,7 +85,7 @@ class DeviceLink:
         self.on_set_time = on_set_time
         self._split = fr.Splitter()
         self._ctl = None
-        self._now_us = None
+        self._now_us = _no_clock
         # session: host nonce and our nonce, None until a valid HELLO
         self._hn = None
         self._dn = None

@@ -5,9 +5,27 @@ module gives the same digests as CPython's `hmac.new(key, msg, 'sha256')`.
 """
 
 import hashlib
+from binascii import unhexlify
 
 BLOCK = 64
 SIZE = 32
+KEY_BYTES = 32
+
+
+def parse_key(data):
+    """A wheel key from its file's content: 64 hex characters (whitespace around ignored), or
+    the 32 raw bytes. Raises ValueError otherwise. The Pico and the host read the same file."""
+    if isinstance(data, str):
+        data = data.encode()
+    text = bytes(data).strip()
+    if len(text) == 2 * KEY_BYTES:
+        try:
+            return unhexlify(text)
+        except ValueError:
+            pass
+    if len(data) == KEY_BYTES:
+        return bytes(data)
+    raise ValueError("a wheel key is %d hex characters (or %d raw bytes)" % (2 * KEY_BYTES, KEY_BYTES))
 
 
 class Hmac:
