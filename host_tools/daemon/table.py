@@ -245,6 +245,9 @@ class Table:
         st["locked_spin"] = None
         st["last_number"] = number
         st["phase"] = BETTING if st["phase"] != CLOSED else CLOSED
+        t = res["totals"]
+        log.info("spin %s settled: number %d, %d bets, staked %d, paid %d, lost %d, en prison %d (cents)",
+                 spin, number, len(res["results"]), t["staked"], t["paid"], t["lost"], t["imprisoned"])
         said = list(res["announcements"])
         said.append("faites vos jeux")
         self._paid.append({"spin": spin, "number": number, "totals": res["totals"],
