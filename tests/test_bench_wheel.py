@@ -138,13 +138,24 @@ def test_bench_on_foreign_feeds(tmp_path):
     feeds.mkdir()
     sim = WheelSimulator(seed=31)
     spins = [sim.spin() for _ in range(3)]
+    own_bounds = sorted(sp.truth["seen_us"] - sp.truth["rest_us"] for sp in spins)
     for sp in spins:      # another simulator need not write our extra truth keys
-        for k in ("start_us", "end_us", "seen_us", "bounced_pockets", "first_lap_us", "rotor_rpm_x10"):
+        for k in ("start_us", "end_us", "seen_us", "bounced_pockets", "first_lap_us", "rotor_rpm_x10", "valid"):
             sp.truth.pop(k, None)
     sim.write_feed(feeds / "other.feed", spins)
     out = tmp_path / "out"
     assert bench.run(_args(out, feeds=feeds)) == 0
     f = json.loads((out / "wheel.json").read_text())
-    assert f["spins"] == 3 and f["valid"] == 3
-    assert f["result_bound_us"]["n"] == f["result_latency_us"]["n"]
+    assert f["spins"] == 3 and f["valid"] == 3 and f["valid_outcomes"]["correct"] == 3
+    assert f["result_bound_us"]["n"] == 3
+    # the bound decoded from the feed is the simulator's own (first rising edge showing the ball)
+    assert f["result_bound_us"]["min"] == own_bounds[0] and f["result_bound_us"]["max"] == own_bounds[-1]
     assert bench.run(_args(tmp_path / "o2", feeds=tmp_path / "out")) == 2     # no feed there
+    # a malformed feed is refused by name and line; the good ones are still measured
+    bad = (feeds / "other.feed").read_text().splitlines()
+    bad[100] = "oops"
+    (feeds / "bad.feed").write_text("\n".join(bad) + "\n")
+    (feeds / "bad.feed.truth.jsonl").write_text((feeds / "other.feed.truth.jsonl").read_text())
+    assert bench.run(_args(tmp_path / "o3", feeds=feeds)) == 2
+    f = json.loads((tmp_path / "o3" / "wheel.json").read_text())
+    assert f["spins"] == 3 and "line 101" in f["run"]["errors"][0]

@@ -90,38 +90,68 @@ def run_chunk(job) -> dict:
 
 
 def run_feed_file(job) -> dict:
-    """Replay one foreign feed on CPython and judge it against its truth file."""
-    path, overrides = job
-    from cylindre.feed import FeedReader
+    """Replay one foreign feed on CPython, streaming, and judge it against its truth file."""
+    from cylindre.feed import FeedError, FeedReader
     from cylindre.replay import Replay
-    from host_tools.sim.decode import sightings
+    from host_tools.sim.decode import Decoder
     from host_tools.sim.wheel import truth_path
 
+    path, overrides = job
     t0 = time.perf_counter()
-    truths = [json.loads(l) for l in open(truth_path(path), encoding="utf-8") if l.strip()]
-    with open(path, encoding="utf-8") as f:
-        r = FeedReader(f)
-        changes = list(r)
-    header = r.header
+    try:
+        truths = [json.loads(l) for l in open(truth_path(path), encoding="utf-8") if l.strip()]
+        for tr in truths:
+            if not isinstance(tr, dict) or "launch_us" not in tr:
+                raise ValueError("a truth line without launch_us")
+    except (OSError, ValueError) as exc:
+        return {"error": "%s: %s" % (truth_path(path), exc), "records": [], "changes": 0, "ticks": 0,
+                "traces": [], "cpu_s": 0.0, "gen_s": 0.0}
     events: list[dict] = []
-    rp = Replay(header, events.append, overrides=overrides)
-    rp.run(changes)
-    rp.finish(changes[-1][0] if changes else 0)
-    names = header["signals"]
-    code = {n: i for i, n in enumerate(names)}
-    t = np.array([c[0] for c in changes], dtype=np.int64)
-    k = np.array([code[c[1]] for c in changes], dtype=np.int64)
-    lv = np.array([c[2] for c in changes], dtype=np.int64)
-    seen = sightings(header, names, t, k, lv)
+    seen: list[tuple[int, int, int, int]] = []
+    n = 0
+    last = 0
+    try:
+        with open(path, encoding="utf-8") as f:
+            reader = FeedReader(f)
+            rp = Replay(reader.header, events.append, overrides=overrides)
+            dec = Decoder(reader.header)
+            code = dec.code
+            buf: list = []
+
+            def flush():
+                rp.run(buf)
+                t = np.fromiter((c[0] for c in buf), dtype=np.int64, count=len(buf))
+                k = np.fromiter((code[c[1]] for c in buf), dtype=np.int64, count=len(buf))
+                lv = np.fromiter((c[2] for c in buf), dtype=np.int64, count=len(buf))
+                seen.extend(dec.feed(t, k, lv))
+
+            for ch in reader:
+                buf.append(ch)
+                if len(buf) >= 100_000:
+                    flush()
+                    n += len(buf)
+                    last = buf[-1][0]
+                    buf = []
+            if buf:
+                flush()
+                n += len(buf)
+                last = buf[-1][0]
+            rp.finish(last)
+    except (FeedError, UnicodeDecodeError, ValueError, OSError) as exc:
+        return {"error": "%s: %s" % (path, exc), "records": [], "changes": 0, "ticks": 0, "traces": [],
+                "cpu_s": time.perf_counter() - t0, "gen_s": 0.0}
     per = assign(events, truths)
     records = []
     for tr, evs in zip(truths, per):
         bound = None
         if tr.get("rest_us") is not None and tr.get("number") is not None:
-            first = next((s for s in seen if s[0] >= tr["rest_us"] and s[2] == tr["number"]), None)
-            bound = first[0] - tr["rest_us"] if first else None
-        records.append(judge(tr, evs, bound_us=bound))
-    return {"records": records, "changes": len(changes), "ticks": rp.ticks, "traces": [],
+            # the first pulse showing the resting ball: from its rising edge the number is knowable
+            first = next((x for x in seen if x[0] >= tr["rest_us"] and x[2] == tr["number"]), None)
+            bound = max(first[3], tr["rest_us"]) - tr["rest_us"] if first else None
+        rec = judge(tr, evs, bound_us=bound)
+        rec["feed"] = path.name
+        records.append(rec)
+    return {"records": records, "changes": n, "ticks": rp.ticks, "traces": [],
             "cpu_s": time.perf_counter() - t0, "gen_s": 0.0, "feed": str(path)}
 
 
@@ -246,12 +276,18 @@ def run(args) -> int:
             results.append(res)
             bar.add(len(res["records"]) if unit == "spins" else 1)
     wall = time.perf_counter() - t0
+    errors = [res["error"] for res in results if res.get("error")]
+    for err in errors:
+        print("bench wheel: refused %s" % err, file=sys.stderr)
     records = [r for res in results for r in res["records"]]
+    if not records:
+        print("bench wheel: no spin to measure", file=sys.stderr)
+        return 2
     figures = aggregate(records)
     changes = sum(res["changes"] for res in results)
     cpu = sum(res["cpu_s"] for res in results)
     figures["run"] = {
-        "source": str(args.feeds) if args.feeds else "simulated", "seed": args.seed,
+        "source": str(args.feeds) if args.feeds else "simulated", "seed": args.seed, "errors": errors,
         "board": str(args.board) if args.board else None, "settings": args.overrides,
         "scenarios": args.scenarios, "fault_every": args.fault_every, "imperfect": bool(args.imperfect),
         "jobs": args.jobs, "wall_s": wall, "worker_cpu_s": cpu,
@@ -276,7 +312,7 @@ def run(args) -> int:
         except Exception as exc:
             print("plots failed: %s" % exc, file=sys.stderr)
     print("figures: %s" % (args.out / "wheel.json"))
-    return 0
+    return 2 if errors else 0
 
 
 def _ms(us) -> str:

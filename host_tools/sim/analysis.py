@@ -92,7 +92,7 @@ def judge(truth: dict, events: list[dict], bound_us: int | None = None) -> dict:
     result = next((e for e in events if e.get("ev") == "result"), None)
     rnvp = next((e for e in events if e.get("ev") == "rnvp"), None)
     fault = truth.get("fault")
-    valid = bool(truth.get("valid"))
+    valid = bool(truth.get("valid", fault is None))
     rec = {"spin": truth.get("spin"), "fault": fault, "valid": valid, "truth_number": truth.get("number"),
            "labels": labels, "number": result.get("number") if result else None,
            "rotor_rpm_x10": truth.get("rotor_rpm_x10")}
