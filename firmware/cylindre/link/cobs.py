@@ -5,18 +5,41 @@ Overhead is one byte per 254, plus the delimiter. Slices, not byte loops: it run
 """
 
 
-def encode(data):
-    """COBS-encode `data` (no delimiter added)."""
-    out = bytearray()
-    parts = bytes(data).split(b"\x00")
-    for part in parts:
-        while len(part) >= 254:
-            out.append(255)
-            out.extend(part[:254])
-            part = part[254:]
-        out.append(len(part) + 1)
-        out.extend(part)
-    return bytes(out)
+def encode(data, delimit=False):
+    """COBS-encode `data` (bytes); with `delimit`, the 0x00 that ends the frame is appended.
+
+    Two passes over the input with `find` and one exactly sized output: the only allocations are
+    the output and small memoryviews (this runs for every frame on the Pico)."""
+    n = len(data)
+    size = n + 1 + (1 if delimit else 0)
+    pos = 0
+    while True:                         # pass 1: one extra code byte per full 254-byte run
+        z = data.find(b"\x00", pos)
+        end = n if z < 0 else z
+        size += (end - pos) // 254
+        if z < 0:
+            break
+        pos = z + 1
+    out = bytearray(size)
+    mv = memoryview(data)
+    o = 0
+    pos = 0
+    while True:                         # pass 2: fill
+        z = data.find(b"\x00", pos)
+        end = n if z < 0 else z
+        while end - pos >= 254:
+            out[o] = 255
+            out[o + 1:o + 255] = mv[pos:pos + 254]
+            o += 255
+            pos += 254
+        k = end - pos
+        out[o] = k + 1
+        out[o + 1:o + 1 + k] = mv[pos:end]
+        o += k + 1
+        if z < 0:
+            break
+        pos = z + 1
+    return out if delimit else bytes(out)
 
 
 def decode(data):

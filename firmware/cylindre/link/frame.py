@@ -54,9 +54,9 @@ def build(hmac, ftype, seq, ack, payload, sender_nonce, receiver_nonce):
         raise FrameError("too_long", "payload of %d bytes" % len(payload))
     header = struct.pack(HEADER, VERSION, ftype, seq, ack, len(payload))
     tag = hmac.digest(DOMAIN, sender_nonce, receiver_nonce, header, payload)
-    body = header + payload + tag
-    body += struct.pack(">I", crc32(body) & 0xFFFFFFFF)
-    return cobs.encode(body) + b"\x00"
+    crc = crc32(tag, crc32(payload, crc32(header))) & 0xFFFFFFFF
+    body = b"".join((header, payload, tag, struct.pack(">I", crc)))
+    return cobs.encode(body, True)
 
 
 class Frame:
