@@ -202,7 +202,11 @@ def run(args) -> int:
     except KeyError_ as e:
         print(f"cylindre wheel: {e}", file=sys.stderr)
         return 2
-    port = SerialDevice(args.port) if args.port else PtyPort()
+    try:
+        port = SerialDevice(args.port) if args.port else PtyPort()
+    except Exception as e:      # pyserial's SerialException, OSError, a bad URL
+        print(f"cylindre wheel: cannot open {args.port or 'a pseudo-terminal'}: {e}", file=sys.stderr)
+        return 2
     cammegh = None
     paths = [port.path]
     if args.cammegh:

@@ -74,7 +74,12 @@ def run(args) -> int:
     from .api import make_server, serve_in_thread
     from .service import Daemon
     host, port = parse_hostport(args.http)
-    d = Daemon(args.port, key, args.journal, wheel=args.wheel, limits=limits, open_table=args.open, baud=args.baud)
+    import sqlite3
+    try:
+        d = Daemon(args.port, key, args.journal, wheel=args.wheel, limits=limits, open_table=args.open, baud=args.baud)
+    except (sqlite3.Error, OSError, RuntimeError) as e:
+        print(f"cylindre daemon: cannot open the journal {args.journal}: {e}", file=sys.stderr)
+        return 2
     try:
         srv = make_server(d, host, port)
     except OSError as e:
