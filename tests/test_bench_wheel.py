@@ -104,6 +104,8 @@ def test_aggregate_counts_and_table():
     assert f["faults"]["void_button"] == {"spins": 2, "caught": 1, "other_void": 0, "paid": 0, "missed": 1,
                                           "reports": {"void:void_button": 1, "(nothing)": 1}}
     assert f["faults"]["power_cut"]["paid"] == 1
+    assert f["latency_by_rotor_rpm"] == {"20-25": {"n": 4, "latency_median_us": 25, "bound_median_us": 5,
+                                                   "bound_max_us": 5}}
     assert f["valid_failures"][0]["outcome"] == "wrong"
 
 

@@ -349,6 +349,10 @@ def report(f: dict) -> None:
     R, B, O = f["result_latency_us"], f["result_bound_us"], f["latency_over_bound_us"]
     print("result after the ball came to rest: median %s, p99 %s, max %s; sensors' bound: median %s, p99 %s; over the bound: median %s, p99 %s"
           % (_ms(R["median"]), _ms(R["p99"]), _ms(R["max"]), _ms(B["median"]), _ms(B["p99"]), _ms(O["median"]), _ms(O["p99"])))
+    if f.get("latency_by_rotor_rpm"):
+        print("   by rotor speed (rpm: spins, median latency / median bound / worst bound): " + "; ".join(
+            "%s: %d, %s / %s / %s" % (k, v["n"], _ms(v["latency_median_us"]), _ms(v["bound_median_us"]), _ms(v["bound_max_us"]))
+            for k, v in f["latency_by_rotor_rpm"].items()))
     m = f.get("micropython")
     if m and "error" not in m:
         print("MicroPython (%d spins, %d events): %.3g fuel a spin, %.0f fuel an event; %.0f ms a spin, %.1f us an event (wasm); heap live peak %d B (firmware after import %d B)"

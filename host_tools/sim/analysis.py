@@ -171,4 +171,13 @@ def aggregate(records: list[dict]) -> dict:
     out["result_bound_us"] = summary([r["bound_us"] for r in bounded])
     out["latency_over_bound_us"] = summary([r["latency_us"] - r["bound_us"] for r in bounded])
     out["latency_below_bound"] = sum(1 for r in bounded if r["latency_us"] < r["bound_us"])
+    by_rpm = {}
+    for lo in range(0, 60, 5):
+        rows = [r for r in bounded if r.get("rotor_rpm_x10") is not None and lo * 10 <= r["rotor_rpm_x10"] < lo * 10 + 50]
+        if rows:
+            by_rpm["%d-%d" % (lo, lo + 5)] = {"n": len(rows),
+                                              "latency_median_us": percentile([r["latency_us"] for r in rows], 50),
+                                              "bound_median_us": percentile([r["bound_us"] for r in rows], 50),
+                                              "bound_max_us": max(r["bound_us"] for r in rows)}
+    out["latency_by_rotor_rpm"] = by_rpm
     return out
