@@ -125,7 +125,11 @@ def test_host_to_wheel_commands_through_the_api(tmp_path):
         rig.wait_link()
         st, s = rig.api("GET", "/wheel/settings")
         assert st == 200 and s["min_laps"] == 4
-        st, err = rig.api("PUT", "/wheel/settings", {"name": "min_laps", "value": 99})
+        for _ in range(40):                                           # settings change between spins only
+            st, err = rig.api("PUT", "/wheel/settings", {"name": "min_laps", "value": 99})
+            if "in progress" not in err.get("message", ""):
+                break
+            time.sleep(0.1)
         assert st == 400 and "min_laps" in err["message"]            # the controller's safe bounds
         assert rig.board.replay.ctl.s["min_laps"] == 4
         for _ in range(40):                                           # settings change between spins only
