@@ -168,21 +168,33 @@ def measure_micropython(seed: int, spins: int, geometry=None, overrides=None) ->
         sim.write_feed(feed, sample)
         with MicroPythonRuntime() as rt:
             w0 = time.perf_counter()
-            _, base_stats, base_fuel = run_feed(feed, replay=False, quiet=True, runtime=rt)
+            _, base_stats, base_fuel = run_feed(feed, mode="parse", quiet=True, runtime=rt)
+            _, quad_stats, quad_fuel = run_feed(feed, mode="quad", quiet=True, runtime=rt)
             w1 = time.perf_counter()
-            events, stats, fuel = run_feed(feed, overrides, replay=True, runtime=rt)
+            events, stats, fuel = run_feed(feed, overrides, mode="replay", runtime=rt)
             w2 = time.perf_counter()
     changes = stats["changes"]
+    enc = sum(int(((sp.code == 0) | (sp.code == 1)).sum()) for sp in sample)
     fw_fuel = fuel - base_fuel
     fw_wall = stats["wall_us"] - base_stats["wall_us"]
+    ctl_fuel = fuel - quad_fuel
+    ctl_wall = stats["wall_us"] - quad_stats["wall_us"]
+    other = changes - enc
+    ticks = sum((sp.truth["end_us"] - sp.truth["start_us"]) // 10_000 for sp in sample)
     results = sum(1 for e in events if e.get("ev") == "result")
     return {
-        "spins": spins, "changes": changes, "results": results,
-        "fuel_total": fuel, "fuel_parse_only": base_fuel, "fuel_firmware": fw_fuel,
-        "fuel_per_spin": fw_fuel / spins, "fuel_per_event": fw_fuel / changes,
+        "spins": spins, "changes": changes, "encoder_edges": enc, "other_signal_changes": other,
+        "ticks": ticks, "results": results,
+        "fuel_total": fuel, "fuel_parse_only": base_fuel, "fuel_parse_and_quadrature": quad_fuel,
+        "fuel_firmware": fw_fuel, "fuel_per_spin": fw_fuel / spins, "fuel_per_event": fw_fuel / changes,
         "guest_wall_us_firmware": fw_wall, "guest_wall_us_per_spin": fw_wall / spins,
         "guest_wall_us_per_event": fw_wall / changes,
-        "host_wall_s_parse_only": w1 - w0, "host_wall_s_replay": w2 - w1,
+        "fuel_quadrature_per_edge": (quad_fuel - base_fuel) / max(1, enc),
+        "fuel_controller_per_spin": ctl_fuel / spins,
+        "fuel_controller_per_tick_or_signal": ctl_fuel / max(1, other + ticks),
+        "guest_wall_us_controller_per_spin": ctl_wall / spins,
+        "guest_wall_us_controller_per_tick_or_signal": ctl_wall / max(1, other + ticks),
+        "host_wall_s_baselines": w1 - w0, "host_wall_s_replay": w2 - w1,
         "heap_after_import_bytes": stats["heap_after_import"] - stats["heap_base"],
         "heap_peak_live_bytes": stats["heap_peak"] - stats["heap_base"],
         "heap_parse_only_peak_bytes": base_stats["heap_peak"] - base_stats["heap_base"],
@@ -358,6 +370,10 @@ def report(f: dict) -> None:
         print("MicroPython (%d spins, %d events): %.3g fuel a spin, %.0f fuel an event; %.0f ms a spin, %.1f us an event (wasm); heap live peak %d B (firmware after import %d B)"
               % (m["spins"], m["changes"], m["fuel_per_spin"], m["fuel_per_event"], m["guest_wall_us_per_spin"] / 1000,
                  m["guest_wall_us_per_event"], m["heap_peak_live_bytes"], m["heap_after_import_bytes"]))
+        print("   of which the quadrature model (PIO on the Pico): %.0f fuel an edge; the controller alone: %.3g fuel a spin, "
+              "%.0f fuel per tick or sensor signal (%.0f ms a spin, %.1f us each, wasm)"
+              % (m["fuel_quadrature_per_edge"], m["fuel_controller_per_spin"], m["fuel_controller_per_tick_or_signal"],
+                 m["guest_wall_us_controller_per_spin"] / 1000, m["guest_wall_us_controller_per_tick_or_signal"]))
     elif m:
         print("MicroPython cost not measured: %s" % m["error"])
 

@@ -29,8 +29,17 @@ def _emit(ev):
         print(json.dumps(ev))
 gc.collect()
 _base = gc.mem_alloc()
-if {replay!r}:
+_mode = {mode!r}
+if _mode == "replay":
     from cylindre.replay import Replay
+if _mode == "quad":
+    from cylindre.spin.quadrature import Quadrature
+    _q = Quadrature()
+def _quad(changes):
+    edge = _q.edge
+    for t, sig, level in changes:
+        if sig == "A" or sig == "B":
+            edge(sig, level)
 gc.collect()
 _after_import = gc.mem_alloc()
 _peak = _after_import
@@ -51,7 +60,7 @@ def _parse(batch):
             if st[1] is None:
                 header = parse_header(text, st[0])
                 st[1] = LineParser(header)
-                if {replay!r}:
+                if _mode == "replay":
                     st[2] = Replay(header, _emit, overrides={overrides!r})
                 continue
             c = st[1].parse(text, st[0])
@@ -76,6 +85,8 @@ while _err is None:
     _n += len(_changes)
     if _rp is not None and _err is None:
         _rp.run(_changes)
+    elif _mode == "quad" and _err is None:
+        _quad(_changes)
     _changes = None
     _batch = None
     _c = None
@@ -133,11 +144,12 @@ class GuestFeedError(ValueError):
         self.reason = reason
 
 
-def run_feed(path: Path, overrides: dict | None = None, *, replay: bool = True, skip=(),
+def run_feed(path: Path, overrides: dict | None = None, *, replay: bool = True, mode: str | None = None, skip=(),
              quiet: bool = False, tail_us: int = 0, runtime: MicroPythonRuntime | None = None):
     """Replay a feed file on MicroPython. Returns (events, stats, fuel_used).
 
-    `replay=False` only parses (the baseline the bench subtracts). Raises GuestFeedError for a
+    `replay=False` only parses (the baseline the bench subtracts); `mode="quad"` parses and feeds
+    only the A/B edges to the quadrature model (what the PIO does on the Pico). Raises GuestFeedError for a
     malformed feed and MicroPythonError if the firmware fails.
     """
     own = runtime is None
@@ -145,7 +157,8 @@ def run_feed(path: Path, overrides: dict | None = None, *, replay: bool = True, 
     try:
         guest_dir = rt.add("feed", [Path(path)])
         code = GUEST.format(path="%s/%s" % (guest_dir, Path(path).name), overrides=overrides or {},
-                            skip=tuple(skip), quiet=quiet, replay=replay, tail=int(tail_us), low=350_000,
+                            skip=tuple(skip), quiet=quiet, mode=mode or ("replay" if replay else "parse"),
+                            tail=int(tail_us), low=350_000,
                             mark_error=MARK_ERROR, mark_stats=MARK_STATS)
         res = _run_raw(rt, code)
     finally:
