@@ -25,6 +25,8 @@ from pathlib import Path
 
 HELP = "run the whole table on a simulated wheel with simulated players, then print the result"
 EVEN = ("rouge", "noir", "pair", "impair", "manque", "passe")
+OUTCOME = {"won": "gagne", "lost": "perd", "imprisoned": "en prison", "released": "libérée",
+           "partage": "partage", "split": "partagée au quatrième zéro"}
 
 
 def add_arguments(p):
@@ -217,8 +219,11 @@ def run(args) -> int:
             elif kind == "settlement":
                 for r in data["results"]:
                     who = players.owner.get(r["id"].split(".")[0], "?")
+                    what = OUTCOME.get(r["outcome"], r["outcome"])
                     if r["paid"] or r["outcome"] in ("imprisoned", "released", "partage", "split"):
-                        say(f"  payé à {who:6} {r['label']}: {r['outcome']}, gain {_eur(r['won'])}, rendu {_eur(r['returned'])}"
+                        say(f"  {who:6} {r['label']}: {what}"
+                            + (f", gain {_eur(r['won'])}" if r["won"] else "")
+                            + (f", rendu {_eur(r['returned'])}" if r["returned"] else "")
                             + (f", en prison {_eur(r['imprisoned'])}" if r["imprisoned"] else ""))
                 t = data["totals"]
                 say(f"  (coup {data['spin']}: misé {_eur(t['staked'])}, payé {_eur(t['paid'])}, perdu {_eur(t['lost'])})\n")
