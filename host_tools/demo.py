@@ -224,7 +224,8 @@ def run(args) -> int:
                         say(f"  {who:6} {r['label']}: {what}"
                             + (f", gain {_eur(r['won'])}" if r["won"] else "")
                             + (f", rendu {_eur(r['returned'])}" if r["returned"] else "")
-                            + (f", en prison {_eur(r['imprisoned'])}" if r["imprisoned"] else ""))
+                            + (f" ({_eur(r['imprisoned'])})" if r["outcome"] == "imprisoned"
+                               else f", en prison {_eur(r['imprisoned'])}" if r["imprisoned"] else ""))
                 t = data["totals"]
                 say(f"  (coup {data['spin']}: misé {_eur(t['staked'])}, payé {_eur(t['paid'])}, perdu {_eur(t['lost'])})\n")
                 with cv:
