@@ -208,19 +208,26 @@ class Progress:
     def __init__(self, total: int, what: str):
         self.total, self.what, self.done, self.t0 = total, what, 0, time.perf_counter()
         self.live = total >= 200
+        self.tty = sys.stderr.isatty()
+        self.shown = -1
 
     def add(self, n: int) -> None:
         self.done += n
         if not self.live:
             return
         frac = self.done / self.total if self.total else 1.0
+        tenth = int(frac * 10)
+        if not self.tty and tenth == self.shown:
+            return                          # into a log: one line every 10 %
+        self.shown = tenth
         bar = "#" * int(frac * 30)
         el = time.perf_counter() - self.t0
         eta = el / frac - el if frac > 0 else 0
-        sys.stderr.write("\r[%-30s] %d/%d %s  %.0f s, %.0f s left " % (bar, self.done, self.total, self.what, el, eta))
-        sys.stderr.flush()
-        if self.done >= self.total:
+        line = "[%-30s] %d/%d %s  %.0f s, %.0f s left " % (bar, self.done, self.total, self.what, el, eta)
+        sys.stderr.write(("\r" + line) if self.tty else (line + "\n"))
+        if self.tty and self.done >= self.total:
             sys.stderr.write("\n")
+        sys.stderr.flush()
 
 
 def _git_state() -> dict:
