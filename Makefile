@@ -7,6 +7,9 @@ STAMP  := $(VENV)/.installed
 BUILD  := build
 # Serial port of the Pico for `make flash` (mpremote's "auto" finds the first board).
 PORT   ?= auto
+# The wheel's id (matches the daemon's --wheel) and its key file, copied to the Pico as /wheel.key.
+WHEEL  ?= T1
+KEY    ?= keys/$(WHEEL).key
 BOARD  ?= pico
 SPINS  ?= 20
 ARGS   ?=
@@ -31,7 +34,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/cylindre settle examples/session.json
+	$(BIN)/cylindre demo --spins $(SPINS) $(ARGS)
 
 test: $(STAMP)
 	$(BIN)/pytest -q
@@ -43,7 +46,8 @@ firmware: $(STAMP)
 	$(PY) -m host_tools.build_firmware --board $(BOARD) --out $(BUILD)/firmware/$(BOARD)
 
 flash: firmware
-	$(BIN)/mpremote connect $(PORT) fs cp -r $(BUILD)/firmware/$(BOARD)/. :
+	@test -f $(KEY) || { echo "no key $(KEY): make one with '$(BIN)/cylindre daemon --new-key $(KEY)'"; exit 2; }
+	$(BIN)/mpremote connect $(PORT) fs cp -r $(BUILD)/firmware/$(BOARD)/. : + fs cp $(KEY) :/wheel.key
 
 typecheck: $(STAMP)
 	$(BIN)/pyright -p firmware/pyrightconfig.json
