@@ -121,3 +121,17 @@ def test_contact_bounce_adds_short_pulses():
     assert len(t) > 2
     widths = (t[1::2] - t[0::2])
     assert widths.min() < 1000 and widths.max() > 250_000
+
+
+def test_the_croupier_follows_the_wheels_verdict():
+    sim = WheelSimulator(seed=5)
+    a = sim.spin()
+    b = sim.spin()
+    assert b.truth["rotor_dir"] == -a.truth["rotor_dir"]
+    sim.counted(False)                 # the wheel voided b: the next spin reverses a, not b
+    c = sim.spin()
+    assert c.truth["rotor_dir"] == -a.truth["rotor_dir"]
+    d = sim.spin("power_cut")
+    sim.counted(True)                  # the wheel paid d anyway: it counts as previous
+    e = sim.spin()
+    assert e.truth["rotor_dir"] == -d.truth["rotor_dir"]

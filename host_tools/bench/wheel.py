@@ -72,7 +72,11 @@ def run_chunk(job) -> dict:
         sp = sim.spin(sc)
         changes = sp.changes
         gen += time.perf_counter() - g0
+        first_event = len(events)
         rp.run(changes)
+        # the croupier sees the wheel's verdict: a voided spin is relaunched (Article 53 counts
+        # only spins played to a result), so a firmware mistake is not echoed on the next spin
+        sim.counted(any(e["ev"] == "result" for e in events[first_event:]))
         spins_changes += len(changes)
         truths.append(sp.truth)
         if traces and sc is None and len(trace) < traces:

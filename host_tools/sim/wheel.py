@@ -236,9 +236,21 @@ class WheelSimulator:
         truth["end_us"] = self._us(duration)
         self.t0 += duration
         self.theta = float(rotor.theta_deg[-1])
+        self._dirs = (self.rotor_dir, rotor_dir)
         if truth["valid"]:
             self.rotor_dir = rotor_dir     # a voided spin is relaunched: it does not count as "previous"
         return Spin(self.names, t_all, c_all, l_all, truth)
+
+    def counted(self, played: bool) -> None:
+        """Tell the croupier whether the wheel gave the last spin a result (True) or voided it.
+
+        Without this the croupier assumes valid spins count and faulty ones are voided; with it,
+        the next rotor direction follows what the wheel really did (Article 53: opposite to the
+        previous spin played to a result), so one voided spin does not make the next one "not
+        reversed" too.
+        """
+        before, last = getattr(self, "_dirs", (self.rotor_dir, self.rotor_dir))
+        self.rotor_dir = last if played else before
 
     # -- pieces -----------------------------------------------------------------------------------
     def _us(self, t):
