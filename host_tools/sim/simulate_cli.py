@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from .scenarios import SCENARIOS, parse_list
-from .wheel import REALISTIC, WheelSimulator, truth_path
+from .wheel import REALISTIC, FeedWriter, WheelSimulator, truth_path
 
 HELP = "simulate a wheel: write N spins to a sensor feed (and FEED.truth.jsonl beside it)"
 
@@ -63,8 +63,13 @@ def run(args) -> int:
     except (ValueError, OSError, feed_errors()) as exc:
         print("cylindre simulate: %s" % exc, file=sys.stderr)
         return 2
-    spins = [sim.spin(s) for s in plan(args.spins, scen, args.fault_every)]
-    sim.write_feed(args.feed, spins, extra_header={"generator": "cylindre simulate", "seed": args.seed})
-    lines = sum(len(s) for s in spins)
-    print("%s: %d spins, %d lines; truth in %s" % (args.feed, len(spins), lines, truth_path(args.feed)))
+    header = dict(sim.header(), generator="cylindre simulate", seed=args.seed)
+    try:
+        with FeedWriter(args.feed, header) as w:
+            for s in plan(args.spins, scen, args.fault_every):
+                w.add(sim.spin(s))
+    except OSError as exc:
+        print("cylindre simulate: %s" % exc, file=sys.stderr)
+        return 2
+    print("%s: %d spins, %d lines; truth in %s" % (args.feed, args.spins, w.lines, truth_path(args.feed)))
     return 0

@@ -445,20 +445,41 @@ class WheelSimulator:
                           spins)
 
 
+class FeedWriter:
+    """Streams spins into a feed file and their truth into FEED.truth.jsonl (any number of spins)."""
+
+    def __init__(self, path, header):
+        self.path = Path(path)
+        self._feed = open(self.path, "w", encoding="utf-8", newline="\n")
+        self._truth = open(truth_path(self.path), "w", encoding="utf-8", newline="\n")
+        self._feed.write(feedfmt.header_line(header) + "\n")
+        self.lines = 0
+
+    def add(self, sp: Spin) -> None:
+        import json
+        names, fmt = sp.names, feedfmt.format_line
+        self._feed.write("".join(fmt(t, names[c], l) + "\n"
+                                 for t, c, l in zip(sp.t_us.tolist(), sp.code.tolist(), sp.level.tolist())))
+        self._truth.write(json.dumps(sp.truth) + "\n")
+        self.lines += len(sp)
+
+    def close(self) -> None:
+        self._feed.close()
+        self._truth.close()
+
+    def __enter__(self) -> "FeedWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 def write_feed(path, header, spins) -> Path:
-    import json
-    path = Path(path)
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        f.write(feedfmt.header_line(header) + "\n")
+    """Write a header and spins to `path` and the truth beside it; return the path."""
+    with FeedWriter(path, header) as w:
         for sp in spins:
-            names = sp.names
-            fmt = feedfmt.format_line
-            f.write("".join(fmt(t, names[c], l) + "\n"
-                            for t, c, l in zip(sp.t_us.tolist(), sp.code.tolist(), sp.level.tolist())))
-    with open(truth_path(path), "w", encoding="utf-8") as f:
-        for sp in spins:
-            f.write(json.dumps(sp.truth) + "\n")
-    return path
+            w.add(sp)
+    return Path(path)
 
 
 def truth_path(feed_path) -> Path:
