@@ -172,6 +172,22 @@ class Ball:
             self.first_size = self.group_size
             if period > self.longest_first:
                 self.longest_first = period
+        elif self.nlaps == 1 and self.group_size == 1 and self.n >= 2 and self.laps \
+                and (period * 10 > self.laps[0] * 14 or period * 10 < self.laps[0] * 7) \
+                and not (self.strong == 0 and self.laps[0] * 17 <= period * 10 <= self.laps[0] * 24):
+            # (With every group lone, a sensor is dead and a lap twice as long is a missed pass.)
+            # The group that closed the first lap was a lone pass, and the lap after it does
+            # not look like the first at all: that pass was spurious. The first lap ends here.
+            first = t_ref - self.prev_group_t
+            self.laps[0] = first
+            self.lap_end[0] = t_ref
+            self.groups -= 1
+            g0 = self.prev_group_t
+            self._open_group(t, t_ref, sensor)
+            self.prev_group_t = g0
+            if first > self.longest_first:
+                self.longest_first = first
+            return first
         self._open_group(t, t_ref, sensor)
         if pace and pace * 17 <= period * 10 <= pace * 24:
             # Every sensor missed the ball once: two laps went by.

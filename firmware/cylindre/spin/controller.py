@@ -165,7 +165,8 @@ class Controller:
         ph = self.phase
         b = self.ball
         if self.candidate and self.pending and t_us - b.first_pass_t > b.pace() // 4 \
-                and (b.strong or b.nlaps >= 2) and not self._slow_first():
+                and b.strong == 0 and b.nlaps >= 2 and not self._slow_first():
+            # No group ever held two sensors: one is dead. Launch (a misspin: no direction).
             self._launch(t_us, self.pending)     # the group is over and gave no direction
         if b.on_track and t_us - b.last_pass_t > self._drop_wait():
             self._off_track(t_us)
@@ -294,10 +295,8 @@ class Controller:
             return
         period = b.passed(t, i)
         if self.candidate:
-            if period and not self.pending:
-                self.pending = period
-            if b.nlaps == 0:
-                self.pending = 0        # the run started again (a spurious first pass)
+            # the first lap so far (0: none, or the run started again after a spurious pass)
+            self.pending = b.laps[0] if b.nlaps and b.laps else 0
             if self._slow_first():
                 return
             # Launch once the group closing the first lap holds two sensors (a lone pass
@@ -330,7 +329,8 @@ class Controller:
         self.candidate = False
         self.pending = 0
         if self.phase == DROPPED:
-            if self.pockets.run_start(self._track_end()) >= 0:
+            p = self.pockets
+            if p.sightings and p.sightings[-1][0] > self._track_end():
                 self._void("no_result", "the ball was launched again before a result")
             else:
                 self._void("ball_off_wheel", "no pocket sensor saw the ball before the relaunch")
@@ -403,6 +403,9 @@ class Controller:
 
     def _drop_wait(self):
         b = self.ball
+        if b.nlaps == 0:
+            # No lap yet: a ball slower than this on its first lap was not launched (or noise).
+            return self.s["launch_max_lap_us"] * 3
         base = b.pace() or self.drop_us
         if base > self.drop_us:
             base = self.drop_us             # no lap on the track is slower than the critical one
@@ -516,17 +519,18 @@ class Controller:
         if j >= 0:
             name = self.pocket_names[j]
             self.health.set(name, SILENT)
-            self._sensor_fault(name, SILENT, "the ball's pocket passed it twice unseen")
+            self._sensor_fault(name, SILENT, "the ball's pocket passed it three times unseen")
             return
         r = self.rotor
         turn = 600000000 // r.rpm_x10 if r.rpm_x10 > 0 else 12000000
         waited = t - self.drop_t
-        seen = p.run_start(self._track_end()) >= 0
+        seen = bool(p.sightings) and p.sightings[-1][0] > self._track_end()
         if not seen and waited > 3000000 + turn + turn // 4:
             return self._void("ball_off_wheel", "no pocket sensor saw the ball %d us after the drop"
                               % waited)
         turns = (self.need + p.n - 1) // p.n
-        limit = 4000000 + turns * turn + turn * 3 // 2
+        # bounces, the turns the rule needs, and room for a sensor to miss twice then see it
+        limit = 4000000 + (turns + 3) * turn
         if limit > self.s["result_timeout_us"]:
             limit = self.s["result_timeout_us"]
         if waited > limit:

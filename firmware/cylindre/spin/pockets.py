@@ -6,7 +6,7 @@ sightings that agree, coming from at least `sensors` distinct sensors: with n se
 comes every 1/n rotor turn, so the report waits for no more than the rule requires.
 
 Once a pocket is seen, the encoder also says when it must pass each other sensor; a sensor that
-lets it pass twice in a row without a pulse is silent. Pulses shorter than `min_us` are contact
+lets it pass three times in a row without a pulse is silent. Pulses shorter than `min_us` are contact
 chatter or interference, not a pocket. A pulse much narrower (in encoder counts, so whatever the
 rotor speed) than the full ones of the same run is the ball hopping out of the pocket while it
 passed the sensor: the ball is not at rest, the run is broken.
@@ -15,6 +15,7 @@ passed the sensor: the ball is not at rest, the run is broken.
 from cylindre.spin.geometry import number_at, pocket_index, POCKETS
 
 MAX_SIGHTINGS = 16
+MISSES = 3             # passes in a row without a pulse: silent (one or two is a missed pulse)
 
 
 class Pockets:
@@ -115,7 +116,7 @@ class Pockets:
 
     def check(self, raw, t):
         """Count the sensors the watched pocket passed without a pulse; return one that missed it
-        twice in a row while another sensor still saw the pocket since, or -1. (With one sensor a
+        MISSES times in a row while another sensor still saw the pocket since, or -1. (With one sensor a
         silent sensor and a ball taken out of its pocket look alike: no verdict.)"""
         d = self.watch_dir
         if d == 0 or self.k < 0:
@@ -129,7 +130,7 @@ class Pockets:
                     self.miss_t[j] = t
                 self.misses[j] += 1
                 self.expect[j] += d * self.cpr
-            if self.misses[j] >= 2 and self.k_t > self.miss_t[j]:
+            if self.misses[j] >= MISSES and self.k_t > self.miss_t[j]:
                 return j
         return -1
 
