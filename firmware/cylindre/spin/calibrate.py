@@ -34,7 +34,8 @@ class Calibration:
         self.ref = ref
         self.count = count if count is not None else _zero
         self.z = None
-        self.rise = [None] * self.n
+        self.rise = [0] * self.n
+        self.up = [False] * self.n
         self.samples = [[] for _ in range(self.n)]    # angle - offset, degrees, per pass
 
     def signal(self, t, name, level):
@@ -48,11 +49,12 @@ class Calibration:
         i = int(name[6:])
         if level:
             self.rise[i] = c
+            self.up[i] = True
             return
-        if self.rise[i] is None or self.z is None:
+        if not self.up[i] or self.z is None:
             return
+        self.up[i] = False
         mid = (self.rise[i] + c) / 2.0
-        self.rise[i] = None
         since = (mid - self.z) % self.cpr
         # sensor angle minus index offset, for the pocket k at the sensor
         self.samples[i].append((360.0 * since / self.cpr + self.k * 360.0 / POCKETS) % 360.0)
