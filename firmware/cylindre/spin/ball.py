@@ -152,6 +152,18 @@ class Ball:
         # The ball cannot speed up: a lap shorter than the last one (beyond timing jitter) is a
         # spurious pulse, not the ball; the ball's own pass follows and is counted.
         if period < MIN_LAP_US or (pace and period * 100 < pace * 95):
+            if self.strong == 0 and pace * 42 <= period * 100 <= pace * 60 and self.laps \
+                    and len(self.laps) == self.nlaps:
+                # Every group lone (a sensor is dead) and this lap half the last: the last was
+                # two, the live sensor having missed the ball once. Split it.
+                p = self.laps[-1]
+                half = p // 2
+                self.laps[-1] = half
+                self.lap_end[-1] = self.lap_end[-1] - (p - half)
+                self._add_lap(p - half, self.group_t)
+                self._open_group(t, t_ref, sensor)
+                self._add_lap(period, t_ref)
+                return period
             if self.nlaps == 1 and self.group_size >= 2 and pace * 42 <= period * 100 <= pace * 60 \
                     and len(self.laps) == 1:
                 # Half the first lap: it may have been two laps, every sensor having missed the

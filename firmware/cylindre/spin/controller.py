@@ -18,7 +18,8 @@ from cylindre.spin.predict import predict, fit
 FW = "cylindre-fw 0.1"
 HISTORY = 10
 MIN_FIT_LAPS = 4       # laps before the prediction may call rien ne va plus (the lap limit may)
-OFF_WHEEL_LAPS = 1.5    # gone from the track this many laps before the predicted drop: off the wheel
+OFF_WHEEL_LAPS = 2.5    # gone this many laps before the predicted drop: off the wheel (a lap
+                        # missed by every sensor is waited for up to there: see _drop_wait)
 
 IDLE = "idle"
 IN_RIM = "ball_in_rim"

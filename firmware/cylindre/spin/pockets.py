@@ -30,7 +30,7 @@ class Pockets:
         self.active = [False] * self.n
         self.expect = [0] * self.n     # raw count at which the candidate pocket reaches sensor j
         self.misses = [0] * self.n
-        self.miss_t = [0] * self.n     # when the current streak of misses began
+        self.miss_t = [0] * self.n     # when the latest miss of the current streak was
         self.k_t = 0                   # last sighting of the watched pocket
         self.full_w = 0                # width (counts) of a full pulse, learnt from results
         self.clear()
@@ -116,8 +116,9 @@ class Pockets:
 
     def check(self, raw, t):
         """Count the sensors the watched pocket passed without a pulse; return one that missed it
-        MISSES times in a row while another sensor still saw the pocket since, or -1. (With one sensor a
-        silent sensor and a ball taken out of its pocket look alike: no verdict.)"""
+        MISSES times in a row while another sensor saw the pocket after the last of them (the ball
+        was still there, not taken out), or -1. (With one sensor a silent sensor and a ball taken
+        out of its pocket look alike: no verdict.)"""
         d = self.watch_dir
         if d == 0 or self.k < 0:
             return -1
@@ -126,8 +127,7 @@ class Pockets:
             if self.active[j]:
                 continue
             if d * (raw - self.expect[j]) > margin:
-                if self.misses[j] == 0:
-                    self.miss_t[j] = t
+                self.miss_t[j] = t
                 self.misses[j] += 1
                 self.expect[j] += d * self.cpr
             if self.misses[j] >= MISSES and self.k_t > self.miss_t[j]:
