@@ -161,3 +161,15 @@ def test_bench_on_foreign_feeds(tmp_path):
     assert bench.run(_args(tmp_path / "o3", feeds=feeds)) == 2
     f = json.loads((tmp_path / "o3" / "wheel.json").read_text())
     assert f["spins"] == 3 and "line 101" in f["run"]["errors"][0]
+
+
+@pytest.mark.micropython
+def test_micropython_cost_is_measured():
+    m = bench.measure_micropython(seed=3, spins=1)
+    assert m["spins"] == 1 and m["results"] == 1
+    assert m["changes"] == m["encoder_edges"] + m["other_signal_changes"]
+    # fuel is deterministic and ordered: parse < parse + quadrature < full replay
+    assert 0 < m["fuel_parse_only"] < m["fuel_parse_and_quadrature"] < m["fuel_total"]
+    assert m["fuel_firmware"] == m["fuel_total"] - m["fuel_parse_only"]
+    assert m["fuel_per_event"] == pytest.approx(m["fuel_firmware"] / m["changes"])
+    assert 10_000 < m["heap_after_import_bytes"] <= m["heap_peak_live_bytes"] < 200_000
