@@ -16,6 +16,14 @@ from cylindre.feed import FeedError, FeedReader
 
 HELP = "replay a sensor feed through the firmware; print its events, one JSON object a line"
 
+def canonical(ev: dict) -> str:
+    """One event as a JSON line with `ev` and `t` first and the other keys sorted: the same text
+    from MicroPython (whose dicts have no order) and from CPython."""
+    head = {k: ev[k] for k in ("ev", "t") if k in ev}
+    head.update((k, ev[k]) for k in sorted(ev) if k not in head)
+    return json.dumps(head)
+
+
 def add_arguments(p) -> None:
     p.add_argument("feed", type=Path, help="sensor feed (docs/feed-format.md); '-' reads stdin (with --cpython)")
     p.add_argument("--cpython", action="store_true", help="run on CPython instead of MicroPython")
@@ -88,7 +96,7 @@ def _run_cpython(lines, overrides, skip, tail_us) -> int:
 
     def emit(ev):
         if ev.get("ev") not in skip:
-            print(json.dumps(ev), flush=False)
+            print(canonical(ev), flush=False)
 
     try:
         r = FeedReader(lines)
@@ -121,5 +129,5 @@ def _run_micropython(path: Path, overrides, skip, tail_us) -> int:
         print("cylindre replay: the firmware failed on MicroPython: %s" % exc, file=sys.stderr)
         return 1
     for ev in events:
-        print(json.dumps(ev))
+        print(canonical(ev))
     return 0
