@@ -9,7 +9,7 @@ sensor inside a group counts once.
 """
 
 MAX_LAPS = 64          # lap periods kept per spin (a real spin has 13-21): bounded memory
-MIN_LAP_US = 150000    # no ball laps a track faster than this
+MIN_LAP_US = 300000    # no ball laps a track faster than this (launches run 0.43-0.7 s)
 FIRST_GROUP_US = 100000  # the first group, before any lap is known
 
 
@@ -42,6 +42,7 @@ class Ball:
         self.groups = 0             # groups in the run, counting those a restart forgot
         self.strong = 0             # groups that held two sensors or more
         self.longest_first = 0      # the first lap, or the longest one a restart forgot
+        self.split_last = False     # the last lap came from splitting a double one
         self.alt_t = 0              # a pass half a lap after a group: missed lap or noise?
         self.alt_ref = 0
         self.alt_sensor = 0
@@ -117,7 +118,8 @@ class Ball:
                 return 0
             first = self.first_in_group
             gap = t - self.first_pass_t
-            if pace and self.group_size == 1 and first != sensor and not self._close(first, sensor, gap, pace):
+            if pace and self.group_size == 1 and first != sensor and not self._close(first, sensor, gap, pace) \
+                    and self._plausible(t - self.prev_group_t, self.laps[-2] if len(self.laps) >= 2 else 0):
                 # Too far from the group's only pass for sensors a few degrees apart: that pass
                 # was spurious. The group (and the lap it closed) start at this pass instead.
                 return self._rebase(t, sensor, pace)
@@ -177,7 +179,7 @@ class Ball:
                 # Unless the current group, a lone pass, was the spurious one.
                 p2 = t_ref - self.prev_group_t
                 prev = self.laps[-2] if len(self.laps) >= 2 else 0
-                if p2 >= MIN_LAP_US and (not prev or p2 * 100 >= prev * 95):
+                if self._plausible(p2, prev):
                     return self._rebase(t, sensor, prev or p2)
             return 0
         if self.nlaps == 0:
@@ -201,11 +203,16 @@ class Ball:
                 self.longest_first = first
             return first
         self._open_group(t, t_ref, sensor)
-        if pace and pace * 17 <= period * 10 <= pace * 24:
-            # Every sensor missed the ball once: two laps went by.
+        if pace and pace * 17 <= period * 10 <= pace * 24 and not self.split_last:
+            # Every sensor missed the ball once: two laps went by. (Never twice in a row: a
+            # pace gone wrong by half would split every lap after it.)
             half = period // 2
             self._add_lap(half, t_ref - (period - half))
             period -= half
+            self._add_lap(period, t_ref)
+            self.split_last = True
+            return period
+        self.split_last = False
         self._add_lap(period, t_ref)
         return period
 
@@ -249,6 +256,12 @@ class Ball:
             d = 360.0 - d
         expect = pace * d / 360.0
         return gap <= expect + pace // 50 + 2000
+
+    def _plausible(self, period, prev):
+        """Can `period` follow a lap of `prev` (0: unknown)? A little longer, never shorter."""
+        if period < MIN_LAP_US:
+            return False
+        return not prev or prev * 95 <= period * 100 <= prev * 130
 
     def _rebase(self, t, sensor, pace):
         """Replace the current group's lone pass by this one; the last lap ends here. Returns the
