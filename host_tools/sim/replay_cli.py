@@ -17,11 +17,10 @@ from cylindre.feed import FeedError, FeedReader
 HELP = "replay a sensor feed through the firmware; print its events, one JSON object a line"
 
 def canonical(ev: dict) -> str:
-    """One event as a JSON line with `ev` and `t` first and the other keys sorted: the same text
+    """One event as a JSON line with `ev` and `t` first and the other keys (and nested ones) sorted: the same text
     from MicroPython (whose dicts have no order) and from CPython."""
-    head = {k: ev[k] for k in ("ev", "t") if k in ev}
-    head.update((k, ev[k]) for k in sorted(ev) if k not in head)
-    return json.dumps(head)
+    keys = [k for k in ("ev", "t") if k in ev] + sorted(k for k in ev if k not in ("ev", "t"))
+    return "{" + ", ".join("%s: %s" % (json.dumps(k), json.dumps(ev[k], sort_keys=True)) for k in keys) + "}"
 
 
 def add_arguments(p) -> None:
