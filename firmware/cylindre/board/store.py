@@ -55,7 +55,8 @@ class FlashStore:
         self.tmp = path + ".tmp"
         self.bak = path + ".bak"
         self.fs = fs if fs is not None else os
-        self._open = getattr(self.fs, "open", open)
+        # files are opened with the built-in open unless a stand-in file system brings its own
+        self._open = open if fs is None else getattr(fs, "open", open)
 
     def _read(self, path):
         try:

@@ -1,0 +1,189 @@
+"""The Pico shell (firmware/cylindre/board/shell.py) on CPython with stand-ins for `machine`,
+`rp2` and the MicroPython `time` functions: interrupts stamp edges into the ring, the main loop
+drains them in order with the encoder count taken at the edge, the lamp follows rien ne va plus,
+the watchdog is fed, a full ring is a fault, and the spin ends in the flash store."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import types
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "shared"))
+import test_spin_kit as kit  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class FakePin:
+    IN, OUT, PULL_UP, PULL_DOWN, IRQ_RISING, IRQ_FALLING = 0, 1, 2, 3, 4, 8
+    pins: dict[int, "FakePin"] = {}
+
+    def __init__(self, gpio, mode=None, pull=None, value=None):
+        self.gpio = gpio
+        self.mode = mode
+        self.raw = 1 if pull == self.PULL_UP else 0
+        if value is not None:
+            self.raw = value
+        self.handler = None
+        self.history = []
+        FakePin.pins[gpio] = self
+
+    def value(self, v=None):
+        if v is None:
+            return self.raw
+        self.raw = v
+        self.history.append(v)
+
+    def irq(self, handler, trigger, hard=False):
+        assert hard and trigger == self.IRQ_RISING | self.IRQ_FALLING
+        self.handler = handler
+
+
+class FakeWDT:
+    fed = 0
+
+    def __init__(self, timeout):
+        assert timeout <= 8388
+        self.timeout = timeout
+
+    def feed(self):
+        FakeWDT.fed += 1
+
+
+class FakeSM:
+    count = staticmethod(lambda: 0)
+
+    def __init__(self, sm_id, prog, freq=None, in_base=None):
+        self.execs = []
+        self.in_base = in_base
+
+    def exec(self, instr):
+        self.execs.append(instr)
+
+    def active(self, v):
+        self.on = v
+
+    def rx_fifo(self):
+        return 2
+
+    def get(self, buf):
+        buf[0] = FakeSM.count()
+
+
+@pytest.fixture
+def pico(monkeypatch):
+    clock = {"us": 0}
+    machine = types.ModuleType("machine")
+    machine.Pin = FakePin
+    machine.WDT = FakeWDT
+    machine.PWRON_RESET, machine.WDT_RESET = 1, 3
+    machine.reset_cause = lambda: 1
+    rp2 = types.ModuleType("rp2")
+    rp2.PIO = types.SimpleNamespace(SHIFT_LEFT=0, SHIFT_RIGHT=1)
+    rp2.asm_pio = lambda **kw: (lambda fn: ("assembled", fn.__name__, kw))
+    rp2.StateMachine = FakeSM
+    monkeypatch.setitem(sys.modules, "machine", machine)
+    monkeypatch.setitem(sys.modules, "rp2", rp2)
+    monkeypatch.setattr(time, "ticks_us", lambda: clock["us"] & 0x3FFFFFFF, raising=False)
+    monkeypatch.setattr(time, "ticks_diff", lambda a, b: ((a - b + 0x20000000) & 0x3FFFFFFF) - 0x20000000,
+                        raising=False)
+    for m in ("cylindre.board.encoder", "cylindre.board.shell"):
+        sys.modules.pop(m, None)
+    FakePin.pins = {}
+    FakeWDT.fed = 0
+    from cylindre.board import encoder, shell
+    encoder._PROGRAM = None
+    yield shell, clock
+    for m in ("cylindre.board.encoder", "cylindre.board.shell"):
+        sys.modules.pop(m, None)
+
+
+def _board():
+    return json.loads((ROOT / "boards" / "pico.json").read_text())
+
+
+def _drive(b, board, wheel, clock, t_end, start=0):
+    """Replay the kit wheel's edges as pin interrupts; the main loop polls every 5 ms."""
+    gpio = {"Z": board["pins"]["z"]}
+    for i, g in enumerate(board["pins"]["ball"]):
+        gpio["BALL%d" % i] = g
+    for i, g in enumerate(board["pins"]["pocket"]):
+        gpio["POCKET%d" % i] = g
+    gpio["VOID"] = board["pins"]["void"]
+    ev = sorted(wheel.events)
+    wheel.events = []
+    i = 0
+    t = start
+    while t <= t_end:
+        while i < len(ev) and ev[i][0] <= t:
+            te, name, level = ev[i]
+            clock["us"] = te
+            wheel.now = te
+            pin = FakePin.pins[gpio[name]]
+            pin.raw = 1 - level                  # active low: the sensor pulls the line down
+            pin.handler(pin)                     # the hard IRQ
+            i += 1
+        clock["us"] = t
+        wheel.now = t
+        b.poll()
+        t += 5000
+
+
+def test_a_spin_through_the_shell(pico, tmp_path):
+    shell, clock = pico
+    board = _board()
+    wheel = kit.Wheel(kit.board(**{k: board[k] for k in ("cpr", "index_offset_deg", "ball_sensors_deg",
+                                                          "pocket_sensors_deg")}), rotor_rpm=20.0)
+    FakeSM.count = staticmethod(wheel.count)
+    events = []
+    b = shell.Board(board, events.append, store_path=str(tmp_path / "rec"))
+    assert b.encoder.sign == 1 and b.encoder.sm.in_base is FakePin.pins[2]
+    assert "set(y, 0)" in b.encoder.sm.execs
+    b.start("power")
+    wheel.add_index(0, 45000000)
+    drop, rest = wheel.spin(3000000, -1, 17)
+    _drive(b, board, wheel, clock, 40000000)
+    kinds = [e["ev"] for e in events if e["ev"] != "status"]
+    assert kinds == ["boot", "launch", "rnvp", "drop", "result"], kinds
+    assert [e["number"] for e in events if e["ev"] == "result"] == [17]
+    lamp = FakePin.pins[board["pins"]["lamp"]].history
+    assert lamp[-2:] == [1, 0]                   # on at rien ne va plus, off at the result
+    assert FakeWDT.fed >= 40000000 // 5000
+    rec = shell.FlashStore(str(tmp_path / "rec")).load()
+    assert rec["spin"] == 1 and rec["dir"] == 1 and rec["in_spin"] is None and rec["hist"][0][1] == 17
+    # controller time is the unwrapped clock: past the 2**30 us wrap of ticks_us (read often
+    # enough: here every 2**28 us)
+    for k in range(1, 5):
+        clock["us"] = 40000000 + k * (1 << 28)
+        assert b.poll() == 40000000 + k * (1 << 28)
+    assert clock["us"] > 1 << 30 and time.ticks_us() < clock["us"]
+
+
+def test_full_ring_is_a_fault_not_a_wrong_order(pico, tmp_path):
+    shell, clock = pico
+    board = _board()
+    events = []
+    b = shell.Board(board, events.append, store_path=str(tmp_path / "rec"), watchdog=False)
+    b.start("power")
+    pin = FakePin.pins[board["pins"]["void"]]
+    for k in range(shell.RING + 10):              # chatter faster than the loop drains it
+        clock["us"] = 1000 + k
+        pin.raw = k & 1
+        pin.handler(pin)
+    clock["us"] = 5000
+    b.poll()
+    faults = [e for e in events if e["ev"] == "fault"]
+    assert faults and faults[0]["code"] == "edges_lost" and "lost" in faults[0]["detail"]
+
+
+def test_bad_board_file_is_refused(pico, tmp_path):
+    shell, clock = pico
+    board = _board()
+    board["pins"]["enc_b"] = 9
+    with pytest.raises(ValueError, match="adjacent"):
+        shell.Board(board, print, store_path=str(tmp_path / "rec"))
