@@ -5,7 +5,8 @@ One small record, written whole: JSON behind a header line `CYL<version> <crc32 
 A save writes a temporary file, flushes it, then renames it over the record: on littlefs the
 rename is atomic, so a power cut at any instant leaves either the old record or the new one,
 never a mix. A record whose CRC or length does not match (flash damage) is refused on load,
-and the previous good record is kept beside it as `.bak` for that case.
+and the previous good record is kept beside it as `.bak` for that case; a power cut between the
+two renames leaves the new record whole in the temporary file, which load() then takes.
 """
 
 import json
@@ -69,12 +70,14 @@ class FlashStore:
             f.close()
 
     def load(self):
-        data = self._read(self.path)
-        rec = decode(data) if data is not None else None
-        if rec is None:
-            data = self._read(self.bak)
+        """The newest intact record: the record itself; else a complete temporary file (the
+        power went between the two renames of a save); else the previous record."""
+        for path in (self.path, self.tmp, self.bak):
+            data = self._read(path)
             rec = decode(data) if data is not None else None
-        return rec
+            if rec is not None:
+                return rec
+        return None
 
     def save(self, record):
         data = encode(record)
