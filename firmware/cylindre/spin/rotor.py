@@ -17,6 +17,7 @@ class Rotor:
         self.z_dir = 0             # direction of that crossing
         self.z_t = None
         self.z_active_count = None  # count at the rise while Z is active
+        self.z_width = 0            # counts the index pulse lasts (0: not measured yet)
         self.mismatches = 0
         self.last_error = 0
         self._st = [0] * _SAMPLES  # ring of (t, count) samples, preallocated
@@ -60,20 +61,28 @@ class Rotor:
         return self._n == _SAMPLES
 
     def index(self, t, count, level):
-        """One change of Z. Returns the count error (int) on a mismatch, else None."""
+        """One change of Z. Returns the count error (int) on a mismatch, else None.
+
+        The mark spans `w` counts: crossing clockwise the pulse rises at its first count,
+        counter-clockwise at its last, so after a reversal the rise moves by w - 1 counts.
+        """
         if not level:
+            if self.z_active_count is not None:
+                w = count - self.z_active_count
+                self.z_width = w if w >= 0 else -w
             self.z_active_count = None
             return None
         self.z_active_count = count
         err = None
-        d = self.dir
-        if self.z_count is not None:
-            delta = count - self.z_count
+        d = self._dir_now(count)
+        if self.z_count is not None and d != 0 and self.z_dir != 0:
             cpr = self.cpr
-            e = (delta + cpr // 2) % cpr - cpr // 2
-            moved = delta if delta >= 0 else -delta
-            # A crossing in the other direction rises at the other edge of the mark: no check.
-            if d != 0 and d == self.z_dir and moved > cpr // 2:
+            e = (count - self.z_count + cpr // 2) % cpr - cpr // 2
+            expect = 0
+            if d != self.z_dir:
+                expect = (self.z_width - 1) if d < 0 else (1 - self.z_width)
+            if d == self.z_dir or self.z_width > 0:
+                e -= expect
                 if e > self.tolerance or e < -self.tolerance:
                     err = e
                     self.mismatches += 1
@@ -82,6 +91,16 @@ class Rotor:
         self.z_dir = d
         self.z_t = t
         return err
+
+    def _dir_now(self, count):
+        """Direction at this instant: against the latest speed sample (at most 100 ms old)."""
+        if self._n:
+            c = self._sc[(self._i - 1) % _SAMPLES]
+            if count > c:
+                return 1
+            if count < c:
+                return -1
+        return self.dir
 
     def since_index(self, count):
         """Count since the index, reduced to one turn; None before the first index."""
