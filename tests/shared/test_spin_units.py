@@ -231,3 +231,32 @@ def test_unknown_signal_is_a_clear_error():
             assert name in str(e)
         else:
             raise AssertionError(name + " accepted")
+
+
+def test_index_check_across_a_reversal_and_lost_counts():
+    from cylindre.spin.rotor import Rotor
+    r = Rotor(1024, 2)
+    c = 0
+    t = 0
+    # clockwise: samples, then an index pulse 3 counts wide every 1024 counts
+    for turn in range(2):
+        for _ in range(10):
+            t += 100000
+            c += 100
+            r.sample(t, c)
+        c = 1024 * (turn + 1)
+        assert r.index(t, c, 1) is None
+        assert r.index(t + 1000, c + 3, 0) is None
+    assert r.z_width == 3
+    # counter-clockwise: the pulse now rises at the mark's last count (2 counts later)
+    c = 1024 * 2 + 110
+    for _ in range(5):
+        t += 100000
+        c -= 10
+        r.sample(t, c)                  # down to 2108: turning counter-clockwise
+    assert r.index(t, 2048 + 2, 1) is None
+    r.index(t + 1000, 2048 - 1, 0)
+    # a whole turn later, 4 counts short: the encoder lost a quadrature cycle
+    t += 100000
+    r.sample(t, 2048 - 200)
+    assert r.index(t, 1024 + 2 + 4, 1) == 4
