@@ -172,7 +172,7 @@ class WheelSimulator:
             track_end = min(t_drop, t_launch + rng.uniform(4.0, ball.t_drop + 0.8))
         # rotor speed when the ball rests decides how long the ball is left in its pocket
         rpm_late = rpm * math.exp(-(t_drop + 4 - 1.0) / tau)
-        hold = max(8.0, 2.5 * 60.0 / max(rpm_late, 1.0) + 1.0) if stop_at is None else 8.0
+        hold = max(8.0, 4.0 * 60.0 / max(rpm_late, 1.0) + 1.0) if stop_at is None else 8.0
         if track_end >= t_drop and scenario != "ball_off_wheel":
             duration = t_drop + 5.0 + hold + 1.2
         else:                           # the croupier looks for the ball, then stops the rotor
