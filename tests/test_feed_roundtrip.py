@@ -72,7 +72,8 @@ def test_simulate_is_reproducible(tmp_path):
     truths = [json.loads(l) for l in truth_path(a).read_text().splitlines()]
     assert [t["fault"] for t in truths] == [None, "void_button", None]
     assert _cli("simulate", str(a), "--scenarios", "bogus").returncode == 2
-    assert "power_cut" in _cli("simulate", str(a), "--list").stdout
+    assert "power_cut" in _cli("simulate", "--list").stdout
+    assert _cli("simulate").returncode == 2
 
 
 def test_replay_refuses_a_malformed_feed_naming_the_line(tmp_path):

@@ -13,7 +13,7 @@ HELP = "simulate a wheel: write N spins to a sensor feed (and FEED.truth.jsonl b
 
 
 def add_arguments(p) -> None:
-    p.add_argument("feed", type=Path, help="feed file to write")
+    p.add_argument("feed", type=Path, nargs="?", help="feed file to write")
     p.add_argument("-n", "--spins", type=int, default=10, help="number of spins (default 10)")
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1): same seed, same feed")
     p.add_argument("--geometry", "--board", dest="geometry", type=Path,
@@ -52,6 +52,8 @@ def run(args) -> int:
             print("%-20s %s" % (name, SCENARIOS[name]))
         return 0
     try:
+        if args.feed is None:
+            raise ValueError("the feed file to write is missing (cylindre simulate FEED ...)")
         scen = parse_list(args.scenarios)
         geometry = json.loads(args.geometry.read_text()) if args.geometry else None
         imp = REALISTIC if args.imperfect else None
