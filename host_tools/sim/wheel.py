@@ -130,7 +130,7 @@ class WheelSimulator:
     def spin(self, scenario: str | None = None) -> Spin:
         if scenario is not None and scenario not in SCENARIOS:
             raise ValueError("unknown scenario %r" % scenario)
-        rng, W, g = self.rng, self.wheel, self.geometry
+        rng, W = self.rng, self.wheel
         self.count += 1
         if self.rotor_dir == 0:          # first spin: either way, unless told it must repeat
             self.rotor_dir = 1 if rng.random() < 0.5 else -1
@@ -162,7 +162,6 @@ class WheelSimulator:
         rest = None
         stop_at = None
         void_press = None
-        end_extra = 0.0
         if scenario == "rotor_stopping":
             stop_at = t_launch + rng.uniform(2.0, 6.0)
         if scenario == "void_button":
@@ -221,10 +220,11 @@ class WheelSimulator:
             on = self._abs_us(arr[:, 0])
             off = self._abs_us(arr[:, 1])
             keep = off > on
-            parts_t += [on[keep], off[keep]]
             n = int(keep.sum())
+            # rise, fall, rise, fall...: a fall and the next rise in the same microsecond stay in order
+            parts_t += [np.column_stack((on[keep], off[keep])).ravel()]
             parts_c += [np.full(2 * n, self.code[name], dtype=np.int16)]
-            parts_l += [np.ones(n, dtype=np.int8), np.zeros(n, dtype=np.int8)]
+            parts_l += [np.tile(np.array([1, 0], dtype=np.int8), n)]
         t_all = np.concatenate(parts_t)
         c_all = np.concatenate(parts_c)
         l_all = np.concatenate(parts_l)
