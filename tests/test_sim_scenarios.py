@@ -135,3 +135,27 @@ def test_the_croupier_follows_the_wheels_verdict():
     sim.counted(True)                  # the wheel paid d anyway: it counts as previous
     e = sim.spin()
     assert e.truth["rotor_dir"] == -d.truth["rotor_dir"]
+
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from([None] + sorted(SCENARIOS)), st.booleans())
+def test_any_seed_gives_a_well_formed_spin(seed, scenario, imperfect):
+    """Whatever the seed, scenario and imperfections: sorted times, alternating levels, a real pocket."""
+    sim = WheelSimulator(seed=seed, imperfections=REALISTIC if imperfect else None)
+    sim.spin()
+    sp = sim.spin(scenario)
+    assert np.all(np.diff(sp.t_us) >= 0)
+    assert sp.t_us[0] >= sp.truth["start_us"] and sp.t_us[-1] <= sp.truth["end_us"]
+    for k in range(len(sp.names)):
+        lv = sp.level[sp.code == k]
+        assert np.all(lv[1:] != lv[:-1])
+    tr = sp.truth
+    if tr["number"] is not None:
+        assert tr["launch_us"] < tr["drop_us"] < tr["rest_us"] < tr["end_us"]
+        if scenario is None and not imperfect:
+            seen = sightings(sim.geometry, sp.names, sp.t_us, sp.code, sp.level.astype(np.int64))
+            assert {x[2] for x in seen if x[0] >= tr["rest_us"]} == {tr["number"]}
