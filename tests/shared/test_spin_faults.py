@@ -71,12 +71,20 @@ def test_no_confirmed_pocket_in_time_is_no_result():
 
 
 def test_ball_seen_in_no_pocket_left_the_wheel():
+    # three pocket sensors and none saw the ball: it left the wheel
+    w, ctl, log = make(settings=board(pocket_sensors_deg=[60.0, 180.0, 300.0], status_us=5000000))
+    ctl.boot(0)
+    w.add_index(0, 60000000)
+    drop = w.add_ball(3000000, -1)
+    w.run(ctl, drop + 20000000)
+    assert _reasons(log) == ["ball_off_wheel"]
+    # one pocket sensor: the ball gone and that sensor silent look alike, no result either way
     w, ctl, log = make()
     ctl.boot(0)
     w.add_index(0, 60000000)
     drop = w.add_ball(3000000, -1)
-    w.run(ctl, drop + 30000000)
-    assert _reasons(log) == ["ball_off_wheel"]
+    w.run(ctl, drop + 20000000)
+    assert _reasons(log) == ["no_result"] and "POCKET0 is silent" in log.of("void")[0]["detail"]
 
 
 def test_ball_vanishing_at_speed_left_the_wheel():

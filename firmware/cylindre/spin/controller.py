@@ -334,7 +334,7 @@ class Controller:
             if p.sightings and p.sightings[-1][0] > self._track_end():
                 self._void("no_result", "the ball was launched again before a result")
             else:
-                self._void("ball_off_wheel", "no pocket sensor saw the ball before the relaunch")
+                self._unseen("before the relaunch")
         s = self.s
         b = self.ball
         r = self.rotor
@@ -513,6 +513,14 @@ class Controller:
         self.phase = RESULT
         self._save(None)
 
+    def _unseen(self, when):
+        """No pocket sensor saw the ball after the drop. With two sensors or more the ball has
+        left the wheel; with one, that sensor may as well be silent: no result, both said."""
+        if self.pockets.n >= 2:
+            return self._void("ball_off_wheel", "no pocket sensor saw the ball " + when)
+        return self._void("no_result", "the pocket sensor did not see the ball %s: the ball left "
+                          "the wheel or %s is silent" % (when, self.pocket_names[0]))
+
     def _dropped_tick(self, t, c):
         """Waiting for the ball at rest: a silent pocket sensor, the ball gone, no result."""
         p = self.pockets
@@ -526,9 +534,9 @@ class Controller:
         turn = 600000000 // r.rpm_x10 if r.rpm_x10 > 0 else 12000000
         waited = t - self.drop_t
         seen = bool(p.sightings) and p.sightings[-1][0] > self._track_end()
-        if not seen and waited > 3000000 + turn + turn // 4:
-            return self._void("ball_off_wheel", "no pocket sensor saw the ball %d us after the drop"
-                              % waited)
+        if not seen and waited > 3000000 + 2 * turn + turn // 4:
+            # bounces, then a turn for the pocket to come round, and one more if it was missed
+            return self._unseen("%d us after the drop" % waited)
         turns = (self.need + p.n - 1) // p.n
         # bounces, the turns the rule needs, and room for a sensor to miss twice then see it
         limit = 4000000 + (turns + 3) * turn
