@@ -205,13 +205,14 @@ class WheelSimulator:
             cut = t_launch + rng.uniform(2.0, ball.t_drop + 2.0)
             pulses["RESET"] = [[cut, cut + rng.uniform(0.05, 0.5), 0]]
             truth["cut_us"] = self._us(cut)
+        z_fault = None
         if scenario in ("sensor_stuck", "sensor_dead"):
-            self._fault_sensor(scenario, pulses, t_launch, duration, truth)
+            z_fault = self._fault_sensor(scenario, pulses, t_launch, duration, truth)
         self._imperfect(pulses, duration)
         seen = sorted(p[0] for lst in pulses.values() for p in lst if p[2] == 2 and p[1] > p[0])
         truth["seen_us"] = self._us(seen[0]) if seen else None
 
-        t_us, code, level = self._encoder(rotor, scenario, t_launch, t_drop)
+        t_us, code, level = self._encoder(rotor, scenario, t_launch, t_drop, z_fault)
         parts_t, parts_c, parts_l = [t_us], [code], [level]
         for name, lst in pulses.items():
             if not lst:
@@ -333,13 +334,20 @@ class WheelSimulator:
             lst.sort()
 
     def _fault_sensor(self, scenario, pulses, t_launch, duration, truth):
+        """A dead or stuck sensor: a ball-track, pocket or index sensor. Returns the Z fault, if any."""
         names = ["BALL%d" % i for i in range(len(self.geometry["ball_sensors_deg"]))] + \
-                ["POCKET%d" % i for i in range(len(self.geometry["pocket_sensors_deg"]))]
+                ["POCKET%d" % i for i in range(len(self.geometry["pocket_sensors_deg"]))] + ["Z"]
         name = names[int(self.rng.integers(0, len(names)))]
         truth["sensor"] = name
+        if name == "Z":
+            if scenario == "sensor_dead":
+                return (0.0, duration - 0.2, 0)
+            t_stuck = t_launch + self.rng.uniform(-1.0, 8.0)
+            truth["stuck_us"] = self._us(t_stuck)
+            return (t_stuck, duration - 0.2, 1)
         if scenario == "sensor_dead":
             pulses[name] = []
-            return name
+            return None
         t_stuck = t_launch + self.rng.uniform(-1.0, 8.0)
         kept = [p for p in pulses.get(name, []) if p[1] < t_stuck]
         inside = [p for p in pulses.get(name, []) if p[0] < t_stuck <= p[1]]
@@ -347,7 +355,7 @@ class WheelSimulator:
         kept.append([start, duration - 0.2, 0])       # stuck active until repaired after the spin
         pulses[name] = kept
         truth["stuck_us"] = self._us(t_stuck)
-        return name
+        return None
 
     def _imperfect(self, pulses, duration):
         imp, rng = self.imp, self.rng
@@ -398,8 +406,11 @@ class WheelSimulator:
                 out.append(list(p))
         return out
 
-    def _encoder(self, rotor, scenario, t_launch, t_drop):
-        """A/B quadrature edges and the index Z, from the rotor's angle (closed-form inversion)."""
+    def _encoder(self, rotor, scenario, t_launch, t_drop, z_fault=None):
+        """A/B quadrature edges and the index Z, from the rotor's angle (closed-form inversion).
+
+        z_fault: (t_from, t_to, level) seconds: the index sensor holds `level` (dead 0, stuck 1)
+        over that span, then shows the real index again."""
         cpr = self.cpr
         th = rotor.theta_deg * (cpr / 360.0)
         n_start, n_end = math.floor(th[0]), math.floor(th[-1])
@@ -432,6 +443,25 @@ class WheelSimulator:
         z_off = prev % cpr == 0
         zt = np.concatenate((t_us[z_on], t_us[z_off]))
         zl = np.concatenate((np.ones(int(z_on.sum()), np.int8), np.zeros(int(z_off.sum()), np.int8)))
+        if z_fault is not None:
+            ta, tb = int(self._abs_us(z_fault[0])), int(self._abs_us(z_fault[1]))
+            forced = z_fault[2]
+
+            def real(t):              # the index level the rotor's position gives at time t
+                i = int(np.searchsorted(t_us, t, side="right")) - 1
+                return 1 if (states[i] if i >= 0 else n_start) % cpr == 0 else 0
+
+            out = (zt < ta) | (zt > tb)
+            zt, zl = zt[out], zl[out]
+            extra_t, extra_l = [], []
+            if real(ta) != forced:
+                extra_t.append(ta)
+                extra_l.append(forced)
+            if real(tb) != forced:
+                extra_t.append(tb)
+                extra_l.append(real(tb))
+            zt = np.concatenate((zt, np.array(extra_t, dtype=np.int64)))
+            zl = np.concatenate((zl, np.array(extra_l, dtype=np.int8)))
         return (np.concatenate((t_us, zt)), np.concatenate((code, np.full(len(zt), 2, np.int16))),
                 np.concatenate((level, zl)))
 
