@@ -102,7 +102,7 @@ def test_aggregate_counts_and_table():
     assert f["result_bound_us"]["median"] == 5
     assert f["latency_over_bound_us"]["min"] == 5 and f["latency_below_bound"] == 0
     assert f["faults"]["void_button"] == {"spins": 2, "caught": 1, "other_void": 0, "paid": 0, "missed": 1,
-                                          "reports": {"void:void_button": 1, "(nothing)": 1}}
+                                          "with_result": 0, "reports": {"void:void_button": 1, "(nothing)": 1}}
     assert f["faults"]["power_cut"]["paid"] == 1
     assert f["latency_by_rotor_rpm"] == {"20-25": {"n": 4, "latency_median_us": 25, "bound_median_us": 5,
                                                    "bound_max_us": 5}}

@@ -361,11 +361,12 @@ def report(f: dict) -> None:
         print("   chunk %s spin %s (%s): %s %s" % (fail.get("chunk"), fail["spin"], fail["fault"], fail["outcome"],
                                                fail["labels"]))
     if f["faults"]:
-        print("%-20s %5s %6s %10s %5s %6s  reports (spins with each)" % ("fault", "spins", "caught", "other void", "paid", "missed"))
+        print("%-20s %5s %6s %10s %5s %6s %7s  reports (spins with each)"
+              % ("fault", "spins", "caught", "other void", "paid", "missed", "number"))
         for name, row in f["faults"].items():
             reps = ", ".join("%s %d" % (k, n) for k, n in sorted(row["reports"].items(), key=lambda kv: -kv[1]))
-            print("%-20s %5d %6d %10d %5d %6d  %s" % (name, row["spins"], row["caught"], row["other_void"], row["paid"],
-                                                    row["missed"], reps))
+            print("%-20s %5d %6d %10d %5d %6d %7d  %s" % (name, row["spins"], row["caught"], row["other_void"],
+                                                          row["paid"], row["missed"], row["with_result"], reps))
     L = f["rnvp_lead_us"]
     print("rien ne va plus before the real drop: min %s, p1 %s, median %s, p99 %s, max %s; late on %d spins (%d never called)"
           % (_s(L["min"]), _s(L["p1"]), _s(L["median"]), _s(L["p99"]), _s(L["max"]), f["rnvp_late"], f["rnvp_missing"]))

@@ -155,9 +155,10 @@ def aggregate(records: list[dict]) -> dict:
         if r["valid"]:
             continue
         row = table.setdefault(r["fault"], {"spins": 0, "caught": 0, "other_void": 0, "paid": 0, "missed": 0,
-                                            "reports": {}})
+                                            "with_result": 0, "reports": {}})
         row["spins"] += 1
         row[r["outcome"]] += 1
+        row["with_result"] += 1 if r["paid"] else 0      # a number reported, caught or not
         for l in sorted(set(r["labels"])) or ["(nothing)"]:
             row["reports"][l] = row["reports"].get(l, 0) + 1
     out["faults"] = {k: table[k] for k in sorted(table)}
