@@ -64,7 +64,7 @@ def test_judging_valid_spins():
     assert good["latency_us"] == 1_000_000 and good["bound_us"] == 400_000
     assert judge(tr, [{"ev": "result", "t": 21_000_000, "number": 3}])["outcome"] == "wrong"
     voided = judge(tr, [{"ev": "void", "t": 5, "reason": "few_laps"}, {"ev": "result", "t": 9, "number": 17}])
-    assert voided["outcome"] == "void" and "latency_us" not in voided
+    assert voided["outcome"] == "void" and "latency_us" not in voided and "lead_us" not in voided
     assert judge(tr, [])["outcome"] == "missing"
     late = judge(tr, [{"ev": "rnvp", "t": 18_500_000}])
     assert late["rnvp_late"] and late["lead_us"] == -500_000

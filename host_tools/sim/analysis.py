@@ -120,7 +120,7 @@ def judge(truth: dict, events: list[dict], bound_us: int | None = None) -> dict:
         else:
             rec["outcome"] = "missed"
     drop = truth.get("drop_us")
-    if drop is not None and valid:
+    if drop is not None and valid and rec["outcome"] != "void":      # a voided spin owes no call
         if rnvp is not None:
             rec["lead_us"] = drop - rnvp["t"]
             rec["rnvp_late"] = rnvp["t"] >= drop
