@@ -140,7 +140,7 @@ class Ball:
             h1 = a - self.group_t
             h2 = t_ref - a
             self.alt_t = 0
-            if h1 * 95 <= h2 * 100 <= h1 * 120 and len(self.laps) == self.nlaps:
+            if h1 * 95 <= h2 * 100 <= h1 * 120 and h1 >= MIN_LAP_US and len(self.laps) == self.nlaps:
                 # Confirmed: the last "lap" was two. Split it; the half-way pass opens a group.
                 p = self.laps[-1]
                 half = p // 2
@@ -155,7 +155,7 @@ class Ball:
         # spurious pulse, not the ball; the ball's own pass follows and is counted.
         if period < MIN_LAP_US or (pace and period * 100 < pace * 95):
             if self.strong == 0 and pace * 42 <= period * 100 <= pace * 60 and self.laps \
-                    and len(self.laps) == self.nlaps:
+                    and len(self.laps) == self.nlaps and period >= MIN_LAP_US:
                 # Every group lone (a sensor is dead) and this lap half the last: the last was
                 # two, the live sensor having missed the ball once. Split it.
                 p = self.laps[-1]
@@ -203,7 +203,8 @@ class Ball:
                 self.longest_first = first
             return first
         self._open_group(t, t_ref, sensor)
-        if pace and pace * 17 <= period * 10 <= pace * 24 and not self.split_last:
+        if pace and pace * 17 <= period * 10 <= pace * 24 and not self.split_last \
+                and period >= 2 * MIN_LAP_US:
             # Every sensor missed the ball once: two laps went by. (Never twice in a row: a
             # pace gone wrong by half would split every lap after it.)
             half = period // 2
@@ -224,7 +225,7 @@ class Ball:
 
     def split_first(self):
         """The first lap was two (every sensor missed the ball once): split it."""
-        if len(self.laps) < 2 or self.laps[0] * 10 < self.laps[1] * 17:
+        if len(self.laps) < 2 or self.laps[0] * 10 < self.laps[1] * 17 or self.laps[0] < 2 * MIN_LAP_US:
             return False
         p = self.laps[0]
         half = p // 2

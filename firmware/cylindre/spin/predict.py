@@ -10,34 +10,70 @@ speed): the laps and time left follow in closed form. With C about 0 it is const
 from math import atan, exp, log, sqrt
 
 
-def fit(laps):
-    """(p, q, u_last): du/dx = p + q u from the lap periods (us), or None with fewer than 2 laps."""
-    n = len(laps)
-    if n < 2:
-        return None
+def _line(xs, ys, use):
+    """Least squares y = p + q x over the points flagged in `use`: (p, q, m) or None."""
     sx = 0.0
     sy = 0.0
     sxx = 0.0
     sxy = 0.0
     m = 0
-    prev = 1e12 / (laps[0] * laps[0])
-    for i in range(1, n):
-        u = 1e12 / (laps[i] * laps[i])
-        x = (u + prev) / 2
-        y = u - prev
-        prev = u
-        sx += x
-        sy += y
-        sxx += x * x
-        sxy += x * y
-        m += 1
+    for i in range(len(xs)):
+        if use[i]:
+            x = xs[i]
+            y = ys[i]
+            sx += x
+            sy += y
+            sxx += x * x
+            sxy += x * y
+            m += 1
+    if m == 0:
+        return None
     d = m * sxx - sx * sx
     if m < 3 or d <= 1e-12 * sxx * m:
-        return sy / m, 0.0, prev      # constant deceleration: the mean slope
+        return sy / m, 0.0, m         # constant deceleration: the mean slope
     q = (m * sxy - sx * sy) / d
-    p = (sy - q * sx) / m
+    return (sy - q * sx) / m, q, m
+
+
+def fit(laps):
+    """(p, q, u_last): du/dx = p + q u from the lap periods (us), or None with fewer than 2 laps.
+
+    One slope per pair of consecutive laps, plotted against the pair's mean u. The launch lap is
+    left out once there are enough (the croupier's throw is not the track's physics), and a
+    slope far off the line (a lap mis-timed by a missed or spurious pulse) is dropped before a
+    second fit.
+    """
+    n = len(laps)
+    if n < 2:
+        return None
+    first = 1 if n >= 5 else 0
+    xs = []
+    ys = []
+    prev = 1e12 / (laps[first] * laps[first])
+    for i in range(first + 1, n):
+        u = 1e12 / (laps[i] * laps[i])
+        xs.append((u + prev) / 2)
+        ys.append(u - prev)
+        prev = u
+    use = [True] * len(xs)
+    f = _line(xs, ys, use)
+    if f is not None and len(xs) >= 5:
+        p, q, _ = f
+        res = [abs(ys[i] - p - q * xs[i]) for i in range(len(xs))]
+        srt = sorted(res)
+        lim = 4.0 * srt[len(srt) // 2] + 1e-9
+        out = 0
+        for i in range(len(xs)):
+            if res[i] > lim:
+                use[i] = False
+                out += 1
+        if out and len(xs) - out >= 3:
+            f = _line(xs, ys, use)
+    if f is None:
+        return None
+    p, q, m = f
     if q > 0:                         # drag cannot speed the ball up: noise, use the mean slope
-        return sy / m, 0.0, prev
+        return sum(ys) / len(ys), 0.0, prev
     return p, q, prev
 
 
