@@ -270,9 +270,11 @@ class Controller:
     def _check_index_health(self, t, c):
         r = self.rotor
         if r.index_stuck(c):
+            r.sync_next = True
             if self.health.set("Z", STUCK):
                 self._sensor_fault("Z", STUCK, "index active over a quarter turn")
         elif r.index_silent(c):
+            r.sync_next = True
             if self.health.set("Z", SILENT):
                 self._sensor_fault("Z", SILENT, "no index over a turn and a quarter")
 

@@ -18,6 +18,7 @@ class Rotor:
         self.z_t = None
         self.z_active_count = None  # count at the rise while Z is active
         self.z_width = 0            # counts the index pulse lasts (0: not measured yet)
+        self.sync_next = False      # the next index only fixes the position (no check)
         self.mismatches = 0
         self.last_error = 0
         self._st = [0] * _SAMPLES  # ring of (t, count) samples, preallocated
@@ -69,13 +70,20 @@ class Rotor:
         if not level:
             if self.z_active_count is not None:
                 w = count - self.z_active_count
-                self.z_width = w if w >= 0 else -w
+                w = w if w >= 0 else -w
+                if w <= self.cpr // 16:
+                    self.z_width = w
+                else:
+                    self.sync_next = True   # a pulse that long is a fault, not the mark
             self.z_active_count = None
             return None
         self.z_active_count = count
         err = None
         d = self._dir_now(count)
-        if self.z_count is not None and d != 0 and self.z_dir != 0:
+        if self.sync_next:
+            # after a stuck or silent index (or a mismatch) this crossing only sets the position
+            self.sync_next = False
+        elif self.z_count is not None and d != 0 and self.z_dir != 0:
             cpr = self.cpr
             e = (count - self.z_count + cpr // 2) % cpr - cpr // 2
             expect = 0
@@ -87,6 +95,7 @@ class Rotor:
                     err = e
                     self.mismatches += 1
                     self.last_error = e
+                    self.sync_next = True
         self.z_count = count
         self.z_dir = d
         self.z_t = t
