@@ -181,3 +181,16 @@ def test_the_index_sensor_can_fail_too(scenario):
     nxt = sim.spin()                           # the next spin is clean again
     t2, lv2 = _sig(nxt, "Z")
     assert len(t2) > 4
+
+
+def test_encoder_loss_always_loses_counts():
+    """However close to the index the loss falls, whole cycles are lost (seen between index pulses)."""
+    for seed in range(40):
+        sim = WheelSimulator(seed=seed)
+        sp = sim.spin("encoder_loss")
+        a, b, z = (sp.names.index(n) for n in ("A", "B", "Z"))
+        count = encoder_counts(sp.code, sp.level.astype(np.int64), a, b)
+        rows = np.nonzero((sp.code == z) & (sp.level == 1))[0]
+        turns = np.abs(np.diff(count[rows]))
+        assert np.any(turns < sim.geometry["cpr"]), seed
+        assert np.all(turns % 4 == 0)

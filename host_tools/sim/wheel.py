@@ -426,9 +426,11 @@ class WheelSimulator:
             keep = np.ones(len(states), dtype=bool)
             for _ in range(int(self.rng.integers(1, 4))):
                 t_loss = t_launch + self.rng.uniform(0.5, max(1.0, t_drop - t_launch))
-                i = int(np.searchsorted(times, t_loss))
-                i = max(0, min(i, len(states) - 5))
-                if np.all(states[i:i + 5] % cpr != 0) and np.all(states[i:i + 5] % cpr != cpr - 1):
+                i = max(0, min(int(np.searchsorted(times, t_loss)), len(states) - 5))
+                while i + 5 <= len(states) and (np.any(states[i:i + 5] % cpr == 0)
+                                                or np.any(states[i:i + 5] % cpr == cpr - 1)):
+                    i += 8                      # not across the index: step past it
+                if i + 5 <= len(states):
                     keep[i:i + 4] = False       # a whole quadrature cycle lost: the count is 4 short
             states, times = states[keep], times[keep]
         mod4 = states % 4
