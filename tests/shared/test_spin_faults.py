@@ -65,9 +65,9 @@ def test_no_confirmed_pocket_in_time_is_no_result():
     assert _reasons(log) == ["no_result"], log.kinds()
     assert not log.of("result")
     # One sensor and two sightings: two rotor turns (3 s at 20 rpm), bounces, and room for
-    # three more turns (a sensor may miss the ball twice): 4 s + 5 turns.
+    # four more turns (a sensor may miss the ball a few times): 4 s + 6 turns.
     v = log.of("void")[0]
-    assert 19000000 <= v["t"] - log.of("drop")[0]["t"] <= 19100000, v
+    assert 22000000 <= v["t"] - log.of("drop")[0]["t"] <= 22100000, v
 
 
 def test_ball_seen_in_no_pocket_left_the_wheel():

@@ -81,10 +81,10 @@ def test_silent_pocket_sensor_among_three():
     s = board(pocket_sensors_deg=[60.0, 180.0, 300.0], confirm_sightings=3, confirm_sensors=3)
     w, ctl, log = make(settings=s, rpm=15.0)
     ctl.boot(0)
-    w.add_index(0, 50000000)
+    w.add_index(0, 60000000)
     drop = w.add_ball(3000000, -1)
-    w.add_rest(drop + 3000000, drop + 20000000, 17, skip_sensor=2)
-    w.run(ctl, drop + 25000000)
+    w.add_rest(drop + 3000000, drop + 30000000, 17, skip_sensor=2)
+    w.run(ctl, drop + 30000000)
     assert ("sensor_silent", "POCKET2") in _faults(log), log.events
     assert _reasons(log) == ["sensor_fault"]
     assert not log.of("result")

@@ -175,7 +175,9 @@ class Controller:
         if ph == IN_RIM:
             if self.call_t is not None and t_us >= self.call_t and b.nlaps >= MIN_FIT_LAPS:
                 self._rnvp(t_us, "prediction")
-            elif t_us - b.last_ref_t >= self.s["rnvp_max_lap_us"]:
+            elif t_us - b.last_ref_t >= self.s["rnvp_max_lap_us"] \
+                    and b.pace() * 3 >= self.s["rnvp_max_lap_us"] * 2:
+                # a lap this long (not two short ones a missed pulse would run together)
                 self._rnvp(t_us, "slow_lap")
         if self.phase in _SPINNING and r.known() and r.rpm_x10 < self.s["rotor_min_rpm_x10"]:
             if self.phase == DROPPED:
@@ -414,7 +416,7 @@ class Controller:
             base = self.drop_us             # no lap on the track is slower than the critical one
         if base < self.s["launch_max_lap_us"] // 2:
             base = self.s["launch_max_lap_us"] // 2
-        if b.nlaps < MIN_FIT_LAPS or (self.pred is not None and self.pred[2] > 2.5):
+        if b.nlaps < MIN_FIT_LAPS or (self.pred is not None and self.pred[2] > 1.5):
             # Far from the drop: survive a lap where every sensor missed the ball.
             return base * 26 // 10
         return base * self.s["drop_wait_x100"] // 100
@@ -530,7 +532,7 @@ class Controller:
         if j >= 0:
             name = self.pocket_names[j]
             self.health.set(name, SILENT)
-            self._sensor_fault(name, SILENT, "the ball's pocket passed it three times unseen")
+            self._sensor_fault(name, SILENT, "the ball's pocket passed it four times unseen")
             return
         r = self.rotor
         turn = 600000000 // r.rpm_x10 if r.rpm_x10 > 0 else 12000000
@@ -540,8 +542,8 @@ class Controller:
             # bounces, then a turn for the pocket to come round, and one more if it was missed
             return self._unseen("%d us after the drop" % waited)
         turns = (self.need + p.n - 1) // p.n
-        # bounces, the turns the rule needs, and room for a sensor to miss twice then see it
-        limit = 4000000 + (turns + 3) * turn
+        # bounces, the turns the rule needs, and room for a sensor to miss the ball a few times
+        limit = 4000000 + (turns + 4) * turn
         if limit > self.s["result_timeout_us"]:
             limit = self.s["result_timeout_us"]
         if waited > limit:

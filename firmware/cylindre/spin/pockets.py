@@ -6,7 +6,7 @@ sightings that agree, coming from at least `sensors` distinct sensors: with n se
 comes every 1/n rotor turn, so the report waits for no more than the rule requires.
 
 Once a pocket is seen, the encoder also says when it must pass each other sensor; a sensor that
-lets it pass three times in a row without a pulse is silent. Pulses shorter than `min_us` are contact
+lets it pass four times in a row without a pulse is silent. Pulses shorter than `min_us` are contact
 chatter or interference, not a pocket. A pulse much narrower (in encoder counts, so whatever the
 rotor speed) than the full ones of the same run is the ball hopping out of the pocket while it
 passed the sensor: the ball is not at rest, the run is broken.
@@ -15,7 +15,7 @@ passed the sensor: the ball is not at rest, the run is broken.
 from cylindre.spin.geometry import number_at, pocket_index, POCKETS
 
 MAX_SIGHTINGS = 16
-MISSES = 3             # passes in a row without a pulse: silent (one or two is a missed pulse)
+MISSES = 4             # passes in a row without a pulse: silent (fewer can be missed pulses)
 
 
 class Pockets:
