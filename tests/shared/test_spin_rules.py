@@ -75,3 +75,16 @@ def test_status_is_periodic_and_carries_the_rotor():
     states = [e["state"] for e in st]
     for a in ("idle", "ball_in_rim", "no_more_bets", "ball_dropped", "result"):
         assert a in states, (a, states)
+
+
+def test_a_lap_over_the_limit_calls_rien_ne_va_plus_at_once():
+    # a short lead, and the house's safety net: any lap of 1.2 s or more
+    s = board(rnvp_lead_laps_x10=5, rnvp_max_lap_us=1200000, status_us=5000000)
+    w, ctl, log, drop, rest = _valid_spin(settings=s)
+    rn = log.of("rnvp")[0]
+    assert rn["why"] == "slow_lap", rn
+    laps = log.of("drop")[0]["lap_us"]
+    # called during the first lap over the limit, before the prediction's half-lap lead
+    assert laps[rn["laps"] - 1] < 1200000 <= laps[rn["laps"]], (rn, laps)
+    assert rn["t"] < drop
+    assert log.of("result")[0]["number"] == 17
