@@ -36,7 +36,8 @@ class Encoder:
             raise ValueError("encoder A and B must be on adjacent GPIOs (got %d, %d)" % (pin_a, pin_b))
         Pin(pin_a, Pin.IN, Pin.PULL_UP)
         Pin(pin_b, Pin.IN, Pin.PULL_UP)
-        self.sm = rp2.StateMachine(sm_id, program(), freq=0, in_base=Pin(base))
+        # no freq: the state machine runs at the system clock (125 MHz on the RP2040)
+        self.sm = rp2.StateMachine(sm_id, program(), in_base=Pin(base))
         sm = self.sm
         sm.exec("set(y, 0)")
         sm.exec("mov(isr, null)")
