@@ -37,7 +37,7 @@ demo: $(STAMP)
 	$(BIN)/cylindre demo --spins $(SPINS) $(ARGS)
 
 test: $(STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2
 
 bench: $(STAMP)
 	$(PY) -m host_tools.bench $(ARGS)
