@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from host_tools.bench import wheel as bench
 from host_tools.sim import WheelSimulator
-from host_tools.sim.analysis import aggregate, assign, judge, percentile, summary
+from host_tools.sim.analysis import aggregate, assign, ball_laps, judge, percentile, summary
+from host_tools.sim.physics import BallTrack
 
 
 def test_percentile_on_known_values():
@@ -109,6 +110,83 @@ def test_aggregate_counts_and_table():
     assert f["valid_failures"][0]["outcome"] == "wrong"
 
 
+def test_ball_laps_from_the_truths_closed_form():
+    w0, a, c, wc = 2 * np.pi / 0.5, 0.225, 0.007, 2 * np.pi / 2.55
+    ball = BallTrack(w0, a, c, wc)
+    tr = {"launch_us": 3_000_000, "ball_track": {"w0": w0, "a": a, "c": c, "wc": wc}}
+    assert ball_laps(tr, 3_000_000) == 0.0
+    t10 = float(ball.time_at(10 * 2 * np.pi))        # the moment the ball completes its 10th lap
+    assert ball_laps(tr, 3_000_000 + round(t10 * 1e6)) == pytest.approx(10.0, abs=1e-4)
+    drop = 3_000_000 + round(ball.t_drop * 1e6)
+    assert ball_laps(tr, drop) == pytest.approx(BallTrack.laps_for(w0, a, c, wc), abs=1e-4)
+    assert ball_laps({"launch_us": 0}, 5) is None
+
+
+def test_rnvp_precision_on_known_inputs():
+    w0, a, c, wc = 2 * np.pi / 0.55, 0.23, 0.0072, 2 * np.pi / 2.5
+    ball = BallTrack(w0, a, c, wc)
+    launch = 2_000_000
+    drop = launch + round(ball.t_drop * 1e6)
+    tr = _truth(1, 0, launch, drop=drop, rest=drop + 3_000_000, number=8)
+    tr["ball_track"] = {"w0": w0, "a": a, "c": c, "wc": wc}
+    total = BallTrack.laps_for(w0, a, c, wc)
+    at_call = launch + round(float(ball.time_at((total - 3) * 2 * np.pi)) * 1e6)   # 3 laps before the drop
+    recs = []
+    for err in (-400_000, -100_000, 0, 200_000, 300_000):
+        recs.append(judge(tr, [{"ev": "rnvp", "t": at_call, "predicted_drop_t": drop + err},
+                               {"ev": "result", "t": drop + 5_000_000, "number": 8}]))
+    assert recs[0]["pred_error_us"] == -400_000 and recs[3]["pred_error_us"] == 200_000
+    assert recs[0]["lead_laps"] == pytest.approx(3.0, abs=1e-4)
+    # called on a slow lap with no prediction: a lead, no error
+    recs.append(judge(tr, [{"ev": "rnvp", "t": drop - 1_000_000, "predicted_drop_t": None},
+                           {"ev": "result", "t": drop + 5_000_000, "number": 8}]))
+    # late: after the real drop, so fewer than zero laps ahead
+    recs.append(judge(tr, [{"ev": "rnvp", "t": drop + 100_000, "predicted_drop_t": drop + 50_000}]))
+    assert recs[-1]["rnvp_late"] and recs[-1]["lead_laps"] < 0
+    f = aggregate(recs)
+    e = f["rnvp_error_us"]
+    assert e["n"] == 6 and f["rnvp_unpredicted"] == 1
+    # signed errors -400, -100, 0, 50, 200, 300 ms
+    assert e["median"] == 25_000
+    assert e["p1"] == pytest.approx(-400_000 + 0.05 * 300_000)
+    assert e["p99"] == pytest.approx(200_000 + 0.95 * 100_000)
+    # absolute 0, 50, 100, 200, 300, 400 ms
+    assert e["abs_median"] == 150_000 and e["abs_max"] == 400_000
+    assert e["abs_p99"] == pytest.approx(300_000 + 0.95 * 100_000)
+    L = f["rnvp_lead_laps"]
+    assert L["n"] == 7 and L["min"] < 0 and L["median"] == pytest.approx(3.0, abs=1e-4)
+    assert f["rnvp_late"] == 1
+
+
+def test_events_after_a_power_cut_are_aligned_with_the_feed():
+    """A RESET restarts the controller's clock: the replay moves events back to feed time, so the
+    spins after a power cut keep their result, their lead and their prediction error."""
+    from cylindre.replay import Replay
+
+    sim = WheelSimulator(seed=5)
+    spins = [sim.spin(None), sim.spin("power_cut"), sim.spin(None), sim.spin(None)]
+    raw: list[dict] = []
+    events: list[dict] = []
+    rp = Replay(sim.geometry, events.append)
+    rp_raw = Replay(sim.geometry, raw.append, feed_clock=False)
+    for sp in spins:
+        rp.run(sp.changes)
+        rp_raw.run(sp.changes)
+    boots = [e for e in raw if e["ev"] == "boot"]
+    assert len(boots) == 2 and boots[1]["t"] == 0 and rp.boot_at > spins[1].truth["cut_us"]
+    recs = [judge(sp.truth, evs) for sp, evs in zip(spins, assign(events, [sp.truth for sp in spins]))]
+    assert [r["outcome"] for r in recs] == ["correct", "caught", "correct", "correct"]
+    for r in (recs[0], recs[2], recs[3]):
+        assert 2_000_000 < r["lead_us"] < 10_000_000 and abs(r["pred_error_us"]) < 1_500_000
+        assert 1.0 < r["lead_laps"] < 6.0
+    # the controller's own times of the later spins are far from the truth's feed times
+    later = [e for e in raw if e["ev"] == "result"][-1]
+    assert later["t"] == [e for e in events if e["ev"] == "result"][-1]["t"] - rp.boot_at
+    assert later["t"] < spins[3].truth["rest_us"] - 1_000_000
+    wrong = [judge(sp.truth, evs) for sp, evs in zip(spins, assign(raw, [sp.truth for sp in spins]))]
+    assert [r["outcome"] for r in wrong] != ["correct", "caught", "correct", "correct"]
+
+
 def _args(tmp_path, **kw):
     p = argparse.ArgumentParser()
     bench.add_arguments(p)
@@ -130,8 +208,13 @@ def test_bench_end_to_end_small(tmp_path, capsys):
     assert sum(row["spins"] for row in f["faults"].values()) == 8
     assert set(f["faults"]) == {"void_button", "power_cut"}
     assert f["run"]["sensor_events"] > 24 * 5000
+    # a power cut restarts the controller's clock: the spins after one are still judged right
+    assert f["valid_outcomes"]["correct"] == 16 and f["rnvp_late"] == 0
+    assert f["faults"]["power_cut"]["caught"] == 4
+    assert f["rnvp_error_us"]["n"] == 16 and f["rnvp_error_us"]["abs_max"] < 1_500_000
+    assert 1.0 < f["rnvp_lead_laps"]["min"] <= f["rnvp_lead_laps"]["median"] < 6.0
     out = capsys.readouterr().out
-    assert "valid spins:" in out and "rien ne va plus" in out
+    assert "valid spins:" in out and "rien ne va plus" in out and "lead in laps" in out
 
 
 def test_bench_on_foreign_feeds(tmp_path):

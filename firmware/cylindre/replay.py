@@ -4,7 +4,10 @@ The same driver runs on the host (CPython) and on MicroPython: A/B edges go to t
 of the PIO quadrature counter, `Z`, `BALLn`, `POCKETn` and `VOID` go to `Controller.signal`,
 `Controller.tick` runs every `tick_us` of feed time, and a `RESET` pulse is a power cut: the
 controller is lost at its rising edge and a new one boots at its falling edge with the same store
-(flash survives, RAM does not). The controller's clock is the feed's clock.
+(flash survives, RAM does not). The controller's clock is microseconds since its boot, as on the
+Pico: feed time less `boot_at`, the feed time of the last boot (0 until a RESET). Its events are
+handed on in feed time (`shift_times`), so that they line up with the feed and its truth across
+power cuts; `feed_clock=False` hands them on as the controller said them.
 """
 
 from cylindre.spin.controller import Controller, MemoryStore
@@ -12,6 +15,23 @@ from cylindre.spin.quadrature import Quadrature
 
 GEOMETRY_KEYS = ("cpr", "index_offset_deg", "ball_sensors_deg", "pocket_sensors_deg")
 TICK_US = 10000
+TIME_KEYS = ("t", "predicted_drop_t", "rest_t", "last_pass_t")
+
+
+def shift_times(ev, dt):
+    """The event with every controller time in it (`t`, `predicted_drop_t`, `rest_t`,
+    `last_pass_t`, the sightings' times) moved by `dt` microseconds; a copy, or `ev` if dt is 0."""
+    if not dt:
+        return ev
+    out = {}
+    for k in ev:
+        v = ev[k]
+        if k in TIME_KEYS and isinstance(v, int) and not isinstance(v, bool):
+            v = v + dt
+        elif k == "sightings" and isinstance(v, list):
+            v = [([s[0] + dt] + list(s[1:])) if isinstance(s, (list, tuple)) and len(s) else s for s in v]
+        out[k] = v
+    return out
 
 
 def settings_from(header, overrides=None):
@@ -28,9 +48,10 @@ def settings_from(header, overrides=None):
 class Replay:
     """Drive a Controller from (t_us, signal, level) changes; `emit` receives every event dict."""
 
-    def __init__(self, header, emit, overrides=None, tick_us=TICK_US, store=None):
+    def __init__(self, header, emit, overrides=None, tick_us=TICK_US, store=None, feed_clock=True):
         self.settings = settings_from(header, overrides)
-        self.emit = emit
+        self.out = emit
+        self.feed_clock = feed_clock
         self.tick_us = tick_us
         self.store = store if store is not None else MemoryStore()
         self.levels = {}            # every non-encoder signal's current level (the wires)
@@ -42,6 +63,11 @@ class Replay:
         self.changes = 0
         self.ticks = 0
         self.boots = 0
+        self.boot_at = 0            # feed time of the current controller's boot
+
+    def emit(self, ev):
+        """The controller's events to `emit`, in feed time unless `feed_clock` is False."""
+        self.out(shift_times(ev, self.boot_at) if self.feed_clock else ev)
 
     def power_on(self, t_us, cause="power"):
         """A fresh counter and controller boot; inputs already active are reported to it."""
@@ -49,12 +75,13 @@ class Replay:
         q.a = self.a
         q.b = self.b
         self.quad = q
+        self.boot_at = t_us
         self.ctl = Controller(self.settings, self.emit, store=self.store, count=q)
-        self.ctl.boot(t_us, reset_cause=cause)
+        self.ctl.boot(0, reset_cause=cause)
         self.boots += 1
         for name in sorted(self.levels):
             if self.levels[name]:
-                self.ctl.signal(t_us, name, 1)
+                self.ctl.signal(0, name, 1)
         self.next_tick = t_us + self.tick_us
 
     def run(self, changes, start_us=0):
@@ -65,12 +92,13 @@ class Replay:
         ctl = self.ctl
         quad_edge = self.quad.edge if self.quad is not None else None
         next_tick = self.next_tick
+        at = self.boot_at
         n = 0
         for t, sig, level in changes:
             n += 1
             if t >= next_tick and ctl is not None:
                 while next_tick <= t:
-                    ctl.tick(next_tick)
+                    ctl.tick(next_tick - at)
                     self.ticks += 1
                     next_tick += tick_us
             if sig == "A":
@@ -90,10 +118,11 @@ class Replay:
                     ctl = self.ctl
                     quad_edge = self.quad.edge
                     next_tick = self.next_tick
+                    at = self.boot_at
             else:
                 self.levels[sig] = level
                 if ctl is not None:
-                    ctl.signal(t, sig, level)
+                    ctl.signal(t - at, sig, level)
         self.next_tick = next_tick
         self.changes += n
         return n
@@ -104,6 +133,6 @@ class Replay:
         if ctl is None:
             return
         while self.next_tick <= end_us:
-            ctl.tick(self.next_tick)
+            ctl.tick(self.next_tick - self.boot_at)
             self.ticks += 1
             self.next_tick += self.tick_us

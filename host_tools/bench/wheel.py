@@ -1,7 +1,8 @@
 """Bench part `wheel`: the real firmware on thousands of simulated spins (docs/simulator.md).
 
 Prints and writes to bench/out/wheel.json: correct numbers on valid spins, the table of injected
-faults against what the firmware reported, rien ne va plus lead time before the real drop, the
+faults against what the firmware reported, rien ne va plus lead time before the real drop (in
+seconds and in laps) and the error of its predicted drop, the
 result latency beside the lower bound the sensors allow, and the firmware's cost on MicroPython
 (fuel and wall time per spin and per sensor event, heap). Plots go to bench/out/wheel_*.png.
 
@@ -64,6 +65,7 @@ def run_chunk(job) -> dict:
     seed, index, scenarios, imperfections, traces, geometry, overrides = job
     sim = WheelSimulator(geometry, seed=[seed, index], imperfections=imperfections)
     events: list[dict] = []
+    # events in feed time (the replay moves them from the controller's since-boot clock)
     rp = Replay(sim.geometry, events.append, overrides=overrides)
     truths, spins_changes, trace = [], 0, []
     t0 = time.perf_counter()
@@ -371,6 +373,12 @@ def report(f: dict) -> None:
     L = f["rnvp_lead_us"]
     print("rien ne va plus before the real drop: min %s, p1 %s, median %s, p99 %s, max %s; late on %d spins (%d never called)"
           % (_s(L["min"]), _s(L["p1"]), _s(L["median"]), _s(L["p99"]), _s(L["max"]), f["rnvp_late"], f["rnvp_missing"]))
+    E, LL = f["rnvp_error_us"], f["rnvp_lead_laps"]
+    print("   predicted drop - real drop: median %s, p1 %s, p99 %s; |error| median %s, p99 %s, max %s (%d spins; %d called without a prediction)"
+          % (_ms(E["median"]), _ms(E["p1"]), _ms(E["p99"]), _ms(E["abs_median"]), _ms(E["abs_p99"]), _ms(E["abs_max"]),
+             E["n"], f["rnvp_unpredicted"]))
+    print("   lead in laps (rien ne va plus to the real drop): min %s, median %s, p99 %s"
+          % tuple("-" if LL[k] is None else "%.2f" % LL[k] for k in ("min", "median", "p99")))
     R, B, O = f["result_latency_us"], f["result_bound_us"], f["latency_over_bound_us"]
     print("result after the ball came to rest: median %s, p99 %s, max %s; sensors' bound: median %s, p99 %s; over the bound: median %s, p99 %s"
           % (_ms(R["median"]), _ms(R["p99"]), _ms(R["max"]), _ms(B["median"]), _ms(B["p99"]), _ms(O["median"]), _ms(O["p99"])))
@@ -427,6 +435,25 @@ def plots(records, traces, out: Path) -> list[Path]:
         ax.set_ylabel("spins")
         fig.tight_layout()
         p = out / "wheel_rnvp_lead.png"
+        fig.savefig(p, dpi=110)
+        plt.close(fig)
+        paths.append(p)
+    errs = [r["pred_error_us"] / 1e3 for r in records if r.get("pred_error_us") is not None]
+    laps = [r["lead_laps"] for r in records if r.get("lead_laps") is not None]
+    if errs:
+        fig, axes = plt.subplots(1, 2 if laps else 1, figsize=(11 if laps else 6, 3.5), squeeze=False)
+        ax = axes[0, 0]
+        ax.hist(errs, bins=60)
+        ax.axvline(0, color="k", lw=1)
+        ax.set_xlabel("predicted drop - real drop at rien ne va plus (ms); > 0: predicted late")
+        ax.set_ylabel("spins")
+        if laps:
+            ax = axes[0, 1]
+            ax.hist(laps, bins=50)
+            ax.axvline(0, color="r")
+            ax.set_xlabel("laps the ball ran from rien ne va plus to the real drop")
+        fig.tight_layout()
+        p = out / "wheel_rnvp_error.png"
         fig.savefig(p, dpi=110)
         plt.close(fig)
         paths.append(p)

@@ -8,9 +8,18 @@ from __future__ import annotations
 
 import math
 
+from .physics import BallTrack
 from .scenarios import EXPECTED
 
 DECISIVE = ("result", "void")
+def ball_laps(truth: dict, t_us: int) -> float | None:
+    """Laps the ball has run on the track since its launch at feed time `t_us`, from the truth's
+    `ball_track` (the simulator's closed-form run: w0, a, c, wc); None without it."""
+    bt = truth.get("ball_track")
+    if not isinstance(bt, dict) or truth.get("launch_us") is None:
+        return None
+    ball = BallTrack(bt["w0"], bt["a"], bt["c"], bt["wc"])
+    return float(ball.angle((t_us - truth["launch_us"]) / 1e6)) / (2 * math.pi)
 
 
 def percentile(values, q: float) -> float | None:
@@ -124,6 +133,10 @@ def judge(truth: dict, events: list[dict], bound_us: int | None = None) -> dict:
         if rnvp is not None:
             rec["lead_us"] = drop - rnvp["t"]
             rec["rnvp_late"] = rnvp["t"] >= drop
+            pred = rnvp.get("predicted_drop_t")
+            rec["pred_error_us"] = pred - drop if isinstance(pred, int) else None
+            at_call, at_drop = ball_laps(truth, rnvp["t"]), ball_laps(truth, drop)
+            rec["lead_laps"] = at_drop - at_call if at_call is not None and at_drop is not None else None
         else:
             rec["lead_us"] = None
             rec["rnvp_late"] = True
@@ -166,6 +179,13 @@ def aggregate(records: list[dict]) -> dict:
     out["rnvp_lead_us"] = summary(leads)
     out["rnvp_late"] = sum(1 for r in valid if r.get("rnvp_late"))
     out["rnvp_missing"] = sum(1 for r in valid if "lead_us" in r and r["lead_us"] is None)
+    errs = [r["pred_error_us"] for r in valid if r.get("pred_error_us") is not None]
+    sig, ab = summary(errs), summary([abs(e) for e in errs])
+    out["rnvp_error_us"] = {"n": sig["n"], "median": sig["median"], "p1": sig["p1"], "p99": sig["p99"],
+                            "abs_median": ab["median"], "abs_p99": ab["p99"], "abs_max": ab["max"]}
+    out["rnvp_unpredicted"] = sum(1 for r in valid if r.get("lead_us") is not None and r.get("pred_error_us") is None)
+    laps = summary([r["lead_laps"] for r in valid if r.get("lead_laps") is not None])
+    out["rnvp_lead_laps"] = {"n": laps["n"], "min": laps["min"], "median": laps["median"], "p99": laps["p99"]}
     lat = [r for r in valid if r.get("latency_us") is not None]
     out["result_latency_us"] = summary([r["latency_us"] for r in lat])
     bounded = [r for r in lat if r.get("bound_us") is not None]

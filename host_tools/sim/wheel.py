@@ -194,6 +194,8 @@ class WheelSimulator:
         truth["launch_us"] = self._us(t_launch)
         truth["rotor_rpm_x10"] = int(round(rotor.rpm_at(t_launch) * 10))
         truth["first_lap_us"] = int(round(float(ball.time_at(2 * math.pi)) * 1e6))
+        # the ball's closed-form run, so that its laps at any moment can be told (bench: lead in laps)
+        truth["ball_track"] = {"w0": w0, "a": a, "c": c, "wc": wc}
         if scenario == "ball_off_wheel":
             truth["off_us"] = self._us(track_end)
 
