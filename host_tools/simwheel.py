@@ -31,6 +31,9 @@ def add_arguments(p):
     p.add_argument("--cammegh", action="store_true", help="also open a second pty with the Cammegh output")
     p.add_argument("--path-file", help="write the pty path(s) to this file (for scripts)")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--power-cut", action="append", default=[], metavar="SPIN:WHEN",
+                   help="cut the board's power at spin SPIN: WHEN is result_unsent (the result never "
+                        "leaves), result_unacked (sent, not yet acknowledged) or after_rnvp; repeatable")
 
 
 class PtyPort:
@@ -91,26 +94,61 @@ class SimulatedBoard:
         self.log = log or (lambda text: None)
         self.clock = clock
         self.sim = WheelSimulator(seed=seed)
-        self.link = DeviceLink(port.write, self._ms, key, wheel, fw="cylindre-fw (simulated board)",
-                               cammegh=cammegh, capacity=capacity)
-        self.replay = Replay(self.sim.header(), self._emit)
-        self.t_us = 0                 # simulated controller time
+        self._new_link = lambda: DeviceLink(self._write, self._ms, key, wheel, fw="cylindre-fw (simulated board)",
+                                            cammegh=cammegh, capacity=capacity)
+        self.link = self._new_link()
+        self.replay = Replay(self.sim.header(), self._emit, feed_clock=False)   # the Pico's clock: from its boot
+        self.t_us = 0                 # simulated feed time (the controller's is t_us - replay.boot_at)
         self._real0 = clock()
         self._sim0 = 0
         self.spins = 0
         self.results = []
+        # power cuts the test or the user asked for: {spin: "result_unsent" | "result_unacked" | "after_rnvp"}
+        self.cuts = {}
+        self.power_cuts = 0
+        self.need_host = False        # True: the croupier waits for a host session after a boot
+        self._cut_at = None           # clock() time of a pending cut
+        self._mute = False            # nothing leaves the board (the frame dies with the power)
+        self._deaf = False            # nothing reaches the board (the host's ack comes too late)
         self.replay.power_on(0)
-        self.link.attach(self.replay.ctl, lambda: self.t_us)
 
     def _ms(self):
         return int(self.clock() * 1000)
 
+    def _write(self, data):
+        if not self._mute:
+            self.port.write(data)
+
     def _emit(self, ev):
-        if ev.get("ev") in ("result", "void", "rnvp", "launch"):
+        kind = ev.get("ev")
+        if kind == "boot":
+            # a (re)boot: the link drives this controller now, on its own clock
+            self.link.attach(self.replay.ctl, lambda: self.t_us - self.replay.boot_at)
+        if kind in ("result", "void", "rnvp", "launch"):
             self.log(_describe(ev))
-        if ev.get("ev") == "result":
+        if kind == "result":
             self.results.append((ev["spin"], ev["number"]))
+            self._played = True
+        cut = self.cuts.get(ev.get("spin")) if kind in ("result", "rnvp") else None
+        if cut == "result_unsent" and kind == "result":
+            self._mute = True                       # emitted, never on the wire
+            self._cut_at = self.clock()             # cut once the controller has saved it
+        elif cut == "result_unacked" and kind == "result":
+            self._deaf = True                       # on the wire; the ack never arrives
+            self._cut_at = self.clock() + 0.5
+        elif cut == "after_rnvp" and kind == "rnvp":
+            self._cut_at = self.clock()             # mid-spin: the bets are locked, no result yet
         self.link.emit(ev)
+
+    def power_cut(self):
+        """The board loses power and gets it back: the link's RAM (session, outbox, boot id) is
+        gone; the controller boots again from the same store (flash survives)."""
+        self._cut_at = None
+        self._mute = self._deaf = False
+        self.power_cuts += 1
+        self.log("power cut")
+        self.link = self._new_link()
+        self.replay.run([(self.t_us, "RESET", 1), (self.t_us, "RESET", 0)])
 
     def _now_sim(self):
         return self._sim0 + int((self.clock() - self._real0) * 1e6 * self.speed)
@@ -121,11 +159,15 @@ class SimulatedBoard:
         self._real0 = self.clock()
 
     def service(self):
-        """Bytes in, link retransmissions out; call often."""
+        """Bytes in, link retransmissions out; call often. Returns False if the power was cut."""
         data = self.port.read()
-        if data:
+        if data and not self._deaf:
             self.link.feed(data)
         self.link.poll()
+        if self._cut_at is not None and self.clock() >= self._cut_at:
+            self.power_cut()
+            return False
+        return True
 
     def idle(self, seconds):
         end = self.clock() + seconds
@@ -136,13 +178,14 @@ class SimulatedBoard:
 
     def ready(self):
         ctl = self.replay.ctl
-        return ctl.table_open and ctl.accepting
+        return ctl.table_open and ctl.accepting and (self.link.in_session or not self.need_host)
 
     def run_spin(self, scenario=None):
         spin = self.sim.spin(scenario)
         changes = spin.changes
         offset = self.t_us - changes[0][0] + 1 if changes and changes[0][0] <= self.t_us else 0
         i, n = 0, len(changes)
+        self._played = False
         self._freeze()
         while i < n:
             target = self._now_sim()
@@ -157,9 +200,11 @@ class SimulatedBoard:
                 i = j
             self.t_us = max(self.t_us, target if i < n else changes[-1][0] + offset)
             self.replay.finish(self.t_us)
-            self.service()
+            if not self.service():
+                break               # the power came back after the croupier took the ball
             time.sleep(0.004)
         self.spins += 1
+        self.sim.counted(self._played)      # the croupier reverses the rotor only after a result
         return spin.truth
 
     def play(self, spins=0, stop=None):
@@ -183,6 +228,20 @@ class SimulatedBoard:
         return self.link.outbox_len() == 0
 
 
+CUT_WHEN = ("result_unsent", "result_unacked", "after_rnvp")
+
+
+def parse_cuts(items):
+    """["3:result_unsent", ...] -> {3: "result_unsent"}; ValueError with a clear message."""
+    cuts = {}
+    for item in items:
+        spin, _, when = item.partition(":")
+        if not spin.isdigit() or when not in CUT_WHEN:
+            raise ValueError("%r: expected SPIN:WHEN, WHEN one of %s" % (item, ", ".join(CUT_WHEN)))
+        cuts[int(spin)] = when
+    return cuts
+
+
 def _describe(ev):
     k = ev["ev"]
     if k == "result":
@@ -201,6 +260,11 @@ def run(args) -> int:
         key = load_key(args.key)
     except KeyError_ as e:
         print(f"cylindre wheel: {e}", file=sys.stderr)
+        return 2
+    try:
+        cuts = parse_cuts(args.power_cut)
+    except ValueError as e:
+        print(f"cylindre wheel: --power-cut: {e}", file=sys.stderr)
         return 2
     try:
         port = SerialDevice(args.port) if args.port else PtyPort()
@@ -226,6 +290,7 @@ def run(args) -> int:
 
     board = SimulatedBoard(port, key, args.wheel, seed=args.seed, speed=args.speed, pause=args.pause,
                            void_rate=args.void_rate, cammegh=cammegh, log=say)
+    board.cuts = cuts
     try:
         board.play(args.spins)
         board.drain()

@@ -50,5 +50,6 @@ def run(args) -> int:
         print(f"wheel  {wheel['id']}: no status received yet")
     print(f"table  {table['phase']}; spin {table['spin']}; last number {table['last_number']}; "
           f"{table['bets_on_table']} bets on the table, {_eur(table['stakes_on_table'])}; "
-          f"{len(table['prisoners'])} en prison")
+          f"{len(table['prisoners'])} en prison"
+          + (f"; {table['bets_held']} bets HELD for the supervisor (GET /bets?status=held)" if table.get("bets_held") else ""))
     return 0 if link["session"] else 1

@@ -21,6 +21,7 @@ import time
 from cylindre.rules.bets import BetError, parse_bet
 from cylindre.rules.limits import Limits
 from cylindre.rules.settle import settle_spin
+from cylindre.spin.controller import HISTORY
 
 from .journal import Journal
 
@@ -147,8 +148,13 @@ class Table:
             kind = ev.get("ev")
             spin = ev.get("spin")
             st = self.st
+            before = st.get("boot")
+            st["boot"] = boot or before     # the wheel boot of the last event taken
             if kind == "boot":
-                st["boot"] = boot
+                if before is not None and boot != before:
+                    said += self._recover(db, boot, seq, ev)
+                if isinstance(spin, int):
+                    st["boot_spin"] = spin
             elif kind == "launch":
                 if st["locked_spin"] is not None and st["locked_spin"] != spin:
                     log.warning("launch of spin %s while spin %s has no result: its bets play again", spin, st["locked_spin"])
@@ -161,23 +167,27 @@ class Table:
                     said.append("rien ne va plus")
             elif kind == "result":
                 said += self._settle(db, spin, ev.get("number"))
+            elif kind == "void" and self._settled(db, spin):
+                # a restart just after a result the host already has: the result stands
+                log.warning("void (%s) of spin %s, which is already settled: ignored", ev.get("reason"), spin)
             elif kind == "void":
                 if st["locked_spin"] == spin:
                     self._unlock(db)
                 if st["phase"] != CLOSED:
                     st["phase"] = BETTING
                 said.append("coup nul (%s) : les mises restent en jeu pour le prochain lancer" % ev.get("reason"))
-            for text in said:
-                self.j.announce(self.wheel, spin, text)
+            said = [x if isinstance(x, tuple) else (spin, x) for x in said]
+            for n, text in said:
+                self.j.announce(self.wheel, n, text)
             self.j.save_state(self.wheel, st)
         self.publish("wheel", ev)
-        for text in said:
-            log.info("[spin %s] %s", spin, text)
+        for n, text in said:
+            log.info("[spin %s] %s", n, text)
             if text.startswith("tout est payé") or text == "faites vos jeux":
                 for body in paid:       # the payments go between the winners and "tout est payé"
                     self.publish("settlement", body)
                 paid = []
-            self.publish("announce", {"spin": spin, "text": text})
+            self.publish("announce", {"spin": n, "text": text})
         for body in paid:
             self.publish("settlement", body)
         return True
@@ -191,16 +201,83 @@ class Table:
         db.execute("UPDATE bets SET status='open', spin=NULL WHERE wheel=? AND status='locked'", (self.wheel,))
         self.st["locked_spin"] = None
 
-    def _settle(self, db, spin, number):
+    def _settled(self, db, spin):
+        return db.execute("SELECT 1 FROM settlements WHERE wheel=? AND spin=?", (self.wheel, spin)).fetchone() is not None
+
+    # -- a power cut of the wheel (docs/daemon.md, "Recovery") -------------------------------------
+    def _recover(self, db, boot, seq, ev):
+        """The wheel booted anew: what its old boot had not yet delivered died in its RAM. Its
+        `boot` event lists the games its flash kept (`history`); settle from it, in spin order,
+        every result the journal lacks, and release or hold the bets locked to a lost spin."""
+        st = self.st
+        locked = st["locked_spin"]
+        row = db.execute("SELECT MAX(spin) FROM settlements WHERE wheel=?", (self.wheel,)).fetchone()
+        last_settled = row[0]
+        # lost results can only be of spins from `floor` on: every result before the last launch
+        # heard (or the last settlement, or the previous boot's counter) came in order before it
+        known = [v for v in (st.get("spin"), None if last_settled is None else last_settled + 1,
+                             None if st.get("boot_spin") is None else st["boot_spin"] + 1) if isinstance(v, int)]
+        if not known:
+            return []       # this journal has followed no spin of this wheel: nothing it could lose
+        floor = max(known)
+        games = _games(ev.get("history"))
+        said = []
+        counter = ev.get("spin")
+        if games is None or not isinstance(counter, int) or counter < floor - 1:
+            why = ("the wheel sent no readable history of its games" if games is None or not isinstance(counter, int)
+                   else "the wheel's spin counter went back to %d (its flash record was lost)" % counter)
+            log.error("the wheel restarted (boot %s) and %s: results of spins from %d on cannot be recovered",
+                      boot, why, floor)
+            if locked is not None and ev.get("interrupted") != locked:
+                said.append(self._hold(db, locked, why))
+            return said
+        complete = len(games) < HISTORY or games[0][0] <= floor
+        mine = {g[0] for g in games}
+        if locked is not None and locked not in mine:
+            if not complete:
+                said.append(self._hold(db, locked, "its result may be older than the %d games the wheel keeps" % HISTORY))
+            elif ev.get("interrupted") != locked:
+                # the spin ended without a result (a void the power cut kept from us)
+                self._unlock(db)
+                if st["phase"] != CLOSED:
+                    st["phase"] = BETTING
+                log.warning("spin %s ended without a result before the wheel restarted: its bets play again", locked)
+                said.append((locked, "coup nul : les mises restent en jeu pour le prochain lancer"))
+            # interrupted by this restart: the void (restart) that follows releases the bets
+        if not complete:
+            log.error("the wheel restarted (boot %s): results of spins from %d on may be older than its last %d games;"
+                      " imprisoned stakes and replays need the supervisor's check", boot, floor, HISTORY)
+        for spin, number in games:
+            if spin < floor or self._settled(db, spin):
+                continue
+            log.warning("spin %s: result %s recovered from the wheel's flash after its restart", spin, number)
+            said.append((spin, "coup %d : résultat retrouvé dans la mémoire du cylindre après une coupure" % spin))
+            said += [(spin, text) for text in self._settle(db, spin, number, lock_open=False,
+                                                           source={"from": "history", "boot": boot, "seq": seq})]
+            if spin > (st.get("spin") or 0):
+                st["spin"] = spin
+        return said
+
+    def _hold(self, db, spin, why):
+        """Bets locked to a spin whose result is unknown: neither paid nor played again."""
+        reason = "result of spin %s unknown after the wheel restarted: %s" % (spin, why)
+        db.execute("UPDATE bets SET status='held', reason=? WHERE wheel=? AND status='locked'", (reason, self.wheel))
+        self.st["locked_spin"] = None
+        if self.st["phase"] != CLOSED:
+            self.st["phase"] = BETTING
+        log.error("bets of spin %s are held for the supervisor: %s", spin, why)
+        return (spin, "coup %s : mises retenues pour le chef de table (résultat inconnu)" % spin)
+
+    def _settle(self, db, spin, number, lock_open=True, source=None):
         """Settle spin `spin` once: the PRIMARY KEY (wheel, spin) makes a second time impossible."""
         if not isinstance(number, int) or not 0 <= number <= 36:
             log.error("result of spin %s without a valid number: %r", spin, number)
             return []
-        if db.execute("SELECT 1 FROM settlements WHERE wheel=? AND spin=?", (self.wheel, spin)).fetchone():
+        if self._settled(db, spin):
             log.warning("spin %s is already settled: result ignored", spin)
             return []
         st = self.st
-        if st["locked_spin"] != spin:
+        if st["locked_spin"] != spin and lock_open:
             if st["phase"] == BETTING:
                 log.warning("result of spin %s without rien ne va plus: locking the open bets now", spin)
             self._unlock(db)
@@ -231,6 +308,8 @@ class Table:
             db.execute("UPDATE bets SET status='refused', reason=? WHERE id=?", ("invalid at settlement: " + e.message, bad))
             bets = [b for b in bets if b.get("id") != bad]
             res = settle_spin(number, bets, st["prisoners"], {k: v for k, v in choices.items() if k != bad} or None, self.limits)
+        if source is not None:
+            res = dict(res, recovered=source)
         fresh = [r for r in res["results"] if not r.get("carried")]
         staked = sum(r["staked"] for r in fresh)
         paid = sum(r["paid"] for r in res["results"])
@@ -242,9 +321,11 @@ class Table:
             db.execute("UPDATE bets SET status='settled', result=? WHERE id=?", (json.dumps(r, sort_keys=True), r["id"]))
         st["prisoners"] = res["prisoners"]
         st["carry"] = res["carry"]
-        st["locked_spin"] = None
+        if st["locked_spin"] == spin:
+            st["locked_spin"] = None
         st["last_number"] = number
-        st["phase"] = BETTING if st["phase"] != CLOSED else CLOSED
+        if st["phase"] != CLOSED and st["locked_spin"] is None:
+            st["phase"] = BETTING
         t = res["totals"]
         log.info("spin %s settled: number %d, %d bets, staked %d, paid %d, lost %d, en prison %d (cents)",
                  spin, number, len(res["results"]), t["staked"], t["paid"], t["lost"], t["imprisoned"])
@@ -280,8 +361,9 @@ class Table:
             st = dict(self.st)
             agg = self.j.one("SELECT COUNT(*) AS n, COALESCE(SUM(stake),0) AS s FROM bets WHERE wheel=? AND status IN ('open','locked')",
                              (self.wheel,))
+            held = self.j.one("SELECT COUNT(*) AS n FROM bets WHERE wheel=? AND status='held'", (self.wheel,))
         return {"wheel": self.wheel, "phase": st["phase"], "spin": st["spin"], "locked_spin": st["locked_spin"],
-                "last_number": st["last_number"], "bets_on_table": agg["n"], "stakes_on_table": agg["s"],
+                "last_number": st["last_number"], "bets_on_table": agg["n"], "stakes_on_table": agg["s"], "bets_held": held["n"],
                 "prisoners": st["prisoners"], "carry": st["carry"]}
 
     def bet(self, bid):
@@ -325,6 +407,22 @@ class Table:
                 "settlement": None if st is None else {"number": st["number"], "at": st["at"], "staked": st["staked"],
                                                         "paid": st["paid"], **json.loads(st["result"])},
                 "bets": bets, "announcements": said}
+
+
+def _games(history):
+    """The wheel's `history` as sorted (spin, number) pairs, or None if absent or malformed."""
+    if not isinstance(history, list):
+        return None
+    out = []
+    for g in history:
+        if not isinstance(g, dict):
+            return None
+        spin, number = g.get("spin"), g.get("number")
+        if not (isinstance(spin, int) and isinstance(number, int) and 0 <= number <= 36) or isinstance(spin, bool):
+            return None
+        out.append((spin, number))
+    out.sort()
+    return out
 
 
 def _bet_row(r):

@@ -163,3 +163,23 @@ def test_an_event_the_host_could_not_store_comes_again():
     r.run(2000)
     assert got == [1, 2, 3, 4]
     assert r.dev.outbox_len() == 0
+
+
+def test_a_boot_event_carries_the_games_kept_in_flash():
+    r = Rig()
+    boot = {"ev": "boot", "t": 0, "spin": 1, "interrupted": None}
+    r.dev.emit(boot)
+    r.dev.emit({"ev": "launch", "t": 5, "spin": 2})
+    r.run(1200)
+    got = [e for (_b, _s, e) in r.delivered]
+    assert got[0]["ev"] == "boot" and got[0]["history"] == [{"spin": 1, "number": 17}]
+    assert "history" not in got[1]
+    assert "history" not in boot                  # the controller's own dict is left alone
+
+
+def test_a_history_too_long_for_a_frame_is_sent_as_null_not_cut():
+    r = Rig()
+    r.ctl.games = [{"spin": i, "number": 1, "pad": "x" * 200} for i in range(10)]
+    r.dev.emit({"ev": "boot", "t": 0, "spin": 10, "interrupted": None})
+    r.run(1200)
+    assert r.delivered[0][2]["history"] is None

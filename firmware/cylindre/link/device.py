@@ -30,6 +30,9 @@ spin starts (at once if only 4 places are left); it calls `set_accepting(True)` 
 void, a boot or a rien ne va plus is never dropped: if the outbox is completely full, the oldest
 informational event (launch, drop, fault) is shrunk to an `{"ev": "evicted"}` tombstone instead
 (counted in `evicted`); with nothing left to shrink the outbox grows past capacity (`overrun`).
+
+The outbox dies with the power; the controller's flash does not. So the `boot` event leaves with
+the games the flash kept (`history`), from which the host settles a result it never received.
 """
 
 import json
@@ -132,6 +135,18 @@ class DeviceLink:
             if self._dn is not None:
                 self._status_seq += 1
                 self._send(fr.STATUS, self._status_seq, 0, _json(event))
+            return
+        if kind == "boot" and self._ctl is not None and "history" not in event:
+            # the games kept in flash as this boot found them: the host settles from them a
+            # result whose event died in RAM with the power (docs/protocol.md section 6)
+            event = dict(event)
+            event["history"] = self._ctl.history()
+            payload = _json(event)
+            if len(payload) > fr.MAX_PAYLOAD:   # never with 10 games; no partial list either
+                event["history"] = None
+                payload = _json(event)
+            self._enqueue(kind, payload)
+            self._pump()
             return
         self._enqueue(kind, _json(event))
         self._pump()
