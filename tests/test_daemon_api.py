@@ -106,6 +106,21 @@ def test_bad_requests_get_clear_4xx(api, method, path, body, raw, status):
     assert st == status and err["error"] and err["message"]
 
 
+def test_a_choice_at_zero_on_a_bet_that_is_not_an_even_chance_is_refused_when_placed(api):
+    for body in ({"player": "a", "type": "plein", "numbers": [0], "stake": 1000, "zero_choice": "partage"},
+                 {"player": "a", "type": "douzaine", "which": 1, "stake": 1000, "zero_choice": "prison"},
+                 {"player": "a", "type": "voisins", "unit": 100, "zero_choice": {"move": "noir"}}):
+        st, err = api("POST", "/bets", body)
+        assert st == 400 and err["error"] == "invalid_bet", (body, err)
+        assert "zero_choice" in err["message"] and "not an even chance" in err["message"]
+    st, err = api("POST", "/bets", {"player": "a", "type": "rouge", "stake": 1000, "zero_choice": {"move": "vert"}})
+    assert st == 400 and "even chance" in err["message"]
+    st, ok = api("POST", "/bets", {"player": "a", "type": "rouge", "stake": 1000, "zero_choice": {"move": "noir"}})
+    assert st == 201
+    st, bets = api("GET", "/bets")
+    assert [b["id"] for b in bets] == [ok["id"]]           # nothing of the refused ones was recorded
+
+
 def test_wheel_commands_without_a_wheel_time_out_clearly(api, monkeypatch):
     monkeypatch.setattr(api.daemon, "command", lambda cmd, args=None, timeout=5.0: None)
     st, err = api("GET", "/wheel/settings")

@@ -140,6 +140,9 @@ def test_bad_bets_are_clear_errors(jpath):
                        ({"player": "a", "type": "cheval", "numbers": [1, 5], "stake": 1000}, "cheval"),
                        ({"player": "a", "type": "nonsense", "stake": 1000}, "nonsense"),
                        ({"player": "a", "type": "rouge", "stake": 1000, "zero_choice": "keep"}, "zero_choice"),
+                       ({"player": "a", "type": "plein", "numbers": [5], "stake": 1000, "zero_choice": "partage"},
+                        "not an even chance"),
+                       ({"player": "a", "type": "pair", "stake": 1000, "zero_choice": {"move": 3}}, "zero_choice"),
                        ([1, 2], "object")):
         with pytest.raises(Invalid) as e:
             t.place(body)
@@ -161,3 +164,16 @@ def test_closed_table_and_cancel(jpath):
         t.cancel("B999999")
     with pytest.raises(NotFound):
         t.recall(42)
+
+
+def test_a_choice_at_zero_journaled_on_a_plein_before_the_check_does_not_refuse_the_bet(jpath):
+    """Journals written before placing refused it may hold one: the choice is moot, the bet plays."""
+    t = _table(jpath)
+    w = Wheel(t)
+    a = t.place({"player": "ana", "type": "plein", "numbers": [0], "stake": 1000})
+    with t.j.tx() as db:
+        db.execute("UPDATE bets SET body=? WHERE id=?", (json.dumps({"id": a["id"], "type": "plein", "numbers": [0],
+                                                                    "stake": 1000, "zero_choice": "partage"}), a["id"]))
+    w.spin(1, 0)
+    bet = t.bet(a["id"])
+    assert bet["status"] == "settled" and bet["result"]["won"] == 35000

@@ -18,7 +18,7 @@ import logging
 import threading
 import time
 
-from cylindre.rules.bets import BetError, parse_bet
+from cylindre.rules.bets import BetError, parse_bet, zero_choice
 from cylindre.rules.limits import Limits
 from cylindre.rules.settle import settle_spin
 from cylindre.spin.controller import HISTORY
@@ -81,9 +81,14 @@ class Table:
             if k in bet and not 0 < bet[k] <= MAX_STAKE:
                 raise Invalid(f"{k}: must be between 1 and {MAX_STAKE} cents")
         choice = bet.get("zero_choice")
-        if choice is not None and choice not in CHOICES and not (
-                isinstance(choice, dict) and set(choice) == {"move"} and isinstance(choice["move"], str)):
-            raise Invalid('zero_choice: "prison", "partage" or {"move": "<even chance>"}')
+        if choice is not None:
+            if not (choice in CHOICES or (isinstance(choice, dict) and set(choice) == {"move"}
+                                           and isinstance(choice["move"], str))):
+                raise Invalid('zero_choice: "prison", "partage" or {"move": "<even chance>"}')
+            try:
+                zero_choice(choice, "zero_choice")      # the rules' own reading ({"move": "vert"} is refused)
+            except BetError as e:
+                raise Invalid(e.message) from None
         with self.lock, self.j.tx() as db:
             bid = "B%06d" % self.st["next_bet"]
             bet["id"] = bid
@@ -92,6 +97,10 @@ class Table:
                 parsed = parse_bet(rules_bet, self.limits)
             except BetError as e:
                 raise Invalid(e.message) from None
+            if choice is not None and parsed.family != "simple":
+                # the rules settle a choice at zero on even chances only (settle_spin refuses it)
+                raise Invalid("zero_choice: %s is not an even chance; a choice at zero (prison, partage, "
+                              "move) applies only to rouge, noir, pair, impair, manque and passe" % parsed.label)
             phase = self.st["phase"]
             status, reason = "open", None
             if phase == CLOSED:
@@ -287,10 +296,9 @@ class Table:
         bets, choices = [], {}
         for r in rows:
             b = json.loads(r["body"])
-            if b.get("zero_choice") is not None:
-                choices[b["id"]] = b.pop("zero_choice")
-            else:
-                b.pop("zero_choice", None)
+            zc = b.pop("zero_choice", None)
+            if zc is not None and _even_chance(b, self.limits):
+                choices[b["id"]] = zc   # (a journal from before placing checked it may hold others: moot)
             bets.append(b)
         bets += st["carry"]
         for p in st["prisoners"]:       # a prisoner keeps the choice its player gave with the bet
@@ -407,6 +415,13 @@ class Table:
                 "settlement": None if st is None else {"number": st["number"], "at": st["at"], "staked": st["staked"],
                                                         "paid": st["paid"], **json.loads(st["result"])},
                 "bets": bets, "announcements": said}
+
+
+def _even_chance(bet, limits):
+    try:
+        return parse_bet(bet, limits).family == "simple"
+    except BetError:
+        return False            # settle_spin says what is wrong with it
 
 
 def _games(history):
