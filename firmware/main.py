@@ -1,7 +1,7 @@
 """Cylindre wheel controller: the Pico's entry point.
 
 Loads /board.json (the board's pins, geometry and spin settings), builds the shell around the
-spin controller, wires the serial link, then loops: drain the sensor edges, tick, serve the link,
+spin controller, wires the serial link (and the Cammegh output when the board has one), then loops: drain the sensor edges, tick, serve the link,
 feed the watchdog, sleep. See docs/firmware.md.
 """
 
@@ -19,6 +19,20 @@ LOOP_MS = 5            # the controller wants a tick at least every 10 ms
 def load_board(path="/board.json"):
     with open(path) as f:
         return json.load(f)
+
+
+def make_cammegh(board):
+    """The Cammegh compatibility output (docs/protocol.md section 10) on its own UART, 9600 8N1,
+    when the board file has a "cammegh" key; None when it has none."""
+    cfg = board.get("cammegh")
+    if not cfg:
+        return None
+    from machine import UART, Pin
+    from cylindre.link.cammegh import CammeghOutput
+    kw = {"baudrate": cfg.get("baud", 9600), "bits": 8, "parity": None, "stop": 1, "tx": Pin(cfg["tx"])}
+    if cfg.get("rx") is not None:
+        kw["rx"] = Pin(cfg["rx"])
+    return CammeghOutput(UART(cfg["uart"], **kw).write)
 
 
 def make_link(board, clock_us):
@@ -52,6 +66,7 @@ def make_link(board, clock_us):
             return None
 
         read = read_usb
+    cammegh = make_cammegh(board)
     try:
         key = open("/wheel.key", "rb").read()
     except OSError:
@@ -60,12 +75,19 @@ def make_link(board, clock_us):
         micropython.kbd_intr(3)
 
         def emit(ev):
+            if cammegh is not None:
+                cammegh.event(ev, clock_us() // 1000)
             print(json.dumps(ev))
 
-        return emit, (lambda: None), (lambda: None), None
+        def poll():
+            if cammegh is not None:
+                cammegh.poll(clock_us() // 1000)
+
+        return emit, (lambda: None), poll, None
     from cylindre.link.device import DeviceLink
     link = DeviceLink(write=write, clock_ms=lambda: clock_us() // 1000, key=key,
-                      wheel=board.get("wheel", board.get("board", "wheel")), fw="cylindre-fw 0.1")
+                      wheel=board.get("wheel", board.get("board", "wheel")), fw="cylindre-fw 0.1",
+                      cammegh=cammegh)
     return link.emit, read, link.poll, link
 
 

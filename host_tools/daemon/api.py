@@ -33,7 +33,7 @@ _BET_SCHEMA = {
         "stake": {"type": "integer", "description": "cents (bets on the layout)"},
         "unit": {"type": "integer", "description": "cents per chip (called bets)"},
         "replay": {"type": "string", "description": "called bets: refaire, completer or tout"},
-        "zero_choice": {"description": 'even chances at zero: "prison" (default), "partage" or {"move": "<chance>"}'},
+        "zero_choice": {"description": 'even chances only (refused on any other bet): at zero "prison" (default), "partage" or {"move": "<chance>"}'},
     },
 }
 _ERR = {"description": "error", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}

@@ -74,6 +74,47 @@ def check(board):
             g = link.get(k)
             if not isinstance(g, int) or g in used:
                 return "link.%s: a free GPIO is required" % k
+    err = _check_cammegh(board.get("cammegh"), link, used)
+    if err:
+        return err
     if not isinstance(board.get("active_low", False), bool):
         return "active_low: true or false"
+    return None
+
+
+def _gpio(v):
+    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_GPIO
+
+
+def _check_cammegh(cfg, link, used):
+    """The Cammegh compatibility output (docs/protocol.md section 10): absent or null = off, else
+    {"uart": 0|1, "tx": GPIO, "rx": GPIO or absent, "baud": 9600 by default}, 8N1."""
+    if cfg is None:
+        return None
+    if not isinstance(cfg, dict):
+        return "cammegh: an object {\"uart\": 1, \"tx\": 4, \"rx\": 5} or null (off)"
+    for k in cfg:
+        if k not in ("uart", "tx", "rx", "baud"):
+            return "cammegh.%s: unknown key (uart, tx, rx, baud)" % k
+    u = cfg.get("uart")
+    if u not in (0, 1) or isinstance(u, bool):
+        return "cammegh.uart: 0 or 1"
+    if link.get("type") == "uart":
+        if link.get("uart", 0) == u:
+            return "cammegh.uart: UART%d already carries the link" % u
+        used = dict(used)
+        used[link.get("tx")] = "link.tx"
+        used[link.get("rx")] = "link.rx"
+    for k in ("tx", "rx"):
+        g = cfg.get(k)
+        if g is None and k == "rx":
+            continue
+        if not _gpio(g):
+            return "cammegh.%s: %r is not a GPIO number" % (k, g)
+        if g in used:
+            return "cammegh.%s: GPIO %d is already %s" % (k, g, used[g])
+        used[g] = "cammegh.%s" % k
+    baud = cfg.get("baud", 9600)
+    if not isinstance(baud, int) or isinstance(baud, bool) or not 1200 <= baud <= 115200:
+        return "cammegh.baud: 1200 to 115200 (the format is 9600)"
     return None
