@@ -25,6 +25,8 @@ def add_arguments(p):
     p.add_argument("--baud", type=int, default=115200)
     p.add_argument("--log", help="also write the log to this file")
     p.add_argument("--verbose", "-v", action="store_true", help="debug logging")
+    p.add_argument("--dump-statuses", action="store_true",
+                   help="print every status frame in --journal (rows and compressed blocks) as JSON lines and exit")
 
 
 def setup_logging(path=None, verbose=False):
@@ -53,6 +55,8 @@ def run(args) -> int:
             return 2
         print(f"new wheel key written to {args.new_key} (copy it to the Pico as /wheel.key)")
         return 0
+    if args.dump_statuses:
+        return dump_statuses(args.journal)
     if not args.port:
         print("cylindre daemon: --port is required", file=sys.stderr)
         return 2
@@ -101,4 +105,31 @@ def run(args) -> int:
     srv.shutdown()
     d.stop()
     d.j.close()
+    return 0
+
+
+def dump_statuses(path) -> int:
+    """One JSON line per status frame received: id, receipt time, wheel, seq, the status, raw hex."""
+    import sqlite3
+    from cylindre.link import frame as fr
+    from .journal import Journal
+    if not Path(path).exists():
+        print(f"cylindre daemon: no journal at {path}", file=sys.stderr)
+        return 2
+    try:
+        j = Journal(path)
+        rows = j.statuses()
+    except (sqlite3.Error, OSError, RuntimeError, ValueError) as e:
+        print(f"cylindre daemon: cannot read the journal {path}: {e}", file=sys.stderr)
+        return 2
+    for r in rows:
+        raw = r["raw"]
+        try:
+            f = fr.parse(raw[:-1] if raw.endswith(b"\x00") else raw)
+            seq, body = f.seq, json.loads(f.payload.decode())
+        except (fr.FrameError, ValueError):
+            seq, body = None, None
+        print(json.dumps({"id": r["id"], "at": r["at"], "wheel": r["wheel"], "seq": seq, "status": body,
+                          "raw": raw.hex()}, ensure_ascii=False))
+    j.close()
     return 0

@@ -108,6 +108,7 @@ class Daemon:
         self.welcome = None
         self.last_heard = None
         self.counts = {"frames": 0, "events": 0, "duplicates": 0, "rejects": 0, "stale": 0, "gaps": 0}
+        self._compact_at = time.monotonic() + 10.0
         self.want_open = open_table or self.table.st["phase"] != "closed"
         if open_table:
             self.table.set_open(True)
@@ -166,9 +167,24 @@ class Daemon:
                             self.link.rewind(failed)
                             log.exception("event %s could not be journaled; the wheel will send it again", failed)
                     self._send_commands()
+                self._compact()
             except Exception:
                 log.exception("error while handling the link; carrying on")
                 time.sleep(0.1)
+
+    def _compact(self):
+        """Every 10 s, move old status frames into compressed blocks (journal.compact_statuses),
+        for at most about 0.1 s: the journal grows by a seventh of what statuses would take as rows."""
+        now = time.monotonic()
+        if now < self._compact_at:
+            return
+        self._compact_at = now + 10.0
+        end = now + 0.1
+        try:
+            while self.j.compact_statuses() and time.monotonic() < end:
+                pass
+        except Exception:
+            log.exception("status compaction failed; the frames stay as rows")
 
     # -- records from the link -------------------------------------------------------------------
     def _record(self, rec):
