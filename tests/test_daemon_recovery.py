@@ -182,3 +182,19 @@ def test_a_new_journal_takes_no_old_games_for_lost_results(table):
     w.reboot("b0", 40, [(s, 7) for s in range(31, 41)])         # the first boot this journal sees
     w.reboot("b1", 40, [(s, 7) for s in range(31, 41)])         # and a power cut before any spin
     assert settled(table) == []
+
+
+def test_bets_locked_to_a_spin_number_settled_before_are_held_not_left_locked(table):
+    """A replaced flash record restarts the wheel's counter: spin 1 comes again. Never paid twice,
+    never stuck: the bets are held and the table takes bets again."""
+    w = Wheel(table)
+    started(table, w, 2)
+    w.send({"ev": "result", "t": 3, "spin": 2, "number": 9})
+    w.reboot("b1", 0, [])
+    a, = [table.place({"player": "ana", "type": "plein", "numbers": [9], "stake": 1000})["id"]]
+    w.send({"ev": "launch", "t": 1, "spin": 1})
+    w.send({"ev": "rnvp", "t": 2, "spin": 1})
+    w.send({"ev": "result", "t": 3, "spin": 1, "number": 9})
+    bet = table.bet(a)
+    assert bet["status"] == "held" and "went back" in bet["reason"]
+    assert settled(table) == [(1, 2), (2, 9)] and table.state()["phase"] == "betting"

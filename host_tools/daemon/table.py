@@ -284,6 +284,11 @@ class Table:
             return []
         if self._settled(db, spin):
             log.warning("spin %s is already settled: result ignored", spin)
+            if self.st["locked_spin"] == spin:
+                # bets locked to a spin number settled before: the wheel's counter went back (its
+                # flash record was replaced). Never pay twice, never leave them hanging.
+                return [self._hold(db, spin, "spin %s was settled before: the wheel's spin counter went back"
+                                   " (its flash record was lost or replaced)" % spin)[1]]
             return []
         st = self.st
         if st["locked_spin"] != spin and lock_open:

@@ -183,3 +183,11 @@ def test_a_history_too_long_for_a_frame_is_sent_as_null_not_cut():
     r.dev.emit({"ev": "boot", "t": 0, "spin": 10, "interrupted": None})
     r.run(1200)
     assert r.delivered[0][2]["history"] is None
+
+
+def test_an_event_too_long_for_a_frame_keeps_its_number_and_says_it_was_cut():
+    r = Rig()
+    r.dev.emit({"ev": "result", "t": 1, "spin": 4, "number": 26, "sightings": [[1, 2, 3]] * 200})
+    r.run(1200)
+    ev = r.delivered[0][2]
+    assert ev["number"] == 26 and ev["spin"] == 4 and ev["truncated"] > 1536 and "sightings" not in ev

@@ -65,6 +65,19 @@ def _no_clock():
     return 0
 
 
+def _shrunk(payload):
+    """An event too long for one frame (never seen: the longest, a drop's 64 laps, is half the
+    limit) keeps its scalar fields (kind, spin, number, reason...) and says it was cut; a frame
+    that cannot be built must never stop the wheel."""
+    ev = json.loads(payload)
+    out = {"truncated": len(payload)}
+    for k in ev:
+        v = ev[k]
+        if v is None or isinstance(v, (int, float, bool)) or (isinstance(v, str) and len(v) <= 200):
+            out[k] = v
+    return _json(out)
+
+
 class DeviceLink:
     """One wheel's link state: session nonces, outbox, command sequence, last reply."""
 
@@ -152,6 +165,8 @@ class DeviceLink:
         self._pump()
 
     def _enqueue(self, kind, payload):
+        if len(payload) > fr.MAX_PAYLOAD:
+            payload = _shrunk(payload)
         if len(self._seqs) >= self.capacity:
             # full: shrink the oldest informational event to a tombstone (its sequence number
             # stays, so the host sees no gap); results, voids, rnvp and boots are never touched
