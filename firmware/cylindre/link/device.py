@@ -70,11 +70,12 @@ def _shrunk(payload):
     limit) keeps its scalar fields (kind, spin, number, reason...) and says it was cut; a frame
     that cannot be built must never stop the wheel."""
     ev = json.loads(payload)
-    out = {"truncated": len(payload)}
+    out = {}
     for k in ev:
         v = ev[k]
         if v is None or isinstance(v, (int, float, bool)) or (isinstance(v, str) and len(v) <= 200):
             out[k] = v
+    out["truncated"] = len(payload)
     return _json(out)
 
 
