@@ -67,7 +67,8 @@ def free_port():
 
 
 class Rig:
-    def __init__(self, tmp: Path, seed=1, speed=60.0, pause=0.3, void_rate=0.0):
+    def __init__(self, tmp: Path, seed=1, speed=60.0, pause=0.3, void_rate=0.0, silence_ms=None):
+        self.silence_ms = silence_ms
         self.tmp = tmp
         self.key_path = tmp / "T1.key"
         self.key = new_key(self.key_path)
@@ -91,7 +92,8 @@ class Rig:
         self.daemon = subprocess.Popen(
             [sys.executable, "-m", "host_tools.daemon", "--port", self.line.path, "--key", str(self.key_path),
              "--journal", str(self.journal), "--http", f"127.0.0.1:{self.http}", "--open",
-             "--log", str(self.tmp / "daemon.log")],
+             "--log", str(self.tmp / "daemon.log")]
+            + ([] if self.silence_ms is None else ["--silence-ms", str(self.silence_ms)]),
             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.daemons += 1
 

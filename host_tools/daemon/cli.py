@@ -23,6 +23,8 @@ def add_arguments(p):
     p.add_argument("--limits", help="JSON file of table limits (docs/rules-api.md), default the house limits")
     p.add_argument("--open", action="store_true", help="open the table at start")
     p.add_argument("--baud", type=int, default=115200)
+    p.add_argument("--silence-ms", type=int, default=3000,
+                   help="re-open the session after this long without a valid frame (default 3000; 1500 to 60000)")
     p.add_argument("--log", help="also write the log to this file")
     p.add_argument("--verbose", "-v", action="store_true", help="debug logging")
     p.add_argument("--dump-statuses", action="store_true",
@@ -60,6 +62,9 @@ def run(args) -> int:
     if not args.port:
         print("cylindre daemon: --port is required", file=sys.stderr)
         return 2
+    if not 1500 <= args.silence_ms <= 60000:
+        print("cylindre daemon: --silence-ms must be 1500 to 60000 (the wheel speaks every 500 ms)", file=sys.stderr)
+        return 2
     setup_logging(args.log, args.verbose)
     log = logging.getLogger("cylindre.daemon")
     try:
@@ -80,7 +85,8 @@ def run(args) -> int:
     host, port = parse_hostport(args.http)
     import sqlite3
     try:
-        d = Daemon(args.port, key, args.journal, wheel=args.wheel, limits=limits, open_table=args.open, baud=args.baud)
+        d = Daemon(args.port, key, args.journal, wheel=args.wheel, limits=limits, open_table=args.open, baud=args.baud,
+                   silence_ms=args.silence_ms)
     except (sqlite3.Error, OSError, RuntimeError) as e:
         print(f"cylindre daemon: cannot open the journal {args.journal}: {e}", file=sys.stderr)
         return 2
