@@ -103,3 +103,18 @@ def test_an_event_the_journal_refused_is_settled_when_sent_again(tmp_path):
     finally:
         pipe.stop.set()
         d.stop()
+
+
+def test_the_log_file_is_reopened_after_logrotate_moves_it(tmp_path):
+    import logging
+    from host_tools.daemon.cli import setup_logging
+    path = tmp_path / "daemon.log"
+    setup_logging(str(path))
+    try:
+        logging.getLogger("cylindre.test").info("before the rotation")
+        path.rename(tmp_path / "daemon.log.1")
+        logging.getLogger("cylindre.test").info("after the rotation")
+        assert "before" in (tmp_path / "daemon.log.1").read_text()
+        assert "after the rotation" in path.read_text()
+    finally:
+        logging.basicConfig(handlers=[logging.NullHandler()], force=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import logging.handlers
 import signal
 import sys
 import threading
@@ -35,7 +36,8 @@ def setup_logging(path=None, verbose=False):
     handlers = [logging.StreamHandler(sys.stderr)]
     if path:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        handlers.append(logging.FileHandler(path, encoding="utf-8"))
+        # reopened when logrotate (or anyone) moves the file away: the log never fills the disk unseen
+        handlers.append(logging.handlers.WatchedFileHandler(path, encoding="utf-8"))
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format=LOG_FORMAT, handlers=handlers, force=True)
 
 
