@@ -121,6 +121,22 @@ def test_a_choice_at_zero_on_a_bet_that_is_not_an_even_chance_is_refused_when_pl
     assert [b["id"] for b in bets] == [ok["id"]]           # nothing of the refused ones was recorded
 
 
+def test_a_held_bet_is_resolved_through_the_api(api):
+    st, a = api("POST", "/bets", {"player": "ana", "type": "plein", "numbers": [17], "stake": 1000})
+    d = api.daemon
+    _event(d, 1, {"ev": "boot", "t": 0, "spin": 0, "history": []})
+    _event(d, 2, {"ev": "launch", "t": 1, "spin": 1})
+    _event(d, 3, {"ev": "rnvp", "t": 2, "spin": 1})
+    d.table.on_event("boot1", 1, {"ev": "boot", "t": 0, "spin": 1}, {"kind": "event", "raw": b""})  # no history
+    st, held = api("GET", "/bets?status=held")
+    assert st == 200 and [b["id"] for b in held] == [a["id"]]
+    assert api("POST", "/bets/%s/resolve" % a["id"], {"action": "pay"})[0] == 400
+    st, r = api("POST", "/bets/%s/resolve" % a["id"], {"action": "refund"})
+    assert st == 200 and r["status"] == "refunded"
+    st, err = api("POST", "/bets/%s/resolve" % a["id"], {"action": "refund"})
+    assert st == 409 and err["error"] == "not_held"
+
+
 def test_wheel_commands_without_a_wheel_time_out_clearly(api, monkeypatch):
     monkeypatch.setattr(api.daemon, "command", lambda cmd, args=None, timeout=5.0: None)
     st, err = api("GET", "/wheel/settings")

@@ -198,3 +198,32 @@ def test_bets_locked_to_a_spin_number_settled_before_are_held_not_left_locked(ta
     bet = table.bet(a)
     assert bet["status"] == "held" and "went back" in bet["reason"]
     assert settled(table) == [(1, 2), (2, 9)] and table.state()["phase"] == "betting"
+
+
+def test_the_supervisor_refunds_or_replays_a_held_bet(table):
+    from host_tools.daemon.table import Invalid, Refused
+    w = Wheel(table)
+    a, b = started(table, w, 2, {"player": "ana", "type": "plein", "numbers": [4], "stake": 1000},
+                   {"player": "bo", "type": "rouge", "stake": 700})
+    w.reboot("b1", 2, [])                                       # no games in flash: result unknown
+    assert table.bet(a)["status"] == table.bet(b)["status"] == "held"
+    with pytest.raises(Invalid):
+        table.resolve_held(a, "pay")
+    r = table.resolve_held(a, "refund")
+    assert r["status"] == "refunded" and r["result"]["returned"] == 1000 and "supervisor: refund" in r["reason"]
+    with pytest.raises(Refused):
+        table.resolve_held(a, "play")                           # decided once
+    assert table.resolve_held(b, "play")["status"] == "open"
+    w.send({"ev": "launch", "t": 1, "spin": 3})
+    w.send({"ev": "rnvp", "t": 2, "spin": 3})
+    w.send({"ev": "result", "t": 3, "spin": 3, "number": 1})
+    assert table.bet(b)["status"] == "settled" and table.bet(b)["result"]["won"] == 700
+    assert table.state()["bets_held"] == 0
+
+
+def test_a_history_without_a_spin_settled_here_is_not_trusted(table):
+    w = Wheel(table)
+    a, = started(table, w, 3, {"player": "ana", "type": "plein", "numbers": [4], "stake": 1000})
+    w.reboot("b1", 3, [(1, 2), (3, 4)])                         # spin 2 was settled here with 2
+    bet = table.bet(a)
+    assert bet["status"] == "held" and "lacks spin 2" in bet["reason"] and (3, 4) not in settled(table)

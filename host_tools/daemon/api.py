@@ -65,6 +65,11 @@ def openapi() -> dict:
                 "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
                 "get": {"summary": "one bet with its result once settled", "responses": {"200": ok, "404": _ERR}},
                 "delete": {"summary": "withdraw an open bet", "responses": {"200": ok, "404": _ERR, "409": _ERR}}},
+            "/bets/{id}/resolve": {
+                "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
+                "post": {"summary": "the supervisor's decision on a held bet (result lost with the wheel's power): "
+                                   "{\"action\": \"refund\"} or {\"action\": \"play\"} (plays the next spin)",
+                         "responses": {"200": ok, "400": _ERR, "404": _ERR, "409": _ERR}}},
             "/events": {"get": {"summary": "live event stream (text/event-stream): announce, bet, cancel, settlement, wheel, status, link",
                                 "responses": {"200": {"description": "SSE", "content": {"text/event-stream": {}}}}}},
             "/history": {"get": {"summary": "settled spins, newest first",
@@ -153,6 +158,14 @@ def make_server(daemon, host="127.0.0.1", port=8737) -> ThreadingHTTPServer:
     @route("DELETE", r"/bets/(?P<id>[A-Za-z0-9._-]{1,40})")
     def _cancel(h, m, q):
         return 200, table.cancel(m["id"])
+
+    @route("POST", r"/bets/(?P<id>[A-Za-z0-9._-]{1,40})/resolve")
+    def _resolve(h, m, q):
+        body = h.json_body()
+        try:
+            return 200, table.resolve_held(m["id"], body.get("action") if isinstance(body, dict) else None)
+        except Invalid as e:
+            raise ApiError(400, "bad_request", str(e)) from None
 
     @route("GET", "/history")
     def _history(h, m, q):

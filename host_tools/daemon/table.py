@@ -137,6 +137,30 @@ class Table:
         self.publish("cancel", {"id": bid})
         return {"id": bid, "status": "cancelled"}
 
+    def resolve_held(self, bid, action) -> dict:
+        """The supervisor's decision on a `held` bet (its result was lost with the wheel's power):
+        `refund` (the stake goes back to the player, status `refunded`) or `play` (back on the
+        layout, status `open`: it plays the next spin)."""
+        if action not in ("refund", "play"):
+            raise Invalid('action: "refund" or "play"')
+        with self.lock, self.j.tx() as db:
+            row = db.execute("SELECT * FROM bets WHERE id=? AND wheel=?", (bid, self.wheel)).fetchone()
+            if row is None:
+                raise NotFound(f"no bet {bid}")
+            if row["status"] != "held":
+                raise Refused("not_held", f"bet {bid} is {row['status']}: only a held bet is resolved by hand")
+            reason = "%s; supervisor: %s" % (row["reason"], action)
+            if action == "refund":
+                result = {"id": bid, "outcome": "refunded", "staked": row["stake"], "returned": row["stake"],
+                          "lost": 0, "won": 0, "imprisoned": 0}
+                db.execute("UPDATE bets SET status='refunded', reason=?, result=? WHERE id=?",
+                           (reason, json.dumps(result, sort_keys=True), bid))
+            else:
+                db.execute("UPDATE bets SET status='open', spin=NULL, reason=? WHERE id=?", (reason, bid))
+        log.warning("held bet %s resolved by the supervisor: %s", bid, action)
+        self.publish("bet", {"id": bid, "status": "refunded" if action == "refund" else "open"})
+        return self.bet(bid)
+
     # -- the wheel's events ------------------------------------------------------------------------
     def on_event(self, boot, seq, ev, frame_rec) -> bool:
         """Journal one delivered event and act on it, atomically. False if it was a resend."""
@@ -232,9 +256,16 @@ class Table:
         games = _games(ev.get("history"))
         said = []
         counter = ev.get("spin")
-        if games is None or not isinstance(counter, int) or counter < floor - 1:
-            why = ("the wheel sent no readable history of its games" if games is None or not isinstance(counter, int)
-                   else "the wheel's spin counter went back to %d (its flash record was lost)" % counter)
+        lacks = (games is not None and last_settled is not None and ev.get("interrupted") != last_settled
+                 and (len(games) < HISTORY or games[0][0] <= last_settled)
+                 and last_settled not in [g[0] for g in games])
+        if games is None or not isinstance(counter, int) or counter < floor - 1 or lacks:
+            if games is None or not isinstance(counter, int):
+                why = "the wheel sent no readable history of its games"
+            elif counter < floor - 1:
+                why = "the wheel's spin counter went back to %d (its flash record was lost)" % counter
+            else:
+                why = "the wheel's history lacks spin %s, settled here (its flash record is not the one it had)" % last_settled
             log.error("the wheel restarted (boot %s) and %s: results of spins from %d on cannot be recovered",
                       boot, why, floor)
             if locked is not None and ev.get("interrupted") != locked:
