@@ -85,3 +85,12 @@ def test_a_power_cut_mid_spin_voids_it_and_its_bets_play_on_the_relaunch(tmp_pat
         assert placed < rnvp2                                   # it was on the layout for spin 2
     finally:
         rig.stop_daemon()
+
+
+def test_power_cut_arguments_are_checked():
+    from host_tools.simwheel import parse_cuts
+    assert parse_cuts(["2:result_unsent", "5:after_rnvp"]) == {2: "result_unsent", 5: "after_rnvp"}
+    for bad in (["2"], ["x:after_rnvp"], ["3:later"], ["-1:after_rnvp"]):
+        with pytest.raises(ValueError) as e:
+            parse_cuts(bad)
+        assert "SPIN:WHEN" in str(e.value)
