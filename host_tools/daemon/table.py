@@ -285,8 +285,12 @@ class Table:
                 said.append((locked, "coup nul : les mises restent en jeu pour le prochain lancer"))
             # interrupted by this restart: the void (restart) that follows releases the bets
         if not complete:
+            # results the wheel no longer holds came before these: settling these would judge the
+            # imprisoned stakes and replays out of order; the supervisor reads GET /wheel/history
             log.error("the wheel restarted (boot %s): results of spins from %d on may be older than its last %d games;"
-                      " imprisoned stakes and replays need the supervisor's check", boot, floor, HISTORY)
+                      " nothing settled from its history; imprisoned stakes and replays need the supervisor's check",
+                      boot, floor, HISTORY)
+            return said
         for spin, number in games:
             if spin < floor or self._settled(db, spin):
                 continue
