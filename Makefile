@@ -49,8 +49,15 @@ flash: firmware
 	@test -f $(KEY) || { echo "no key $(KEY): make one with '$(BIN)/cylindre daemon --new-key $(KEY)'"; exit 2; }
 	$(BIN)/mpremote connect $(PORT) fs cp -r $(BUILD)/firmware/$(BOARD)/. : + fs cp $(KEY) :/wheel.key
 
-typecheck: $(STAMP)
+# The Pico's MicroPython stubs in a stand-in environment of their own, so pyright never falls back
+# on the host's CPython library: anything MicroPython lacks is an error.
+typecheck: $(BUILD)/stubs/.installed
 	$(BIN)/pyright -p firmware/pyrightconfig.json
+
+$(BUILD)/stubs/.installed: $(STAMP)
+	rm -rf $(BUILD)/stubs
+	$(BIN)/pip install --quiet --disable-pip-version-check --target $(BUILD)/stubs/lib/python3.4/site-packages 'micropython-rp2-rpi-pico-stubs>=1.27'
+	touch $@
 
 clean:
 	rm -rf $(VENV) $(BUILD) .pytest_cache
