@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from host_tools.bench import wheel as bench
 from host_tools.sim import WheelSimulator
-from host_tools.sim.analysis import aggregate, assign, ball_laps, judge, percentile, summary
+from host_tools.sim.analysis import (aggregate, assign, ball_laps, confirm_rule, judge, percentile, rule_bound,
+                                     summary)
 from host_tools.sim.physics import BallTrack
 
 
@@ -106,8 +107,65 @@ def test_aggregate_counts_and_table():
                                           "with_result": 0, "reports": {"void:void_button": 1, "(nothing)": 1}}
     assert f["faults"]["power_cut"]["paid"] == 1
     assert f["latency_by_rotor_rpm"] == {"20-25": {"n": 4, "latency_median_us": 25, "bound_median_us": 5,
-                                                   "bound_max_us": 5}}
+                                                   "bound_max_us": 5, "rule_median_us": None}}
+    assert f["result_rule_bound_us"]["n"] == 0 and f["latency_rule_unknown"] == 4
     assert f["valid_failures"][0]["outcome"] == "wrong"
+
+
+def _sight(sensor, number, rise, fall):
+    """A decoded sighting (t_mid, sensor, number, t_rise, t_fall)."""
+    return ((rise + fall) // 2, sensor, number, rise, fall)
+
+
+def test_rule_bound_on_known_sightings():
+    rest = 1_000_000
+    seen = [_sight(0, 7, 900_000, 960_000),            # before the rest: another pocket on the way
+            _sight(1, 12, 990_000, 1_050_000),         # middle after the rest: counts (known at its fall)
+            _sight(2, 12, 1_500_000, 1_502_000),       # 2 ms: chatter, shorter than pocket_min_us
+            _sight(2, 12, 1_600_000, 1_660_000),
+            _sight(0, 12, 2_200_000, 2_260_000),
+            _sight(1, 12, 2_800_000, 2_860_000)]
+    # three sightings from three sensors: the third ends at 2.26 s, 1.26 s after the rest
+    assert rule_bound(seen, rest, 12, 3, 3, 5000) == 1_260_000
+    assert rule_bound(seen, rest, 12, 2, 2, 5000) == 660_000
+    assert rule_bound(seen, rest, 12, 2, 1, 5000) == 660_000
+    assert rule_bound(seen, rest, 12, 1, 1, 5000) == 50_000
+    # without the shortest-pulse filter the chatter counts as a sighting
+    assert rule_bound(seen, rest, 12, 2, 2, 0) == 502_000
+    # four from three: the fourth (sensor 1 again)
+    assert rule_bound(seen, rest, 12, 4, 3, 5000) == 1_860_000
+    # order of the list does not matter; a cut-off before the rule is met gives None
+    assert rule_bound(list(reversed(seen)), rest, 12, 3, 3, 5000) == 1_260_000
+    assert rule_bound(seen, rest, 12, 3, 3, 5000, until_us=2_000_000) is None
+    assert rule_bound(seen, rest, 5, 1, 1, 5000) is None
+    # a sighting of another number after the rest breaks the run (consecutive agreeing sightings)
+    broken = seen + [_sight(2, 30, 1_200_000, 1_260_000)]      # the run starts again with 1.66 s
+    assert rule_bound(broken, rest, 12, 3, 3, 5000) == 1_860_000
+    assert rule_bound(broken, rest, 12, 2, 2, 5000) == 1_260_000
+
+
+def test_confirm_rule_comes_from_the_firmware():
+    three = {"cpr": 1024, "index_offset_deg": 17.5, "ball_sensors_deg": [0, 6], "pocket_sensors_deg": [90, 210, 330]}
+    assert confirm_rule(three) == (3, 3, 5000)            # auto: one sighting per sensor, all sensors
+    assert confirm_rule(dict(three, pocket_sensors_deg=[180])) == (2, 1, 5000)   # one sensor: two sightings
+    assert confirm_rule(three, {"confirm_sightings": 4, "confirm_sensors": 2, "pocket_min_us": 8000}) == (4, 2, 8000)
+    with pytest.raises(ValueError, match="confirm_sensors"):
+        confirm_rule(three, {"confirm_sightings": 2, "confirm_sensors": 3})
+
+
+def test_latency_over_the_rule_bound_is_summed_up():
+    tr = _truth(1, 0, 1, drop=10, rest=1_000_000, number=4, seen=1_100_000)
+    recs = [judge(tr, [{"ev": "result", "t": 1_000_000 + lat, "number": 4}], rule_us=rule)
+            for lat, rule in [(2_000_000, 2_000_000), (2_030_000, 2_000_000), (3_000_000, 2_000_000),
+                              (1_500_000, 1_600_000), (900_000, None)]]
+    assert recs[0]["rule_bound_us"] == 2_000_000 and recs[4]["rule_bound_us"] is None
+    f = aggregate(recs)
+    o = f["latency_over_rule_us"]
+    assert o["n"] == 4 and (o["min"], o["median"], o["max"]) == (-100_000, 15_000, 1_000_000)
+    assert f["latency_over_rule_late"] == 1 and f["latency_below_rule"] == 1 and f["latency_rule_unknown"] == 1
+    assert f["result_rule_bound_us"]["median"] == 2_000_000
+    assert [w["latency_us"] for w in f["latency_over_rule_worst"]] == [3_000_000]
+    assert f["latency_by_rotor_rpm"]["20-25"]["rule_median_us"] == 2_000_000
 
 
 def test_ball_laps_from_the_truths_closed_form():
@@ -213,8 +271,12 @@ def test_bench_end_to_end_small(tmp_path, capsys):
     assert f["faults"]["power_cut"]["caught"] == 4
     assert f["rnvp_error_us"]["n"] == 16 and f["rnvp_error_us"]["abs_max"] < 1_500_000
     assert 1.0 < f["rnvp_lead_laps"]["min"] <= f["rnvp_lead_laps"]["median"] < 6.0
+    # every correct spin has the rule's bound; the firmware never beats it
+    assert f["result_rule_bound_us"]["n"] == 16 and f["latency_over_rule_us"]["min"] >= 0
+    assert f["result_rule_bound_us"]["min"] >= f["result_bound_us"]["min"]
     out = capsys.readouterr().out
     assert "valid spins:" in out and "rien ne va plus" in out and "lead in laps" in out
+    assert "confirmation rule's bound (3 sightings from 3 sensors" in out
 
 
 def test_bench_on_foreign_feeds(tmp_path):
@@ -224,6 +286,12 @@ def test_bench_on_foreign_feeds(tmp_path):
     sim = WheelSimulator(seed=31)
     spins = [sim.spin() for _ in range(3)]
     own_bounds = sorted(sp.truth["seen_us"] - sp.truth["rest_us"] for sp in spins)
+    # the rule's bound as the simulated bench finds it (decoded spin by spin)
+    from host_tools.sim.decode import Decoder
+    dec = Decoder(sim.geometry)
+    rule = confirm_rule(sim.geometry)
+    own_rules = sorted(rule_bound(dec.feed(sp.t_us, sp.code, sp.level), sp.truth["rest_us"], sp.truth["number"], *rule)
+                       for sp in spins)
     for sp in spins:      # another simulator need not write our extra truth keys
         for k in ("start_us", "end_us", "seen_us", "bounced_pockets", "first_lap_us", "rotor_rpm_x10", "valid"):
             sp.truth.pop(k, None)
@@ -235,6 +303,10 @@ def test_bench_on_foreign_feeds(tmp_path):
     assert f["result_bound_us"]["n"] == 3
     # the bound decoded from the feed is the simulator's own (first rising edge showing the ball)
     assert f["result_bound_us"]["min"] == own_bounds[0] and f["result_bound_us"]["max"] == own_bounds[-1]
+    # and the rule's bound, decoded from the whole feed, is the one decoded spin by spin
+    assert f["result_rule_bound_us"]["n"] == 3
+    assert f["result_rule_bound_us"]["min"] == own_rules[0] and f["result_rule_bound_us"]["max"] == own_rules[-1]
+    assert f["run"]["confirm_rule"] == [{"sightings": 3, "sensors": 3, "pocket_min_us": 5000}]
     assert bench.run(_args(tmp_path / "o2", feeds=tmp_path / "out")) == 2     # no feed there
     # a malformed feed is refused by name and line; the good ones are still measured
     bad = (feeds / "other.feed").read_text().splitlines()

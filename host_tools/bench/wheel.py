@@ -2,8 +2,9 @@
 
 Prints and writes to bench/out/wheel.json: correct numbers on valid spins, the table of injected
 faults against what the firmware reported, rien ne va plus lead time before the real drop (in
-seconds and in laps) and the error of its predicted drop, the
-result latency beside the lower bound the sensors allow, and the firmware's cost on MicroPython
+seconds and in laps) and the error of its predicted drop, the result latency beside two lower
+bounds (the first sighting of the resting ball, and the earliest instant the firmware's own
+confirmation rule could be met by sightings of it), and the firmware's cost on MicroPython
 (fuel and wall time per spin and per sensor event, heap). Plots go to bench/out/wheel_*.png.
 
 Spins are simulated and replayed (on CPython, same files as the Pico) in chunks of 50 seeded by
@@ -15,6 +16,7 @@ controller's shares. Feeds of other tools (--feeds) stream through the same repl
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import sys
@@ -25,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from host_tools.sim.analysis import aggregate, assign, judge
+from host_tools.sim.analysis import aggregate, assign, confirm_rule, judge, rule_bound, windows
 from host_tools.sim.scenarios import parse_list
 from host_tools.sim.simulate_cli import plan
 
@@ -61,13 +63,16 @@ def run_chunk(job) -> dict:
     """Simulate and replay one chunk; return its records (and traces for the plots)."""
     from cylindre.replay import Replay
     from host_tools.sim import WheelSimulator
+    from host_tools.sim.decode import Decoder
 
     seed, index, scenarios, imperfections, traces, geometry, overrides = job
     sim = WheelSimulator(geometry, seed=[seed, index], imperfections=imperfections)
     events: list[dict] = []
     # events in feed time (the replay moves them from the controller's since-boot clock)
     rp = Replay(sim.geometry, events.append, overrides=overrides)
-    truths, spins_changes, trace = [], 0, []
+    need, sensors, min_us = confirm_rule(sim.geometry, overrides)
+    dec = Decoder(sim.geometry)            # the pocket pulses as the geometry reads them
+    truths, spins_changes, trace, rules = [], 0, [], []
     t0 = time.perf_counter()
     gen = 0.0
     for sc in scenarios:
@@ -82,18 +87,22 @@ def run_chunk(job) -> dict:
         sim.counted(any(e["ev"] == "result" for e in events[first_event:]))
         spins_changes += len(changes)
         truths.append(sp.truth)
+        seen = dec.feed(sp.t_us, sp.code, sp.level)
+        tr = sp.truth
+        rules.append(rule_bound(seen, tr["rest_us"], tr["number"], need, sensors, min_us)
+                     if tr.get("rest_us") is not None and tr.get("number") is not None else None)
         if traces and sc is None and len(trace) < traces:
             trace.append({"truth": sp.truth, "laps": _lap_trace(sp.names, sp.t_us, sp.code, sp.level, sp.truth)})
     rp.finish(truths[-1]["end_us"])
     per = assign(events, truths)
-    records = [judge(tr, evs) for tr, evs in zip(truths, per)]
+    records = [judge(tr, evs, rule_us=ru) for tr, evs, ru in zip(truths, per, rules)]
     for r in records:
         r["chunk"] = index          # with the seed, enough to replay the spin: see docs/simulator.md
     for tr_info in trace:
         i = truths.index(tr_info["truth"])
         tr_info["events"] = [e for e in per[i] if e["ev"] in ("rnvp", "drop", "result")]
     return {"records": records, "changes": spins_changes, "ticks": rp.ticks, "traces": trace,
-            "cpu_s": time.perf_counter() - t0, "gen_s": gen}
+            "cpu_s": time.perf_counter() - t0, "gen_s": gen, "rule": [need, sensors, min_us]}
 
 
 def run_feed_file(job) -> dict:
@@ -114,13 +123,14 @@ def run_feed_file(job) -> dict:
         return {"error": "%s: %s" % (truth_path(path), exc), "records": [], "changes": 0, "ticks": 0,
                 "traces": [], "cpu_s": 0.0, "gen_s": 0.0}
     events: list[dict] = []
-    seen: list[tuple[int, int, int, int]] = []
+    seen: list[tuple[int, int, int, int, int]] = []
     n = 0
     last = 0
     try:
         with open(path, encoding="utf-8") as f:
             reader = FeedReader(f)
             rp = Replay(reader.header, events.append, overrides=overrides)
+            need, sensors, min_us = confirm_rule(reader.header, overrides)
             dec = Decoder(reader.header)
             code = dec.code
             buf: list = []
@@ -148,18 +158,26 @@ def run_feed_file(job) -> dict:
         return {"error": "%s: %s" % (path, exc), "records": [], "changes": 0, "ticks": 0, "traces": [],
                 "cpu_s": time.perf_counter() - t0, "gen_s": 0.0}
     per = assign(events, truths)
+    seen.sort()
+    starts = windows(truths)
+    mids = [x[0] for x in seen]
     records = []
-    for tr, evs in zip(truths, per):
-        bound = None
+    for i, (tr, evs) in enumerate(zip(truths, per)):
+        bound = rule = None
         if tr.get("rest_us") is not None and tr.get("number") is not None:
             # the first pulse showing the resting ball: from its rising edge the number is knowable
             first = next((x for x in seen if x[0] >= tr["rest_us"] and x[2] == tr["number"]), None)
             bound = max(first[3], tr["rest_us"]) - tr["rest_us"] if first else None
-        rec = judge(tr, evs, bound_us=bound)
+            # the sightings from the rest to the next spin's window
+            until = starts[i + 1] if i + 1 < len(starts) else None
+            lo = bisect.bisect_left(mids, tr["rest_us"])
+            hi = bisect.bisect_left(mids, until) if until is not None else len(seen)
+            rule = rule_bound(seen[lo:hi], tr["rest_us"], tr["number"], need, sensors, min_us)
+        rec = judge(tr, evs, bound_us=bound, rule_us=rule)
         rec["feed"] = path.name
         records.append(rec)
     return {"records": records, "changes": n, "ticks": rp.ticks, "traces": [],
-            "cpu_s": time.perf_counter() - t0, "gen_s": 0.0, "feed": str(path)}
+            "cpu_s": time.perf_counter() - t0, "gen_s": 0.0, "feed": str(path), "rule": [need, sensors, min_us]}
 
 
 # -- MicroPython cost ---------------------------------------------------------------------------------
@@ -320,6 +338,9 @@ def run(args) -> int:
         "simulate_cpu_s": sum(res["gen_s"] for res in results), "sensor_events": changes,
         "ticks": sum(res["ticks"] for res in results),
         "cpython_us_per_spin": cpu / max(1, len(records)) * 1e6,
+        # the confirmation rule as the firmware resolved it: sightings, distinct sensors, shortest pulse
+        "confirm_rule": [{"sightings": k, "sensors": n, "pocket_min_us": m}
+                         for k, n, m in sorted({tuple(res["rule"]) for res in results if res.get("rule")})],
         "git": _git_state(),
     }
     if args.mpy_spins > 0:
@@ -380,11 +401,22 @@ def report(f: dict) -> None:
     print("   lead in laps (rien ne va plus to the real drop): min %s, median %s, p99 %s"
           % tuple("-" if LL[k] is None else "%.2f" % LL[k] for k in ("min", "median", "p99")))
     R, B, O = f["result_latency_us"], f["result_bound_us"], f["latency_over_bound_us"]
-    print("result after the ball came to rest: median %s, p99 %s, max %s; sensors' bound: median %s, p99 %s; over the bound: median %s, p99 %s"
+    print("result after the ball came to rest: median %s, p99 %s, max %s; first sighting of the resting ball: median %s, p99 %s; over it: median %s, p99 %s"
           % (_ms(R["median"]), _ms(R["p99"]), _ms(R["max"]), _ms(B["median"]), _ms(B["p99"]), _ms(O["median"]), _ms(O["p99"])))
+    RB, RO = f["result_rule_bound_us"], f["latency_over_rule_us"]
+    rule = ", ".join("%d sightings from %d sensors" % (c["sightings"], c["sensors"]) for c in r.get("confirm_rule", []))
+    print("   confirmation rule's bound (%s, at the end of the pulse): median %s, p99 %s; latency - rule bound: median %s, p99 %s, max %s; "
+          "over it by > %s on %d of %d spins (%d below it, %d without a bound)"
+          % (rule or "?", _ms(RB["median"]), _ms(RB["p99"]), _ms(RO["median"]), _ms(RO["p99"]), _ms(RO["max"]),
+             _ms(f["latency_over_rule_late_us"]), f["latency_over_rule_late"], RO["n"], f["latency_below_rule"],
+             f["latency_rule_unknown"]))
+    for w in f.get("latency_over_rule_worst", [])[:3]:
+        print("   chunk %s spin %s: result %s after rest, rule bound %s (rotor %.1f rpm)"
+              % (w["chunk"], w["spin"], _ms(w["latency_us"]), _ms(w["rule_bound_us"]), (w["rotor_rpm_x10"] or 0) / 10))
     if f.get("latency_by_rotor_rpm"):
-        print("   by rotor speed (rpm: spins, median latency / median bound / worst bound): " + "; ".join(
-            "%s: %d, %s / %s / %s" % (k, v["n"], _ms(v["latency_median_us"]), _ms(v["bound_median_us"]), _ms(v["bound_max_us"]))
+        print("   by rotor speed (rpm: spins, median latency / median rule bound / median first sighting / worst first sighting): " + "; ".join(
+            "%s: %d, %s / %s / %s / %s" % (k, v["n"], _ms(v["latency_median_us"]), _ms(v.get("rule_median_us")),
+                                           _ms(v["bound_median_us"]), _ms(v["bound_max_us"]))
             for k, v in f["latency_by_rotor_rpm"].items()))
     m = f.get("micropython")
     if m and "error" not in m:
@@ -457,18 +489,28 @@ def plots(records, traces, out: Path) -> list[Path]:
         fig.savefig(p, dpi=110)
         plt.close(fig)
         paths.append(p)
-    lat = [r for r in records if r.get("latency_us") is not None and r.get("bound_us") is not None]
+    lat = [r for r in records if r.get("latency_us") is not None and r.get("rule_bound_us") is not None]
     if lat:
-        fig, ax = plt.subplots(figsize=(6, 5))
-        b = [r["bound_us"] / 1e6 for r in lat]
+        fig, axes = plt.subplots(1, 2, figsize=(12, 5))
+        ax = axes[0]
+        b = [r["rule_bound_us"] / 1e6 for r in lat]
         l = [r["latency_us"] / 1e6 for r in lat]
         rpm = [(r.get("rotor_rpm_x10") or 0) / 10 for r in lat]
         sc = ax.scatter(b, l, c=rpm, s=6, cmap="viridis")
         m = max(max(b), max(l))
-        ax.plot([0, m], [0, m], "k--", lw=1, label="latency = bound")
-        ax.set_xlabel("lower bound from the sensors' layout (s)")
+        ax.plot([0, m], [0, m], "k--", lw=1, label="latency = rule bound")
+        ax.set_xlabel("confirmation rule's bound: its last sighting of the resting ball ends (s)")
         ax.set_ylabel("result latency after rest (s)")
-        fig.colorbar(sc, label="rotor rpm")
+        fig.colorbar(sc, ax=ax, label="rotor rpm")
+        ax.legend(fontsize=8)
+        ax = axes[1]
+        ax.scatter(rpm, b, s=6, marker="x", label="rule bound", color="C3")
+        ax.scatter(rpm, l, s=16, label="result", facecolors="none", edgecolors="C0", linewidths=0.7)
+        first = [(rp, r["bound_us"] / 1e6) for rp, r in zip(rpm, lat) if r.get("bound_us") is not None]
+        if first:
+            ax.scatter([x for x, _ in first], [y for _, y in first], s=4, label="first sighting", color="0.6")
+        ax.set_xlabel("rotor rpm at launch")
+        ax.set_ylabel("time after the ball's rest (s)")
         ax.legend(fontsize=8)
         fig.tight_layout()
         p = out / "wheel_latency.png"

@@ -12,6 +12,49 @@ from .physics import BallTrack
 from .scenarios import EXPECTED
 
 DECISIVE = ("result", "void")
+OVER_RULE_US = 50_000      # a result later than the rule's bound by more than this is counted
+
+
+def confirm_rule(geometry: dict, overrides: dict | None = None) -> tuple[int, int, int]:
+    """(sightings, distinct sensors, shortest pulse in us) the firmware needs to confirm a number
+    on this wheel with these spin settings, resolved by the firmware's own settings code (the
+    auto values of confirm_sightings / confirm_sensors). ValueError if the firmware refuses them."""
+    from cylindre.replay import settings_from
+    from cylindre.spin.settings import build, confirm_sensors, confirm_sightings
+
+    s, err = build(settings_from(geometry, overrides))
+    if s is None:
+        raise ValueError(err)
+    return confirm_sightings(s), confirm_sensors(s), s["pocket_min_us"]
+
+
+def rule_bound(sightings, rest_us: int, number: int, need: int, sensors: int, min_us: int = 0,
+               until_us: int | None = None) -> int | None:
+    """Microseconds after `rest_us` at which the confirmation rule could first be met by
+    sightings of the resting ball, or None if it never is (before `until_us`).
+
+    `sightings` are the decoder's (t_mid, sensor, number, t_rise, t_fall), any order. One counts
+    if its middle is at or after the rest and it lasts at least `min_us`; it is known at its fall
+    (the firmware names the pocket from the pulse's middle, so it can only tell at its end). The
+    rule: `need` consecutive agreeing sightings from at least `sensors` distinct sensors; a
+    sighting of another number starts the run again."""
+    run, used = 0, set()
+    for s in sorted(sightings, key=lambda x: x[4]):
+        t_mid, sensor, num, t_rise, t_fall = s[:5]
+        if t_mid < rest_us or t_fall - t_rise < min_us:
+            continue
+        if until_us is not None and t_mid >= until_us:
+            break
+        if num != number:
+            run, used = 0, set()
+            continue
+        run += 1
+        used.add(sensor)
+        if run >= need and len(used) >= sensors:
+            return t_fall - rest_us
+    return None
+
+
 def ball_laps(truth: dict, t_us: int) -> float | None:
     """Laps the ball has run on the track since its launch at feed time `t_us`, from the truth's
     `ball_track` (the simulator's closed-form run: w0, a, c, wc); None without it."""
@@ -94,8 +137,11 @@ def label(ev: dict) -> str | None:
     return None
 
 
-def judge(truth: dict, events: list[dict], bound_us: int | None = None) -> dict:
-    """One spin's record: what the firmware reported against what really happened."""
+def judge(truth: dict, events: list[dict], bound_us: int | None = None, rule_us: int | None = None) -> dict:
+    """One spin's record: what the firmware reported against what really happened.
+
+    bound_us: the first sighting of the resting ball after its rest (default: the truth's
+    `seen_us`); rule_us: when the confirmation rule could first be met (`rule_bound`)."""
     labels = [l for l in (label(e) for e in events) if l]
     decisive = next((e for e in events if e.get("ev") in DECISIVE), None)
     result = next((e for e in events if e.get("ev") == "result"), None)
@@ -145,6 +191,7 @@ def judge(truth: dict, events: list[dict], bound_us: int | None = None) -> dict:
         rec["latency_us"] = result["t"] - rest
         rec["bound_us"] = bound_us if bound_us is not None else (
             truth["seen_us"] - rest if truth.get("seen_us") is not None else None)
+        rec["rule_bound_us"] = rule_us
     return rec
 
 
@@ -192,6 +239,19 @@ def aggregate(records: list[dict]) -> dict:
     out["result_bound_us"] = summary([r["bound_us"] for r in bounded])
     out["latency_over_bound_us"] = summary([r["latency_us"] - r["bound_us"] for r in bounded])
     out["latency_below_bound"] = sum(1 for r in bounded if r["latency_us"] < r["bound_us"])
+    ruled = [r for r in lat if r.get("rule_bound_us") is not None]
+    over = [r["latency_us"] - r["rule_bound_us"] for r in ruled]
+    out["result_rule_bound_us"] = summary([r["rule_bound_us"] for r in ruled])
+    out["latency_over_rule_us"] = summary(over)
+    out["latency_over_rule_late"] = sum(1 for d in over if d > OVER_RULE_US)
+    out["latency_over_rule_late_us"] = OVER_RULE_US
+    out["latency_below_rule"] = sum(1 for d in over if d < 0)
+    out["latency_rule_unknown"] = len(lat) - len(ruled)
+    out["latency_over_rule_worst"] = [
+        {"chunk": r.get("chunk"), "spin": r["spin"], "latency_us": r["latency_us"], "rule_bound_us": r["rule_bound_us"],
+         "rotor_rpm_x10": r.get("rotor_rpm_x10")}
+        for r in sorted(ruled, key=lambda r: r["rule_bound_us"] - r["latency_us"])[:10]
+        if r["latency_us"] - r["rule_bound_us"] > OVER_RULE_US]
     by_rpm = {}
     for lo in range(0, 60, 5):
         rows = [r for r in bounded if r.get("rotor_rpm_x10") is not None and lo * 10 <= r["rotor_rpm_x10"] < lo * 10 + 50]
@@ -200,5 +260,7 @@ def aggregate(records: list[dict]) -> dict:
                                               "latency_median_us": percentile([r["latency_us"] for r in rows], 50),
                                               "bound_median_us": percentile([r["bound_us"] for r in rows], 50),
                                               "bound_max_us": max(r["bound_us"] for r in rows)}
+            rule = [r["rule_bound_us"] for r in rows if r.get("rule_bound_us") is not None]
+            by_rpm["%d-%d" % (lo, lo + 5)]["rule_median_us"] = percentile(rule, 50)
     out["latency_by_rotor_rpm"] = by_rpm
     return out

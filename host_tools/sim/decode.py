@@ -1,7 +1,8 @@
 """Decode a feed's sensors the way the geometry says (docs/feed-format.md), independently of the firmware.
 
-Used to check the simulator against its truth, and by the bench for feeds written by other tools
-(the lower bound of the result latency: the first sighting of the resting ball). Vectorised with
+Used to check the simulator against its truth, and by the bench for the lower bounds of the result
+latency (the first sighting of the resting ball, and the instant the confirmation rule could be
+met by sightings of it), on its own spins and on feeds written by other tools. Vectorised with
 numpy over chunks of a feed (the quadrature count is a cumulative sum over the A/B edges), with
 the state carried from chunk to chunk, so a feed of any length streams through.
 """
@@ -53,7 +54,7 @@ def pulses(t_us: np.ndarray, codes: np.ndarray, levels: np.ndarray, code: int):
 class Decoder:
     """Streams a feed's changes in chunks; `feed` returns the pocket sightings completed in a chunk.
 
-    A sighting is (t_mid_us, sensor index, number, t_rise_us): at the middle of a pocket-sensor pulse the
+    A sighting is (t_mid_us, sensor index, number, t_rise_us, t_fall_us): at the middle of a pocket-sensor pulse the
     count since the last index names the pocket; the count at the middle is taken as the mean of
     the counts at the pulse's edges (the rotor's speed is steady over a pulse). Pulses before the
     first index are skipped: the rotor's position is not known yet.
@@ -70,7 +71,7 @@ class Decoder:
         self.z_count = None
         self.open = {}          # sensor index -> (t_rise, count at rise, z count at rise)
 
-    def feed(self, t_us: np.ndarray, codes: np.ndarray, levels: np.ndarray) -> list[tuple[int, int, int, int]]:
+    def feed(self, t_us: np.ndarray, codes: np.ndarray, levels: np.ndarray) -> list[tuple[int, int, int, int, int]]:
         if len(t_us) == 0:
             return []
         c = self.code
@@ -98,7 +99,8 @@ class Decoder:
                         continue
                     mid_count = (c1 + int(count[r])) / 2.0
                     since = int(round(mid_count)) - z
-                    out.append(((t1 + int(t_us[r])) // 2, j, number_at(phi, off, since, cpr), t1))
+                    t2 = int(t_us[r])
+                    out.append(((t1 + t2) // 2, j, number_at(phi, off, since, cpr), t1, t2))
         if z_rows.size:
             self.z_count = int(count[z_rows[-1]])
         self.count = int(count[-1])
@@ -113,7 +115,8 @@ class Decoder:
 
 
 def sightings(header: dict, names, t_us, codes, levels):
-    """Every pocket-sensor pulse of a whole feed decoded: sorted (t_mid_us, sensor index, number, t_rise_us)."""
+    """Every pocket-sensor pulse of a whole feed decoded: sorted (t_mid_us, sensor index, number, t_rise_us,
+    t_fall_us)."""
     if list(names) != list(header["signals"]):
         header = dict(header, signals=list(names))
     return Decoder(header).feed(np.asarray(t_us), np.asarray(codes), np.asarray(levels))
