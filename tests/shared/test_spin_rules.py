@@ -63,6 +63,32 @@ def test_three_pocket_sensors_confirm_within_a_turn():
     assert r["t"] - rest < 4000000 + 200000
 
 
+def test_a_ball_landing_over_a_sensor_is_its_first_sighting():
+    """The ball falls into its pocket while the pocket passes a sensor: that pulse starts late
+    (narrow, cut at its start). It is the first of the three sightings the rule needs, so the
+    result comes two sensors later, not three."""
+    s = board(pocket_sensors_deg=[60.0, 180.0, 300.0], status_us=5000000)
+    for rpm in (15.0, -15.0):
+        w, ctl, log = make(settings=s, rpm=rpm)
+        ctl.boot(0)
+        ctl.pockets.full_w = 22          # a full pulse (8 degrees), as learnt from earlier results
+        w.add_index(0, 30000000)
+        drop = w.add_ball(3000000, -1 if rpm > 0 else 1)
+        rest = drop + 4000000
+        w.add_rest(rest, rest + 14000000, 17)
+        pulses = sorted(e for e in w.events if e[1].startswith("POCKET"))
+        rise, fall = pulses[0], pulses[1]
+        assert rise[1] == fall[1] and rise[2] == 1 and fall[2] == 0
+        w.events.remove(rise)
+        w.add(rise[0] + (fall[0] - rise[0]) * 6 // 10, rise[1], 1)     # 40 % of the pulse is left
+        falls = [e[0] for e in pulses if e[2] == 0]
+        w.run(ctl, rest + 14000000)
+        r = log.of("result")[0]
+        assert r["number"] == 17 and r["t"] == falls[2], (rpm, r, falls)
+        assert [x[1] for x in r["sightings"]] == [int(e[1][6:]) for e in pulses[:6:2]]
+        assert ctl.pockets.landed == 1 and ctl.pockets.partial == 0
+
+
 def test_status_is_periodic_and_carries_the_rotor():
     w, ctl, log, drop, rest = _valid_spin(settings=board())
     st = log.of("status")

@@ -188,6 +188,49 @@ def test_pocket_confirmation_needs_agreeing_sightings_from_enough_sensors():
     assert p.run == 0 and p.partial == 1
 
 
+def _pulse(p, sensor, t, c_rise, c_fall):
+    """One pulse of `sensor` from count c_rise to c_fall (index at count 0), 20 ms long."""
+    p.edge(t, sensor, 1, c_rise, c_rise % 1024)
+    return p.edge(t + 20000, sensor, 0, c_fall, c_fall % 1024)
+
+
+def test_a_pulse_cut_at_its_start_is_the_ball_landing():
+    # pocket 0 is centred on count 0 at sensor 0 and on 1024/3 at sensor 1; full pulses 10 counts
+    for d in (1, -1):
+        p = Pockets([0.0, 120.0, 240.0], 0.0, 1024, 5000)
+        p.full_w = 10
+        assert _pulse(p, 2, 0, 700, 710)[0][3] != 0      # the ball sat in another pocket
+        # counts rising (d = 1): a full pulse runs -5 -> 5. The ball lands in pocket 0 while it
+        # passes: the pulse starts late (1 -> 5), its middle past the centre in the direction of travel
+        got = _pulse(p, 0, 100000, d * 1, d * 5)
+        assert got is not None and got[0][3] == 0 and got[1] == 0, d
+        assert p.run == 1 and p.landed == 1 and p.partial == 0
+        assert p.confirmed(1, 1, 0) is None               # never confirms by itself
+        c1 = 341
+        got = _pulse(p, 1, 200000, c1 - d * 5, c1 + d * 5)
+        assert got[0][3] == 0 and p.run == 2
+        assert p.confirmed(2, 2, 0) == 0 and p.confirmed(1, 1, 0) == 0
+        assert [s[1] for s in p.final_run(0)] == [0, 1]
+
+
+def test_a_pulse_cut_at_its_end_is_still_a_hop_out():
+    for d in (1, -1):
+        p = Pockets([0.0, 120.0, 240.0], 0.0, 1024, 5000)
+        p.full_w = 10
+        _pulse(p, 2, 0, 700, 710)
+        # the ball was in pocket 0 as it reached the sensor and left it: -5 -> -1
+        assert _pulse(p, 0, 100000, -d * 5, -d * 1) is None, d
+        assert p.run == 0 and p.partial == 1 and p.landed == 0
+    # a narrow pulse agreeing with the run breaks it even when cut at its start: the ball was
+    # already in that pocket, so it left it and came back (or a pulse was lost): not at rest
+    p = Pockets([0.0, 120.0, 240.0], 0.0, 1024, 5000)
+    p.full_w = 10
+    _pulse(p, 0, 0, -5, 5)
+    assert p.run == 1
+    assert _pulse(p, 0, 100000, 1024 + 1, 1024 + 5) is None
+    assert p.run == 0 and p.partial == 1 and p.landed == 0
+
+
 def test_history_keeps_the_last_ten_and_survives_in_the_store():
     hist = [[i, i % 37, 15, 1, -1] for i in range(1, 11)]
     store = MemoryStore({"v": 1, "spin": 10, "dir": 1, "in_spin": None, "last": 10, "hist": hist})

@@ -10,9 +10,15 @@ lets it pass four times in a row without a pulse is silent. Pulses shorter than 
 chatter or interference, not a pocket. A pulse much narrower (in encoder counts, so whatever the
 rotor speed) than the full ones of the same run is the ball hopping out of the pocket while it
 passed the sensor: the ball is not at rest, the run is broken.
+
+A narrow pulse cut at its start instead (its middle lies past its pocket's centre in the direction
+of rotation: the pulse ends where a full one ends) is the ball landing in the pocket while it
+passed the sensor. It may start a run, as the first sighting of the ball in that pocket, but never
+confirms by itself: the run goes on with full pulses only. Without it the report would wait for
+one more sighting (1/n turn) on the spins where the ball lands over a sensor.
 """
 
-from cylindre.spin.geometry import number_at, pocket_index, POCKETS
+from cylindre.spin.geometry import pocket_index, POCKETS, WHEEL_ORDER
 
 MAX_SIGHTINGS = 16
 MISSES = 4             # passes in a row without a pulse: silent (fewer can be missed pulses)
@@ -40,6 +46,8 @@ class Pockets:
         self.run = 0                 # length of the current agreeing run
         self.run_w = 0               # widest pulse (counts) of the current run
         self.partial = 0             # partial pulses seen (evidence of a hopping ball)
+        self.landed = 0              # partial pulses taken as the ball landing
+        self.landing_t = -1          # time of the current run's first sighting if it is a landing
         self.last_t = [0] * self.n   # time of each sensor's last sighting
         self.k = -1                  # pocket (wheel-order index) of the current run
         self.watch_dir = 0
@@ -62,33 +70,56 @@ class Pockets:
         self.active[sensor] = False
         if since is None or t - self.rise_t[sensor] < self.min_us:
             return None
-        w = raw - self.rise_raw[sensor]
-        if w < 0:
-            w = -w
-        ref = self.run_w if self.run_w > self.full_w else self.full_w
-        if ref and w * 10 < ref * 6:
-            self.run = 0                 # the ball left the pocket during the pulse
-            self.run_w = 0
-            self.partial += 1
-            return None
+        moved = raw - self.rise_raw[sensor]
+        w = moved if moved >= 0 else -moved
         mid_raw = (self.rise_raw[sensor] + raw) // 2
         mid_c = (since - (raw - mid_raw)) % self.cpr
         mid_t = (self.rise_t[sensor] + t) // 2
         k = pocket_index(self.deg[sensor], self.offset, mid_c, self.cpr)
-        num = number_at(self.deg[sensor], self.offset, mid_c, self.cpr)
+        num = WHEEL_ORDER[k]
+        same = self.run and self.sightings and self.sightings[-1][3] == num
+        ref = self.run_w if self.run_w > self.full_w else self.full_w
+        landing = False
+        if ref and w * 10 < ref * 6:
+            if same or not self._cut_at_start(sensor, k, mid_c, moved, w, ref):
+                self.run = 0             # the ball left the pocket during the pulse
+                self.run_w = 0
+                self.partial += 1
+                return None
+            landing = True               # the ball fell into the pocket during the pulse
+            self.landed += 1
         s = [mid_t, sensor, mid_c, num]
-        if self.run and self.sightings and self.sightings[-1][3] == num:
+        if same:
             self.run += 1
             if w > self.run_w:
                 self.run_w = w
         else:
             self.run = 1
             self.run_w = w
+            self.landing_t = mid_t if landing else -1
         self.sightings.append(s)
         if len(self.sightings) > MAX_SIGHTINGS:
             self.sightings.pop(0)
         self.last_t[sensor] = mid_t
         return s, k, mid_raw, mid_c
+
+    def centre(self, sensor, k):
+        """Count since the index at which pocket k's centre sits over `sensor` (float)."""
+        return ((self.deg[sensor] - self.offset) * POCKETS / 360.0 - k) * self.cpr / POCKETS
+
+    def _cut_at_start(self, sensor, k, mid_c, moved, w, full):
+        """Is a pulse w counts wide, a full one being about `full`, cut at its start? A landing
+        puts its middle (full - w) / 2 past pocket k's centre in the direction the rotor moved
+        during it, a hop out as much before it: past by at least half that."""
+        if moved == 0:
+            return False
+        cpr = self.cpr
+        d = (mid_c - self.centre(sensor, k)) % cpr
+        if d > cpr / 2:
+            d -= cpr
+        if moved < 0:
+            d = -d
+        return d * 4 > full - w
 
     def watch(self, sensor, k, mid_raw, mid_c, direction, t):
         """After a sighting of pocket k: when must it next reach each sensor (raw counts)."""
@@ -105,9 +136,7 @@ class Pockets:
                 if j == sensor:
                     self.expect[j] = mid_raw + direction * cpr
                     continue
-                # count since index at which pocket k's centre sits over sensor j
-                cj = ((self.deg[j] - self.offset) * POCKETS / 360.0 - k) * cpr / POCKETS
-                cj = int(cj) % cpr
+                cj = int(self.centre(j, k)) % cpr
                 d = (cj - mid_c) % cpr if direction > 0 else (mid_c - cj) % cpr
                 self.expect[j] = mid_raw + direction * d
         else:
@@ -141,11 +170,11 @@ class Pockets:
 
     def confirmed(self, need, sensors, after_t):
         """The confirmed number, or None: the last `need` sightings after `after_t` agree and span
-        at least `sensors` distinct sensors."""
+        at least `sensors` distinct sensors, and the last of them is a full pulse."""
         if self.run < need:
             return None
         run = self.final_run(after_t)
-        if len(run) < need:
+        if len(run) < need or run[-1][0] == self.landing_t:
             return None
         used = [0] * self.n
         distinct = 0
