@@ -96,6 +96,8 @@ def test_settings_defaults_bounds_and_errors():
     assert "ball_sensors_deg" in err
     s, err = build(board(confirm_sensors=2))
     assert "pocket sensors" in err
+    s, err = build(board(confirm_sightings=1))
+    assert s is None and "single sighting" in err
     s, err = build(board(rnvp_max_lap_us=2400000, drop_lap_us=2300000))
     assert "below" in err
     s, err = build(board(colour="red"))

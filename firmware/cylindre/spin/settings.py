@@ -107,6 +107,10 @@ def coherence(s):
     n = len(s["pocket_sensors_deg"])
     if s["confirm_sensors"] > n:
         return "confirm_sensors=%d but the board has %d pocket sensors" % (s["confirm_sensors"], n)
+    if s["confirm_sightings"] == 1:
+        # one sighting cannot tell a ball at rest from one bouncing through a pocket (on the
+        # simulator 1-of-1 named 322 of 760 valid spins wrong): money would be paid on it
+        return "confirm_sightings=1 is refused: a single sighting cannot tell a ball at rest; use 2 or more (0: auto)"
     if confirm_sensors(s) > confirm_sightings(s):
         return "confirm_sensors cannot exceed confirm_sightings"
     if s["rotor_min_rpm_x10"] >= s["rotor_max_rpm_x10"]:
