@@ -313,7 +313,7 @@ def report(api, players, say):
     st, state = api.call("GET", "/state")
     c = state["link"]["counts"]
     say("=" * 72)
-    say(f"Fin de partie: {s['spins']} coups payés ({s['zeros']} zéro(s)); refused late bets (poussettes): {players.refused}")
+    say(f"Fin de partie: {s['spins']} coups payés ({s['zeros']} zéro(s)); mises refusées après rien ne va plus (poussettes): {players.refused}")
     say(f"Total misé: {_eur(s['staked'])}")
     pct = 100.0 * s["house"] / s["staked"] if s["staked"] else 0.0
     exp = float(s["expected"])
