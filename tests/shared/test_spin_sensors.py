@@ -88,3 +88,32 @@ def test_silent_pocket_sensor_among_three():
     assert ("sensor_silent", "POCKET2") in _faults(log), log.events
     assert _reasons(log) == ["sensor_fault"]
     assert not log.of("result")
+
+
+def test_two_spurious_pulses_between_spins_are_no_launch():
+    """Two ball sensors 6 degrees apart pulsing 60 ms apart: no ball at a launch's pace (at most
+    17 ms at 1 s a lap) runs between them that slowly, and nothing comes round again. Before,
+    that made a launch (void same_direction) ahead of the real spin."""
+    w, ctl, log = make()
+    ctl.boot(0)
+    w.add_index(0, 45000000)
+    for t, name in ((2000000, "BALL1"), (2060000, "BALL0")):
+        w.add(t, name, 1)
+        w.add(t + 1500, name, 0)
+    drop, rest = w.spin(6000000, -1, 17)
+    w.run(ctl, 45000000)
+    assert log.kinds() == ["boot", "launch", "rnvp", "drop", "result"], log.events
+    assert log.of("launch")[0]["spin"] == 1 and log.of("result")[0]["number"] == 17
+
+
+def test_a_ball_seen_once_at_launch_pace_then_gone_is_a_misspin():
+    """The same two pulses 10 ms apart are a ball at a launch's pace: a launch, void."""
+    w, ctl, log = make()
+    ctl.boot(0)
+    w.add_index(0, 20000000)
+    for t, name in ((2000000, "BALL1"), (2010000, "BALL0")):
+        w.add(t, name, 1)
+        w.add(t + 1500, name, 0)
+    w.run(ctl, 20000000)
+    assert [e["lap_us"] for e in log.of("launch")] == [0], log.events
+    assert len(log.of("void")) == 1 and not log.of("result")

@@ -14,9 +14,10 @@ FIRST_GROUP_US = 100000  # the first group, before any lap is known
 
 
 class Ball:
-    def __init__(self, sensors_deg):
+    def __init__(self, sensors_deg, first_max_us=1000000):
         self.deg = list(sensors_deg)
         self.n = len(self.deg)
+        self.first_max = first_max_us   # the slowest first lap taken as a launch (launch_max_lap_us)
         self.reset()
 
     def reset(self):
@@ -118,6 +119,13 @@ class Ball:
                 return 0
             first = self.first_in_group
             gap = t - self.first_pass_t
+            if not pace and self.nlaps == 0 and self.group_size == 1 and first != sensor \
+                    and not self._close(first, sensor, gap, self.first_max):
+                # The run's first pass, and a second too late for a ball at a launch's pace
+                # to have run between these sensors: two spurious pulses must not make a
+                # two-sensor group (that is a launch). The run starts at this pass instead.
+                self.start(t, sensor)
+                return 0
             if pace and self.group_size == 1 and first != sensor and not self._close(first, sensor, gap, pace) \
                     and self._plausible(t - self.prev_group_t, self.laps[-2] if len(self.laps) >= 2 else 0):
                 # Too far from the group's only pass for sensors a few degrees apart: that pass
