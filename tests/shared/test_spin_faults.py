@@ -107,3 +107,47 @@ def test_full_outbox_voids_and_refuses_spins():
     assert _reasons(log) == ["outbox_full"]
     ctl.set_accepting(True)
     assert len(log.of("fault")) == 1
+
+
+def test_relaunch_soon_after_the_voided_ball_is_taken_back_is_seen():
+    """The croupier presses VOID late in the spin, takes the slow ball back and relaunches at
+    once: the new ball's first passes come while the old run (its laps near 1.5 s, a lap
+    missed by every sensor still allowed for) is followed. Laps of 0.5 s cannot be that ball
+    (it cannot speed up): a new launch, its first lap measured from its first group."""
+    w, ctl, log = make()
+    ctl.boot(0)
+    w.add_index(0, 60000000)
+    w.add_ball(3000000, -1)               # lap 0.5 s, 0.1 lap/s2: laps of 1.4 s at 16 s
+    w.add(16000000, "VOID", 1)
+    w.add(16400000, "VOID", 0)
+    w.events = [e for e in w.events if not (e[1].startswith("BALL") and e[0] > 16500000)]
+    drop2, rest2 = w.spin(18500000, -1, 23)
+    w.run(ctl, rest2 + 12000000)
+    assert _reasons(log) == ["void_button"], log.kinds()
+    launches = log.of("launch")
+    assert [e["spin"] for e in launches] == [1, 2], log.kinds()
+    assert 480000 <= launches[1]["lap_us"] <= 520000, launches[1]
+    r = log.of("result")
+    assert len(r) == 1 and r[0]["spin"] == 2 and r[0]["number"] == 23
+    assert log.kinds() == ["boot", "launch", "rnvp", "void", "launch", "rnvp", "drop", "result"], log.kinds()
+
+
+def test_a_voided_spin_never_gets_a_result():
+    """The one gate every result passes: even with the phase forced back (a defect the phases
+    never allow), a pocket confirmed for a voided spin is a fault, not a result."""
+    w, ctl, log = make()
+    ctl.boot(0)
+    w.add_index(0, 45000000)
+    drop, rest = w.spin(3000000, -1, 17)
+    later = [e for e in w.events if e[0] > drop + 500000]
+    w.run(ctl, drop + 500000)
+    assert log.of("drop") and not log.of("result")
+    ctl.signal(drop + 500000, "VOID", 1)
+    ctl.signal(drop + 700000, "VOID", 0)
+    assert _reasons(log) == ["void_button"]
+    ctl.phase = "ball_dropped"            # the defect: the voided spin waits for its pocket again
+    w.events = later
+    w.run(ctl, 45000000, t_start=drop + 510000)
+    assert not log.of("result"), log.kinds()
+    assert ("result_refused", None) in _faults(log), log.events
+    assert ctl.phase == "void"

@@ -10,7 +10,7 @@ as a callable. Events are plain dicts handed to `emit` (docs/events.md). The spi
 
 from cylindre.spin.settings import build, check_one, coherence, SPIN, confirm_sightings, confirm_sensors
 from cylindre.spin.rotor import Rotor
-from cylindre.spin.ball import Ball
+from cylindre.spin.ball import Ball, MIN_LAP_US
 from cylindre.spin.pockets import Pockets
 from cylindre.spin.health import Health, OK, STUCK, SILENT
 from cylindre.spin.predict import predict, fit
@@ -60,6 +60,7 @@ class Controller:
         self.spin = 0
         self.last_dir = 0           # rotor direction of the last spin with a result (Article 53)
         self.last_number = None
+        self.voided = -1            # the last spin voided: none of its pockets is ever a result
         self.hist = []
         self.table_open = bool(s["open_at_boot"])
         self.drop_us = s["drop_lap_us"]   # critical lap period, learnt from the spins seen
@@ -73,7 +74,7 @@ class Controller:
     def _setup(self):
         s = self.s
         self.rotor = Rotor(s["cpr"], s["index_tolerance"])
-        self.ball = Ball(s["ball_sensors_deg"])
+        self.ball = Ball(s["ball_sensors_deg"], s["launch_max_lap_us"])
         self.pockets = Pockets(s["pocket_sensors_deg"], s["index_offset_deg"], s["cpr"],
                                s["pocket_min_us"])
         self.need = confirm_sightings(s)
@@ -90,6 +91,9 @@ class Controller:
         self.candidate = False
         self.pending = 0                # first lap period, waiting for the direction
         self.absorb_until = -1          # after a restart mid-spin: the old ball's run until then
+        self.last_t = 0                 # the last ball-sensor pass, and its sensor
+        self.last_i = -1
+        self.pair = [0, -1, 0, -1]      # the last two-sensor group: [t, sensor, t, sensor]
 
     def _new_spin_state(self):
         self.rnvp_t = None
@@ -127,6 +131,7 @@ class Controller:
         if reset_cause == "watchdog":
             self._fault("watchdog_reset", "the watchdog restarted the controller", None)
         if interrupted is not None:
+            self.voided = interrupted
             self.emit({"ev": "void", "t": t_us, "spin": interrupted, "reason": "restart",
                        "detail": "the controller restarted (%s) during this spin" % (reset_cause,)})
         self.phase = IDLE
@@ -231,6 +236,7 @@ class Controller:
         if err:
             return err
         self.s = trial
+        self.ball.first_max = trial["launch_max_lap_us"]
         if name in ("cpr", "index_offset_deg", "ball_sensors_deg", "pocket_sensors_deg",
                     "index_tolerance"):
             self._setup()
@@ -292,12 +298,22 @@ class Controller:
         if self.health.state[name] == SILENT:
             self.health.set(name, OK)
         b = self.ball
+        prev = self._pair(t, i)
         if not b.on_track:
             b.start(t, i)
             self.candidate = self.table_open and self.phase not in (IN_RIM, NO_MORE) \
                 and t > self.absorb_until
             self.pending = 0
             return
+        if prev is not None and not self.candidate and self.phase not in _SPINNING \
+                and self._relaunched(self.pair[0] - prev[0]):
+            # The ball still followed (a voided spin's, taken back by the croupier or not yet
+            # dropped) is not this one: a new ball was launched, its first group `prev`.
+            b.start(prev[0], prev[1])
+            b.passed(prev[2], prev[3])
+            b.passed(self.pair[0], self.pair[1])
+            self.candidate = self.table_open and prev[0] > self.absorb_until
+            self.pending = 0
         period = b.passed(t, i)
         if self.candidate:
             # the first lap so far (0: none, or the run started again after a spurious pass)
@@ -316,6 +332,28 @@ class Controller:
                 return
             if period:
                 self._predict(t)
+
+    def _pair(self, t, i):
+        """Two ball sensors passed within a launch's pace of each other (a group no lone
+        spurious pulse makes): keep it in `pair`; return the pair before it, else None."""
+        lt = self.last_t
+        li = self.last_i
+        self.last_t = t
+        self.last_i = i
+        if li < 0 or li == i or not self.ball._close(li, i, t - lt, self.ball.first_max):
+            return None
+        prev = self.pair
+        self.pair = [lt, li, t, i]
+        return prev if prev[1] >= 0 else None
+
+    def _relaunched(self, lap):
+        """Between spins, a lap from one two-sensor group to the next far shorter than the pace
+        of the ball still followed, and quick enough for a launch: the ball cannot speed up,
+        so it is a new ball."""
+        pace = self.ball.pace()
+        if not pace or lap < MIN_LAP_US or lap > self.s["launch_max_lap_us"]:
+            return False
+        return lap * 10 < pace * 7
 
     def _slow_first(self):
         """A first lap over the launch limit waits for the second: it may be two laps with every
@@ -503,6 +541,13 @@ class Controller:
         num = p.confirmed(self.need, self.need_sensors, self._track_end())
         if num is None:
             return
+        if self.voided == self.spin:
+            # Never reached by the phases above; kept as the one gate every result passes: a
+            # spin voided is never paid, whatever a later change to the phases lets through.
+            self._fault("result_refused", "spin %d was voided: pocket %d is not its result"
+                        % (self.spin, num), None)
+            self.phase = VOID
+            return
         run = p.final_run(self._track_end())
         p.learn_width()
         sightings = [[x[0], x[1], x[2]] for x in run]
@@ -587,6 +632,7 @@ class Controller:
         self.emit({"ev": "fault", "t": self.t, "code": code, "detail": detail, "signal": signal})
 
     def _void(self, reason, detail):
+        self.voided = self.spin
         self.emit({"ev": "void", "t": self.t, "spin": self.spin, "reason": reason, "detail": detail})
         self.phase = VOID
         self._save(None)
