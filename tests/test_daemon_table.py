@@ -92,6 +92,50 @@ def test_void_returns_the_stakes_to_play_on_the_relaunch(jpath):
     assert t.j.query("SELECT spin FROM settlements") == [{"spin": 2}]
 
 
+def test_a_result_for_a_voided_spin_is_an_anomaly_and_settles_nothing(jpath, caplog):
+    t = _table(jpath)
+    w = Wheel(t)
+    a = t.place({"player": "ana", "type": "plein", "numbers": [8], "stake": 1000})
+    w.send({"ev": "launch", "t": 1, "spin": 1})
+    w.send({"ev": "rnvp", "t": 2, "spin": 1})
+    w.send({"ev": "void", "t": 3, "spin": 1, "reason": "same_direction", "detail": ""})
+    # the voided spin's result, with the bets open for the relaunch, then again once the relaunch
+    # called rien ne va plus (its bets locked to spin 2): neither settles anything
+    with caplog.at_level("ERROR", logger="cylindre.table"):
+        assert w.send({"ev": "result", "t": 4, "spin": 1, "number": 8})
+        assert t.bet(a["id"])["status"] == "open" and t.state()["phase"] == "betting"
+        w.send({"ev": "launch", "t": 5, "spin": 2})
+        w.send({"ev": "rnvp", "t": 6, "spin": 2})
+        w.send({"ev": "result", "t": 7, "spin": 1, "number": 8})
+    assert t.bet(a["id"])["status"] == "locked" and t.bet(a["id"])["spin"] == 2
+    assert t.j.query("SELECT spin FROM settlements") == []
+    anomalies = t.j.query("SELECT seq, reason FROM frames WHERE kind='anomaly' ORDER BY id")
+    assert [r["seq"] for r in anomalies] == [4, 7]
+    assert all("voided" in r["reason"] and "spin 1" in r["reason"] for r in anomalies)
+    assert sum("anomaly" in r.getMessage() for r in caplog.records) == 2
+    # the relaunch's own result settles its bets, once
+    w.send({"ev": "result", "t": 8, "spin": 2, "number": 8})
+    bet = t.bet(a["id"])
+    assert bet["status"] == "settled" and bet["spin"] == 2 and bet["result"]["won"] == 35000
+    assert t.j.query("SELECT spin, number FROM settlements") == [{"spin": 2, "number": 8}]
+    # the event is journaled all the same (the evidence of spin 1)
+    assert [e["event"]["ev"] for e in t.recall(1)["events"]] == ["launch", "rnvp", "void", "result", "result"]
+
+
+def test_a_void_in_another_boot_does_not_refuse_a_result(jpath):
+    """A wheel whose flash record was lost counts again from an old number: a void of spin 1 in
+    its earlier boot says nothing of the new spin 1."""
+    t = _table(jpath)
+    Wheel(t, boot="b0").send({"ev": "launch", "t": 1, "spin": 1})
+    Wheel(t, boot="b0").send({"ev": "void", "t": 2, "spin": 1, "reason": "void_button", "detail": ""}, seq=2)
+    a = t.place({"player": "ana", "type": "rouge", "stake": 1000})
+    w = Wheel(t, boot="b1")
+    w.spin(1, 1)
+    assert t.bet(a["id"])["status"] == "settled"
+    assert t.j.query("SELECT spin FROM settlements") == [{"spin": 1}]
+    assert t.j.query("SELECT id FROM frames WHERE kind='anomaly'") == []
+
+
 def test_prison_carries_across_spins_and_restarts(jpath):
     t = _table(jpath)
     w = Wheel(t)

@@ -198,6 +198,9 @@ class Table:
                 if st["phase"] == BETTING:
                     self._lock_bets(db, spin)
                     said.append("rien ne va plus")
+            elif kind == "result" and self._voided(db, boot, spin):
+                self._anomaly(db, fid, spin, "result %r of spin %s, which the wheel voided: ignored (the bets"
+                              " of the relaunch are not settled with it)" % (ev.get("number"), spin))
             elif kind == "result":
                 said += self._settle(db, spin, ev.get("number"))
             elif kind == "void" and self._settled(db, spin):
@@ -236,6 +239,21 @@ class Table:
 
     def _settled(self, db, spin):
         return db.execute("SELECT 1 FROM settlements WHERE wheel=? AND spin=?", (self.wheel, spin)).fetchone() is not None
+
+    def _voided(self, db, boot, spin):
+        """Did this boot of the wheel void `spin`? (A boot's counter only goes up, so a void and a
+        result of one spin number in one boot are the same spin; another boot may reuse the number
+        after its flash record was lost.) A void of a spin already settled changed nothing."""
+        if not isinstance(spin, int) or self._settled(db, spin):
+            return False
+        return db.execute("SELECT 1 FROM events WHERE wheel=? AND boot=? AND spin=? AND ev='void' LIMIT 1",
+                          (self.wheel, boot or "", spin)).fetchone() is not None
+
+    def _anomaly(self, db, fid, spin, why):
+        """An event the table must not act on (the wheel contradicts itself): its frame stays in
+        the journal as kind `anomaly` with the reason, and the log says it loudly."""
+        db.execute("UPDATE frames SET kind='anomaly', reason=? WHERE id=?", (why, fid))
+        log.error("anomaly from the wheel: %s", why)
 
     # -- a power cut of the wheel (docs/daemon.md, "Recovery") -------------------------------------
     def _recover(self, db, boot, seq, ev):
