@@ -1,16 +1,7 @@
 """Article 53: the rotor reverses every spin (remembered across power loss), the ball goes against it."""
 
-from test_spin_kit import Wheel, Log, board, make
+from test_spin_kit import Wheel, Log, board, make, valid_spin as _valid_spin
 from cylindre.spin.controller import Controller, MemoryStore
-
-
-def _valid_spin(rpm=20.0, ball_dir=-1, number=17, store=None, settings=None):
-    w, ctl, log = make(settings=settings, rpm=rpm, store=store)
-    ctl.boot(0)
-    w.add_index(0, 45000000)
-    drop, rest = w.spin(3000000, ball_dir, number)
-    w.run(ctl, 45000000)
-    return w, ctl, log, drop, rest
 
 
 def test_rotor_must_reverse_from_the_previous_spin_across_a_power_loss():

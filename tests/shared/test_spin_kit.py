@@ -197,6 +197,16 @@ def make(settings=None, rpm=20.0, store=None, **kw):
     return wheel, ctl, log
 
 
+def valid_spin(rpm=20.0, ball_dir=-1, number=17, store=None, settings=None):
+    """One valid spin on an ideal wheel, run to 45 s: (wheel, controller, log, drop, rest)."""
+    w, ctl, log = make(settings=settings, rpm=rpm, store=store)
+    ctl.boot(0)
+    w.add_index(0, 45000000)
+    drop, rest = w.spin(3000000, ball_dir, number)
+    w.run(ctl, 45000000)
+    return w, ctl, log, drop, rest
+
+
 def test_kit_wheel_is_consistent():
     s = board()
     w = Wheel(s, rotor_rpm=15.0)
