@@ -8,6 +8,7 @@ import pytest
 
 from host_tools.daemon.journal import Journal
 from host_tools.daemon.table import Table
+from daemonkit import Wheel, game
 
 
 @pytest.fixture
@@ -15,28 +16,6 @@ def table(tmp_path):
     t = Table(Journal(tmp_path / "j.sqlite"), "T1")
     t.set_open(True)
     return t
-
-
-class Wheel:
-    """The events one boot of a wheel sends, numbered from 1; `reboot` starts a new boot."""
-
-    def __init__(self, table, boot="b0"):
-        self.t = table
-        self.boot = boot
-        self.seq = 0
-
-    def send(self, ev):
-        self.seq += 1
-        return self.t.on_event(self.boot, self.seq, ev, {"kind": "event", "ftype": "E", "seq": self.seq, "raw": b"x"})
-
-    def reboot(self, boot, counter, games, interrupted=None):
-        self.boot, self.seq = boot, 0
-        return self.send({"ev": "boot", "t": 0, "reset_cause": "power", "spin": counter, "interrupted": interrupted,
-                          "fw": "test", "board": "sim", "history": [game(s, n) for s, n in games]})
-
-
-def game(spin, number):
-    return {"spin": spin, "number": number, "laps": 15, "rotor_dir": 1, "ball_dir": -1}
 
 
 def settled(t):

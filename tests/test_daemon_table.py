@@ -6,6 +6,7 @@ import pytest
 
 from host_tools.daemon.journal import Journal
 from host_tools.daemon.table import Invalid, NotFound, Refused, Table
+from daemonkit import Wheel
 
 
 @pytest.fixture
@@ -17,27 +18,6 @@ def _table(jpath):
     t = Table(Journal(jpath), "T1")
     t.set_open(True)
     return t
-
-
-class Wheel:
-    """Feeds a Table the events a wheel would send, with increasing sequence numbers."""
-
-    def __init__(self, table, boot="b0"):
-        self.t = table
-        self.boot = boot
-        self.seq = 0
-
-    def send(self, ev, seq=None):
-        if seq is None:
-            self.seq += 1
-            seq = self.seq
-        return self.t.on_event(self.boot, seq, ev, {"kind": "event", "ftype": "E", "seq": seq, "raw": b"x"})
-
-    def spin(self, n, number, rnvp=True):
-        self.send({"ev": "launch", "t": 1, "spin": n})
-        if rnvp:
-            self.send({"ev": "rnvp", "t": 2, "spin": n})
-        self.send({"ev": "result", "t": 3, "spin": n, "number": number})
 
 
 def test_bets_settle_once_and_late_bets_are_poussettes(jpath):

@@ -431,6 +431,13 @@ def report(f: dict) -> None:
         print("MicroPython cost not measured: %s" % m["error"])
 
 
+def _save(plt, fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def plots(records, traces, out: Path) -> list[Path]:
     import matplotlib
     matplotlib.use("Agg")
@@ -453,11 +460,7 @@ def plots(records, traces, out: Path) -> list[Path]:
             ax.set_title("spin %s: %.1f laps, rotor %.1f rpm" % (truth["spin"], truth["laps"], truth["rotor_rpm_x10"] / 10), fontsize=9)
             ax.legend(fontsize=7, loc="upper left")
         axes[-1, 0].set_xlabel("time since launch (s)")
-        fig.tight_layout()
-        p = out / "wheel_laps.png"
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
-        paths.append(p)
+        paths.append(_save(plt, fig, out / "wheel_laps.png"))
     leads = [r["lead_us"] / 1e6 for r in records if r.get("lead_us") is not None]
     if leads:
         fig, ax = plt.subplots(figsize=(7, 3.5))
@@ -465,11 +468,7 @@ def plots(records, traces, out: Path) -> list[Path]:
         ax.axvline(0, color="r")
         ax.set_xlabel("rien ne va plus lead before the real drop (s); left of red = too late")
         ax.set_ylabel("spins")
-        fig.tight_layout()
-        p = out / "wheel_rnvp_lead.png"
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
-        paths.append(p)
+        paths.append(_save(plt, fig, out / "wheel_rnvp_lead.png"))
     errs = [r["pred_error_us"] / 1e3 for r in records if r.get("pred_error_us") is not None]
     laps = [r["lead_laps"] for r in records if r.get("lead_laps") is not None]
     if errs:
@@ -484,11 +483,7 @@ def plots(records, traces, out: Path) -> list[Path]:
             ax.hist(laps, bins=50)
             ax.axvline(0, color="r")
             ax.set_xlabel("laps the ball ran from rien ne va plus to the real drop")
-        fig.tight_layout()
-        p = out / "wheel_rnvp_error.png"
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
-        paths.append(p)
+        paths.append(_save(plt, fig, out / "wheel_rnvp_error.png"))
     lat = [r for r in records if r.get("latency_us") is not None and r.get("rule_bound_us") is not None]
     if lat:
         fig, axes = plt.subplots(1, 2, figsize=(12, 5))
@@ -512,9 +507,5 @@ def plots(records, traces, out: Path) -> list[Path]:
         ax.set_xlabel("rotor rpm at launch")
         ax.set_ylabel("time after the ball's rest (s)")
         ax.legend(fontsize=8)
-        fig.tight_layout()
-        p = out / "wheel_latency.png"
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
-        paths.append(p)
+        paths.append(_save(plt, fig, out / "wheel_latency.png"))
     return paths
