@@ -208,7 +208,7 @@ class Daemon:
             return
         self.counts["frames"] += 1
         try:
-            with self.j.tx():
+            with self.table.lock, self.j.tx():      # the table's lock first, as every caller takes them
                 fid = self.j.frame(self.wheel, rec)
                 if kind == "event":
                     fresh = self.table.on_event(rec["boot"], rec["seq"], rec["event"], fid)
