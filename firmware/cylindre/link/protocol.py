@@ -8,8 +8,7 @@ Runs on MicroPython: plain constants only.
 try:
     from micropython import const
 except ImportError:  # CPython
-    def const(x):
-        return x
+    const = int
 
 HISTORY = const(10)         # games the controller keeps in flash and the `boot` event carries
 STATUS_MS = const(500)      # the link sends a STATUS frame at least this often (a heartbeat)
