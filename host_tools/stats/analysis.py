@@ -3,6 +3,9 @@ plots, the PDF and `/stats`.
 
 The family of tests (each with a p-value, corrected together by Holm at `alpha`):
   numbers        chi-square of the 37 counts, 36 df
+  arc            the most favoured arc of 1, 3, 5 or 9 neighbouring pockets anywhere on the wheel
+                 (one-sided binomial z, Bonferroni over the 148 arcs scanned): far more
+                 powerful than the chi-square against one hot pocket or a hot stretch of frets
   sector:*       binomial z of voisins, tiers, orphelins, two halves and four quarters
   runs:*         Wald–Wolfowitz runs on rouge/noir, pair/impair, manque/passe (zero left out)
   serial:*       lag-1 correlation of the numbers; chi-square of the pockets from one result to
@@ -66,6 +69,25 @@ def landing_distances(games):
             for g in games if g.get("drop_pocket") is not None]
 
 
+ARC_WIDTHS = (1, 3, 5, 9)
+
+
+def best_arc(counts, n) -> dict:
+    """The arc of neighbouring pockets hit most above its share, and its Bonferroni p-value."""
+    best = {"numbers": [], "hits": 0, "expected": 0.0, "z": 0.0, "p": 1.0, "scanned": 37 * len(ARC_WIDTHS)}
+    if n == 0:
+        return best
+    for w in ARC_WIDTHS:
+        for i in range(37):
+            members = [W.ORDER[(i + j) % 37] for j in range(w)]
+            k = sum(counts[m] for m in members)
+            z, _ = I.binomial_z(k, n, w / 37)
+            if z > best["z"]:
+                best.update(numbers=members, hits=k, expected=n * w / 37, z=z)
+    best["p"] = min(1.0, best["scanned"] * I.normal_sf2(best["z"]) / 2) if best["z"] > 0 else 1.0
+    return best
+
+
 def analyse(rec: Record, alpha: float = ALPHA, hot: int = 5) -> dict:
     games = rec.games
     numbers = [g["number"] for g in games]
@@ -82,6 +104,11 @@ def analyse(rec: Record, alpha: float = ALPHA, hot: int = 5) -> dict:
     order = sorted(range(37), key=lambda k: (-counts[k], k))
     freq["hot"] = order[:hot]
     freq["cold"] = sorted(range(37), key=lambda k: (counts[k], k))[:hot]
+
+    arc = best_arc(counts, n)
+    arc["valid"] = n >= MIN_SECTOR
+    if arc["valid"]:
+        tests["arc"] = arc["p"]
 
     sectors = []
     for name, members in SECTORS:
@@ -180,6 +207,6 @@ def analyse(rec: Record, alpha: float = ALPHA, hot: int = 5) -> dict:
     family = [{"test": k, "p": tests[k], "p_holm": adjusted[k], "significant": adjusted[k] < alpha}
               for k in sorted(tests, key=lambda k: tests[k])]
     return {"wheel": rec.wheel, "games": n, "skipped": rec.skipped, "alpha": alpha, "correction": "holm",
-            "numbers": freq, "sectors": sectors, "runs": runs, "serial": serial, "drop": drop, "pace": pace,
+            "numbers": freq, "arc": arc, "sectors": sectors, "runs": runs, "serial": serial, "drop": drop, "pace": pace,
             "voids": voids, "article53": article53, "croupiers": croupiers, "family": family,
             "alarms": [f["test"] for f in family if f["significant"]]}

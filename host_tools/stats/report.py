@@ -36,6 +36,10 @@ def text(a: dict) -> str:
              + ("" if fr["valid"] else " (trop peu de coups: hors famille)"))
     L.append("  chauds (hot): " + " ".join(f"{k}×{fr['counts'][k]}" for k in fr["hot"])
              + "   froids (cold): " + " ".join(f"{k}×{fr['counts'][k]}" for k in fr["cold"]))
+    arc = a["arc"]
+    if arc["numbers"]:
+        L.append(f"Arc le plus chaud (hottest arc): {' '.join(map(str, arc['numbers']))}: {arc['hits']} / attendu "
+                 f"{arc['expected']:.1f}, z = {arc['z']:+.2f}, p = {_p(arc['p'])} (Bonferroni sur {arc['scanned']} arcs)")
     L.append("Secteurs (sectors), z binomial:")
     for s in a["sectors"]:
         L.append(f"  {s['name']:<10} {s['pockets']:>2} cases  {s['hits']:>6} / attendu {s['expected']:8.1f}  "
