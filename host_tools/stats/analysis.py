@@ -88,6 +88,11 @@ def best_arc(counts, n) -> dict:
     return best
 
 
+def _peak(hist, half=2):
+    """Centre of the circular window of 2·half+1 distances holding the most games."""
+    return max(range(37), key=lambda c: (sum(hist[(c + j) % 37] for j in range(-half, half + 1)), -c))
+
+
 def analyse(rec: Record, alpha: float = ALPHA, hot: int = 5) -> dict:
     games = rec.games
     numbers = [g["number"] for g in games]
@@ -195,7 +200,7 @@ def analyse(rec: Record, alpha: float = ALPHA, hot: int = 5) -> dict:
                "laps": _mean_sd([g.get("laps") for g in mine]),
                "launch_lap_ms": _mean_sd([g["launch_lap_us"] / 1000 for g in launched if g.get("launch_lap_us")]),
                "signature_n": len(dist), "signature_hist": hist, "signature_chi2": c2, "signature_p": cp,
-               "signature_r": rr, "signature_peak": round(rdir * 37 / (2 * math.pi)) % 37 if dist else None,
+               "signature_r": rr, "signature_peak": _peak(hist) if dist else None,
                "signature_rayleigh_p": rp}
         croupiers.append(row)
         if name and len(dist) >= MIN_SIGNATURE:
