@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 import urllib.error
@@ -17,6 +18,7 @@ import urllib.request
 from pathlib import Path
 
 from host_tools import web_assets
+from host_tools.daemon.alert_store import AlertStore
 from host_tools.daemon.api import make_server, serve_in_thread
 from host_tools.daemon.keys import new_key
 from host_tools.daemon.service import Daemon
@@ -53,10 +55,14 @@ class Table:
         self.daemon = Daemon(self.pty.path, self.key, str(tmp / "journal.sqlite"), open_table=True)
         self.srv = make_server(self.daemon, "127.0.0.1", 0)
         api_handler = self.srv.RequestHandlerClass
+        self.alerts = store = AlertStore(self.daemon.j, "T1")
 
-        class WithPages(api_handler):           # the test-only static route (phase 1)
+        class WithPages(api_handler):           # the test-only routes (phase 1): pages, alerts
             def do_GET(self):
-                found = web_assets.resolve(self.path.split("?", 1)[0])
+                path = self.path.split("?", 1)[0]
+                if path == "/alerts":
+                    return self._send(200, store.list())
+                found = web_assets.resolve(path)
                 if found is None:
                     return super().do_GET()
                 kind, data = found
@@ -66,6 +72,18 @@ class Table:
                 self.send_header("Cache-Control", "no-store")
                 self.end_headers()
                 self.wfile.write(data)
+
+            def do_POST(self):
+                m = re.fullmatch(r"/alerts/(\d+)/ack", self.path)
+                if not m:
+                    return super().do_POST()
+                body = self.json_body()
+                try:
+                    return self._send(200, store.acknowledge(int(m[1]), "chef", (body or {}).get("comment")))
+                except KeyError as e:
+                    return self._send(404, {"error": "not_found", "message": str(e)})
+                except ValueError as e:
+                    return self._send(400, {"error": "bad_request", "message": str(e)})
 
         self.srv.RequestHandlerClass = WithPages
         self.base = "http://127.0.0.1:%d" % self.srv.server_address[1]
