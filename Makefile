@@ -14,7 +14,10 @@ BOARD  ?= pico
 SPINS  ?= 20
 ARGS   ?=
 
-.PHONY: help venv demo test test-fast bench firmware flash typecheck clean
+# The browser the page tests drive (playwright pointed at it; never a browser download).
+CHROMIUM ?= /usr/bin/chromium
+
+.PHONY: help venv demo test test-fast bench firmware flash typecheck browser clean
 
 help:
 	@echo "make demo       set up, then run the whole table on a simulated wheel (SPINS=$(SPINS))"
@@ -23,6 +26,7 @@ help:
 	@echo "make firmware   compile firmware/ with mpy-cross into $(BUILD)/firmware/$(BOARD)"
 	@echo "make flash      deploy $(BUILD)/firmware/$(BOARD) to a Pico (PORT=$(PORT) BOARD=$(BOARD))"
 	@echo "make typecheck  type-check the firmware against the Pico's stubs (pyright)"
+	@echo "make browser    install Debian's chromium for the page tests when $(CHROMIUM) is missing"
 	@echo "make clean      remove the virtual environment and build outputs"
 
 venv: $(STAMP)
@@ -36,8 +40,13 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/cylindre demo --spins $(SPINS) $(ARGS)
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/pytest -q -n 2
+
+# The OS package, as root or through sudo; apt-get update only if the first try finds nothing.
+browser:
+	@test -x $(CHROMIUM) || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get install -y chromium || { $$SUDO apt-get update && $$SUDO apt-get install -y chromium; }; }
 
 bench: $(STAMP)
 	$(PY) -m host_tools.bench $(ARGS)

@@ -31,6 +31,15 @@ def run(args) -> int:
     a = analysis.analyse(rec, alpha=args.alpha or analysis.ALPHA, hot=max(1, args.hot))
     print(json.dumps(a, indent=1) if args.json else report.text(a))
     if args.out:
-        for p in report.write(a, args.out):
+        try:
+            paths = report.write(a, args.out)
+        except ImportError:
+            print("cylindre stats: --out needs matplotlib (pip install matplotlib); the summary above needs nothing",
+                  file=sys.stderr)
+            return 2
+        except OSError as e:
+            print(f"cylindre stats: cannot write into {args.out}: {e}", file=sys.stderr)
+            return 2
+        for p in paths:
             print(f"écrit {p}", file=sys.stderr)
     return 1 if a["alarms"] else 0
