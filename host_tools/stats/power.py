@@ -1,6 +1,6 @@
 """Measured false-alarm rates and detection power of the wheel statistics on synthetic wheels.
 
-    python -m host_tools.stats.power [--runs 200] [--seed 1] [--json FILE]
+    python -m host_tools.stats.power [--runs 200] [--seed 1] [--only fair] [--json FILE]
 
 Each scenario plays `runs` independent synthetic sessions (host_tools.stats.synth) and runs the
 same analysis `cylindre stats` runs. A fair wheel gives the false-alarm rates: of the chi-square
@@ -41,9 +41,11 @@ def scenarios():
     return out
 
 
-def measure(runs=200, seed=1, alpha=analysis.ALPHA):
+def measure(runs=200, seed=1, alpha=analysis.ALPHA, only=None):
     rows = []
     for name, n, kw, aimed in scenarios():
+        if only and only not in name:
+            continue
         t0 = time.time()
         any_alarm = aimed_hit = chi05 = chi01 = 0
         for r in range(runs):
@@ -71,9 +73,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m host_tools.stats.power", description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=200, help="sessions per scenario (default 200)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--only", help="only the scenarios whose name contains this (e.g. fair, dealer)")
     ap.add_argument("--json", help="also write the rows as JSON to this file")
     args = ap.parse_args(argv)
-    rows = measure(args.runs, args.seed)
+    rows = measure(args.runs, args.seed, only=args.only)
     print(f"{'scenario':<34} {'any alarm':>10} {'aimed test':>11} {'chi2<.05':>9} {'chi2<.01':>9}   (alpha family {analysis.ALPHA}, Holm; {args.runs} runs, ±95 %)")
     for r in rows:
         aim = "" if r["aimed_rate"] is None else f"{r['aimed_rate']:.3f}"
