@@ -8,6 +8,13 @@ import pytest
 pw = pytest.importorskip("playwright.sync_api")
 
 from browserkit import Table, browser, shot
+from cylindre.rules import wheel as W
+
+COLOUR_FR = {"rouge": "rouge", "noir": "noir", "zero": "zéro"}
+
+
+def colour_of(n):
+    return W.colour(n) or "zero"
 
 
 @pytest.fixture
@@ -26,7 +33,7 @@ def test_marquee_shows_each_number_and_keeps_them_through_a_broken_stream(table)
         b = browser(p)
         page = b.new_page(viewport={"width": 1920, "height": 1080})
         t0 = time.time()
-        page.goto(table.base + "/marquee#token=display-token")
+        page.goto(table.base + "/marquee?hold=1#token=display-token")
         page.wait_for_function("document.getElementById('link').className.includes('up')")
         load_ms = (time.time() - t0) * 1000
         assert page.locator("#phase").inner_text().lower() == "faites vos jeux"
@@ -35,16 +42,28 @@ def test_marquee_shows_each_number_and_keeps_them_through_a_broken_stream(table)
 
         page.evaluate("""() => { window.__shown = []; new MutationObserver(() =>
             window.__shown.push([document.getElementById('number').textContent, Date.now()]))
-            .observe(document.getElementById('number'), {childList: true, characterData: true, subtree: true}); }""")
+            .observe(document.getElementById('number'), {childList: true, characterData: true, subtree: true});
+            window.__said = []; new MutationObserver(() => window.__said.push(document.getElementById('phase').textContent))
+            .observe(document.getElementById('phase'), {childList: true, characterData: true, subtree: true}); }""")
+        for player, chance in (("ana", "rouge"), ("bo", "noir")):      # one of them wins unless zero comes
+            assert table.api("POST", "/bets", {"player": player, "type": chance, "stake": 1000})[0] == 201
         table.play(2)
         games = table.wait_results(2)
         page.wait_for_function("document.querySelectorAll('#strip li').length === 2")
         spin, number, settled_at = games[-1]
         assert page.locator("#number").inner_text() == str(number)
-        colour = "zero" if number == 0 else ("rouge" if number in (1, 3, 5, 7, 9, 12, 14, 16, 18, 19, 21, 23, 25, 27, 30, 32, 34, 36) else "noir")
-        assert page.locator("#number").get_attribute("data-colour") == colour
+        assert page.locator("#number").get_attribute("data-colour") == colour_of(number)
         assert strip(page) == [g[1] for g in reversed(games)]
-        page.wait_for_function("document.getElementById('phase').textContent.toLowerCase() !== ''")
+        want = []
+        for g in sorted(table.api("GET", "/history")[1], key=lambda h: h["spin"]):
+            want += ["rien ne va plus", f"{g['number']} {COLOUR_FR[colour_of(g['number'])]}"]
+            want += ["tout est payé"] if g["paid"] else []   # said only when something was paid
+            want += ["faites vos jeux"]
+        page.wait_for_function("""n => window.__said.filter((x, i, a) => i === 0 || x !== a[i - 1]).length >= n""",
+                               arg=len(want), timeout=20000)
+        said = [x.lower() for x in page.evaluate("window.__said")]
+        said = [x for i, x in enumerate(said) if i == 0 or x != said[i - 1]]
+        assert said == want, (said, want)                    # the banner through both games
         shown = [at for text, at in page.evaluate("window.__shown") if text == str(number)]
         update_ms = shown[0] - settled_at * 1000
         shot(page, "marquee_live")

@@ -1,11 +1,14 @@
 /* The marquee (/marquee): the wheel's state, the number, the last numbers and their figures.
-   Options in the address: ?n=100 (games for the figures, hot and cold), ?strip=18. */
+   Options in the address: ?n=100 (games for the figures, hot and cold), ?strip=18, ?hold=4
+   (seconds the number and "tout est payé" stay in the banner at least: the daemon sends a game's
+   announcements together, and a banner nobody could read would be no banner). */
 "use strict";
 
 (() => {
   const N = Cyl.param("n", 100, 10, 10000);
   const STRIP = Cyl.param("strip", 18, 1, 40);
   const HOT = 5;
+  const HOLD_MS = 1000 * Cyl.param("hold", 4, 0, 60);
   const $ = (id) => document.getElementById(id);
   const numbers = new Map();           // spin -> number, every settled game we know of
   let pending = null;                   // the wheel's result, shown once the table acts on it
@@ -16,10 +19,27 @@
     closed: "Table fermée", void: "Coup nul",
   };
 
+  /* The banner shows each state in order; the number, "tout est payé" and "coup nul" stay at
+     least HOLD_MS before the next one replaces them, any other state MIN_MS (no flicker when
+     states queue up behind a held one). */
+  const MIN_MS = 300;
+  const banner = [];
+  let heldUntil = 0, bannerTimer = null;
   function setPhase(p, text) {
-    $("marquee").dataset.phase = p;
-    $("phase").textContent = text !== undefined ? text : PHASES[p];
+    banner.push([p, text !== undefined ? text : PHASES[p]]);
+    nextBanner();
   }
+  function nextBanner() {
+    const wait = heldUntil - Date.now();
+    if (bannerTimer || !banner.length) return;
+    if (wait > 0) { bannerTimer = setTimeout(() => { bannerTimer = null; nextBanner(); }, wait); return; }
+    const [p, text] = banner.shift();
+    $("marquee").dataset.phase = p;
+    $("phase").textContent = text;
+    heldUntil = Date.now() + (["result", "paid", "void"].includes(p) ? HOLD_MS : MIN_MS);
+    nextBanner();
+  }
+  function currentPhase() { return banner.length ? banner[banner.length - 1][0] : $("marquee").dataset.phase; }
 
   function showNumber(n, spin) {
     shownSpin = spin;
@@ -75,7 +95,7 @@
     const table = st.table || {};
     if (table.phase === "closed") setPhase("closed");
     else if (table.phase === "no_more_bets") setPhase("rnvp");
-    else if (!$("marquee").dataset.phase || $("marquee").dataset.phase === "closed") setPhase("betting");
+    else if (!currentPhase() || currentPhase() === "closed") setPhase("betting");
     const latest = Math.max(-1, ...numbers.keys());
     if (latest > shownSpin) showNumber(numbers.get(latest), latest);       // games played while we were away
     render();
