@@ -48,6 +48,8 @@ def test_marquee_shows_each_number_and_keeps_them_through_a_broken_stream(table)
         for player, chance in (("ana", "rouge"), ("bo", "noir")):      # one of them wins unless zero comes
             assert table.api("POST", "/bets", {"player": player, "type": chance, "stake": 1000})[0] == 201
         table.play(2)
+        page.wait_for_function("document.getElementById('marquee').dataset.phase === 'result'", timeout=20000)
+        shot(page, "marquee_result")
         games = table.wait_results(2)
         page.wait_for_function("document.querySelectorAll('#strip li').length === 2")
         spin, number, settled_at = games[-1]

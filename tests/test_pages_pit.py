@@ -72,5 +72,12 @@ def test_pit_resolves_a_held_bet_and_acknowledges_an_alert(table):
         page.wait_for_function("document.querySelectorAll('#games tr').length === 2")
         update_ms = page.evaluate("window.__row") - settled_at * 1000
         shot(page, "pit_after")
+
+        page.once("dialog", lambda d: d.accept())                                # "Fermer la table ?"
+        page.locator("#b-close").click()
+        page.wait_for_function("document.getElementById('t-open').textContent === 'fermée'")
+        assert table.api("GET", "/state")[1]["table"]["phase"] == "closed"
+        page.locator("#b-open").click()
+        page.wait_for_function("document.getElementById('t-open').textContent.startsWith('ouverte')")
         print(f"\npit: load {load_ms:.0f} ms; settlement to the new game's row on the page {update_ms:.0f} ms")
         b.close()

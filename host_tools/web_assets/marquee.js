@@ -85,7 +85,8 @@
     const badge = (n) => chip(n, Cyl.el("small", {}, "×" + counts[n]));
     $("hot").replaceChildren(...(t ? hot.map(badge) : []));
     $("cold").replaceChildren(...(t ? cold.map(badge) : []));
-    $("over").textContent = t ? `sur les ${t} derniers coups (zéro exclu des chances simples et des douzaines)` : "aucun coup encore";
+    $("over").textContent = !t ? "aucun coup encore"
+      : (t === 1 ? "sur le dernier coup" : `sur les ${t} derniers coups`) + " (zéro exclu des chances simples et des douzaines)";
   }
 
   async function reload() {

@@ -37,6 +37,8 @@
     $("t-wheel").textContent = table.wheel || wheel.id || "?";
     pill("t-open", table.phase === "closed" ? "fermée" : "ouverte — " + ({ betting: "faites vos jeux", no_more_bets: "rien ne va plus" }[table.phase] || table.phase),
          table.phase === "closed" ? "warn" : "ok");
+    $("b-open").hidden = table.phase !== "closed";
+    $("b-close").hidden = table.phase === "closed";
     pill("t-link", link.session ? "liaison établie" : (link.port_open ? "liaison: pas de session" : "liaison coupée"), link.session ? "ok" : "bad");
     const bad = Object.entries(ws.sensors || {}).filter(([, v]) => v !== "ok").map(([k, v]) => `${k} ${v}`);
     pill("t-state", "cylindre " + (STATES[ws.state] || ws.state || "?") + (ws.rotor_rpm_x10 ? ` · rotor ${(ws.rotor_rpm_x10 / 10).toFixed(1)} tr/min` : "")
@@ -149,6 +151,11 @@
       document.body.dataset.loaded = String(Date.now());
     } catch (e) { fail(e); }
   }
+
+  $("b-open").addEventListener("click", () => act(() => Cyl.api("POST", "/table/open")));
+  $("b-close").addEventListener("click", () => {
+    if (window.confirm("Fermer la table ? Un coup en cours sera annulé.")) act(() => Cyl.api("POST", "/table/close"));
+  });
 
   function soon() { if (!timer) timer = setTimeout(refresh, 200); }
 
