@@ -93,6 +93,13 @@ def test_stats_command_writes_plots_and_a_report_and_exits_1_on_an_alarm(tmp_pat
     assert a["games"] == 1500 and any(t.startswith("croupier:bruno:") for t in a["alarms"])
 
 
+def test_an_empty_journal_has_nothing_to_test(tmp_path, capsys):
+    Journal(tmp_path / "j.sqlite").close()
+    assert main(["stats", "--journal", str(tmp_path / "j.sqlite"), "--out", str(tmp_path / "out")]) == 0
+    assert "Aucun coup dans ce journal" in capsys.readouterr().out
+    assert (tmp_path / "out" / "report.pdf").is_file()
+
+
 def test_stats_refuses_what_is_not_a_journal(tmp_path, capsys):
     assert main(["stats", "--journal", str(tmp_path / "none.sqlite")]) == 2
     (tmp_path / "x.sqlite").write_bytes(b"hello")

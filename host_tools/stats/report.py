@@ -24,8 +24,12 @@ def text(a: dict) -> str:
     L = []
     fr = a["numbers"]
     pace = a["pace"]
-    L.append(f"Cylindre {a['wheel']} — {a['games']} coups (games) du {_t(pace['first_at'])} au {_t(pace['last_at'])}"
+    L.append(f"Cylindre {a['wheel'] or '?'} — {a['games']} coups (games) du {_t(pace['first_at'])} au {_t(pace['last_at'])}"
              + (f"; {a['skipped']} événements illisibles ignorés" if a["skipped"] else ""))
+    if not a["games"]:
+        v = a["voids"]
+        L.append(f"Aucun coup dans ce journal ({v['launches']} lancers, {v['voids']} nuls): rien à tester.")
+        return "\n".join(L)
     L.append(f"Seuil: erreur de famille alpha = {a['alpha']} (Holm sur {len(a['family'])} tests)")
     if a["alarms"]:
         L.append("ALARMES (significatives après correction): " + ", ".join(a["alarms"]))
@@ -59,8 +63,9 @@ def text(a: dict) -> str:
         L.append("Zone de chute: le journal ne porte pas drop_angle_x10 (firmware antérieur)")
     if d["landing_n"]:
         L.append(f"Distance chute → case (landing distance): moyenne {d['landing_mean']:.1f} cases sur {d['landing_n']} coups")
-    L.append(f"Cadence (games per hour): médiane {pace['median']}, min {pace['min']}, max {pace['max']} "
-             f"sur {pace['hours']} heures (première et dernière heures partielles exclues)")
+    if pace["median"] is not None:
+        L.append(f"Cadence (games per hour): médiane {pace['median']}, min {pace['min']}, max {pace['max']} "
+                 f"sur {pace['hours']} heures (première et dernière heures partielles exclues)")
     v = a["voids"]
     rate = "—" if v["rate"] is None else f"{100 * v['rate']:.1f} %"
     L.append(f"Coups nuls (voids): {v['voids']} sur {v['launches']} lancers ({rate}): "
