@@ -14,15 +14,20 @@ BOARD  ?= pico
 SPINS  ?= 20
 ARGS   ?=
 
-.PHONY: help venv demo test test-fast bench drill firmware flash typecheck clean
+# The browser the page tests drive (playwright pointed at it; never a browser download).
+CHROMIUM ?= /usr/bin/chromium
+
+.PHONY: help venv demo test test-fast bench drill firmware flash typecheck browser clean
 
 help:
 	@echo "make demo       set up, then run the whole table on a simulated wheel (SPINS=$(SPINS))"
 	@echo "make test       set up, then run every test (CPython and MicroPython)"
 	@echo "make bench      set up, then print and write the benchmark figures (ARGS passed on)"
+	@echo "make drill      set up, then run the money-path drills (hostile relay, kills; ARGS passed on)"
 	@echo "make firmware   compile firmware/ with mpy-cross into $(BUILD)/firmware/$(BOARD)"
 	@echo "make flash      deploy $(BUILD)/firmware/$(BOARD) to a Pico (PORT=$(PORT) BOARD=$(BOARD))"
 	@echo "make typecheck  type-check the firmware against the Pico's stubs (pyright)"
+	@echo "make browser    install Debian's chromium for the page tests when $(CHROMIUM) is missing"
 	@echo "make clean      remove the virtual environment and build outputs"
 
 venv: $(STAMP)
@@ -36,8 +41,13 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/cylindre demo --spins $(SPINS) $(ARGS)
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/pytest -q -n 2
+
+# The OS package, as root or through sudo; apt-get update only if the first try finds nothing.
+browser:
+	@test -x $(CHROMIUM) || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get install -y chromium || { $$SUDO apt-get update && $$SUDO apt-get install -y chromium; }; }
 
 bench: $(STAMP)
 	$(PY) -m host_tools.bench $(ARGS)

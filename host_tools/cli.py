@@ -19,6 +19,7 @@ COMMANDS = {
     "status": "host_tools.daemon.status_cli",
     "demo": "host_tools.demo",
     "wheel": "host_tools.simwheel",
+    "stats": "host_tools.stats.cli",
 }
 
 

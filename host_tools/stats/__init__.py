@@ -1,0 +1,1 @@
+"""Wheel statistics from the journal: integrity tests, plots and the PDF report (`cylindre stats`)."""

@@ -1,0 +1,45 @@
+"""`cylindre stats`: the wheel's integrity statistics from a journal (docs/stats.md)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+HELP = "wheel statistics from a journal: summary, PNG plots and a PDF report"
+
+
+def add_arguments(p):
+    p.add_argument("--journal", required=True, help="the daemon's SQLite journal (opened read-only)")
+    p.add_argument("--wheel", help="the wheel to analyse (default: the one with the most events)")
+    p.add_argument("--out", help="folder for the PNG plots and report.pdf (none written without it)")
+    p.add_argument("--alpha", type=float, default=None, help="family-wise error rate of an alarm (default 0.01)")
+    p.add_argument("--hot", type=int, default=5, help="how many hot and cold numbers to list (default 5)")
+    p.add_argument("--json", action="store_true", help="print the whole analysis as JSON instead of the summary")
+
+
+def run(args) -> int:
+    from . import analysis, games, report
+
+    if args.alpha is not None and not 0 < args.alpha < 1:
+        print("cylindre stats: --alpha must be between 0 and 1", file=sys.stderr)
+        return 2
+    try:
+        rec = games.read(args.journal, args.wheel)
+    except (FileNotFoundError, ValueError) as e:
+        print(f"cylindre stats: {e}", file=sys.stderr)
+        return 2
+    a = analysis.analyse(rec, alpha=args.alpha or analysis.ALPHA, hot=max(1, args.hot))
+    print(json.dumps(a, indent=1) if args.json else report.text(a))
+    if args.out:
+        try:
+            paths = report.write(a, args.out)
+        except ImportError:
+            print("cylindre stats: --out needs matplotlib (pip install matplotlib); the summary above needs nothing",
+                  file=sys.stderr)
+            return 2
+        except OSError as e:
+            print(f"cylindre stats: cannot write into {args.out}: {e}", file=sys.stderr)
+            return 2
+        for p in paths:
+            print(f"écrit {p}", file=sys.stderr)
+    return 1 if a["alarms"] else 0

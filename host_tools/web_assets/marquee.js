@@ -1,0 +1,146 @@
+/* The marquee (/marquee): the wheel's state, the number, the last numbers and their figures.
+   Options in the address: ?n=100 (games for the figures, hot and cold), ?strip=18, ?hold=4
+   (seconds the number and "tout est payé" stay in the banner at least: the daemon sends a game's
+   announcements together, and a banner nobody could read would be no banner). */
+"use strict";
+
+(() => {
+  const N = Cyl.param("n", 100, 10, 10000);
+  const STRIP = Cyl.param("strip", 18, 1, 40);
+  const HOT = 5;
+  const HOLD_MS = 1000 * Cyl.param("hold", 4, 0, 60);
+  const $ = (id) => document.getElementById(id);
+  const numbers = new Map();           // spin -> number, every settled game we know of
+  let pending = null;                   // the wheel's result, shown once the table acts on it
+  let shownSpin = -1;                   // the spin whose number is on screen
+
+  const PHASES = {
+    betting: "Faites vos jeux", rnvp: "Rien ne va plus", result: "", paid: "Tout est payé",
+    closed: "Table fermée", void: "Coup nul",
+  };
+
+  /* The banner shows each state in order; the number, "tout est payé" and "coup nul" stay at
+     least HOLD_MS before the next one replaces them, any other state MIN_MS (no flicker when
+     states queue up behind a held one). */
+  const MIN_MS = 300;
+  const banner = [];
+  let heldUntil = 0, bannerTimer = null;
+  function setPhase(p, text) {
+    banner.push([p, text !== undefined ? text : PHASES[p]]);
+    nextBanner();
+  }
+  function nextBanner() {
+    const wait = heldUntil - Date.now();
+    if (bannerTimer || !banner.length) return;
+    if (wait > 0) { bannerTimer = setTimeout(() => { bannerTimer = null; nextBanner(); }, wait); return; }
+    const [p, text] = banner.shift();
+    $("marquee").dataset.phase = p;
+    $("phase").textContent = text;
+    heldUntil = Date.now() + (["result", "paid", "void"].includes(p) ? HOLD_MS : MIN_MS);
+    nextBanner();
+  }
+  function currentPhase() { return banner.length ? banner[banner.length - 1][0] : $("marquee").dataset.phase; }
+
+  function showNumber(n, spin) {
+    shownSpin = spin;
+    const b = $("number");
+    b.textContent = String(n);
+    b.dataset.colour = Cyl.colour(n);
+    $("said").textContent = Cyl.describe(n);
+  }
+
+  function chip(n, extra) {
+    return Cyl.el("span", { class: "num", "data-colour": Cyl.colour(n) }, String(n), extra || null);
+  }
+
+  function pct(k, total) { return total ? Math.round(100 * k / total) : 0; }
+
+  function fill(bar, parts, total) {
+    const spans = $(bar).children;
+    parts.forEach(([label, k], i) => {
+      const p = pct(k, total);
+      spans[i].style.flexGrow = String(Math.max(k, total ? 0 : 1));
+      spans[i].textContent = p >= 6 ? `${label} ${p} %` : (p ? `${p} %` : "");
+      spans[i].title = `${label} ${p} %`;
+    });
+  }
+
+  function render() {
+    const spins = [...numbers.keys()].sort((a, b) => b - a);
+    const recent = spins.slice(0, N).map((s) => numbers.get(s));
+    const strip = $("strip");
+    strip.replaceChildren(...spins.slice(0, STRIP).map((s) => Cyl.el("li", { "data-spin": s }, chip(numbers.get(s)))));
+    const t = recent.length;
+    const c = (f) => recent.filter(f).length;
+    const z = c((n) => n === 0);
+    fill("b-colour", [["rouge", c((n) => Cyl.RED.has(n))], ["zéro", z], ["noir", c((n) => n && !Cyl.RED.has(n))]], t);
+    fill("b-parity", [["pair", c((n) => n && n % 2 === 0)], ["impair", c((n) => n % 2 === 1)]], t - z);
+    fill("b-half", [["manque", c((n) => n && n <= 18)], ["passe", c((n) => n >= 19)]], t - z);
+    fill("b-dozen", [["1re", c((n) => n >= 1 && n <= 12)], ["2e", c((n) => n >= 13 && n <= 24)], ["3e", c((n) => n >= 25)]], t - z);
+    const counts = new Array(37).fill(0);
+    recent.forEach((n) => counts[n]++);
+    const order = [...counts.keys()];
+    const hot = [...order].filter((n) => counts[n]).sort((a, b) => counts[b] - counts[a] || a - b).slice(0, HOT);
+    const cold = [...order].sort((a, b) => counts[a] - counts[b] || a - b).slice(0, HOT);
+    const badge = (n) => chip(n, Cyl.el("small", {}, "×" + counts[n]));
+    $("hot").replaceChildren(...(t ? hot.map(badge) : []));
+    $("cold").replaceChildren(...(t ? cold.map(badge) : []));
+    $("over").textContent = !t ? "aucun coup encore"
+      : (t === 1 ? "sur le dernier coup" : `sur les ${t} derniers coups`) + " (zéro exclu des chances simples et des douzaines)";
+  }
+
+  async function reload() {
+    const hist = await Cyl.api("GET", `/history?limit=${Math.max(N, STRIP)}`);
+    for (const g of hist) numbers.set(g.spin, g.number);
+    const st = await Cyl.api("GET", "/state");
+    const table = st.table || {};
+    if (table.phase === "closed") setPhase("closed");
+    else if (table.phase === "no_more_bets") setPhase("rnvp");
+    else if (!currentPhase() || currentPhase() === "closed") setPhase("betting");
+    const latest = Math.max(-1, ...numbers.keys());
+    if (latest > shownSpin) showNumber(numbers.get(latest), latest);       // games played while we were away
+    render();
+  }
+
+  function onEvent(kind, body) {
+    if (kind === "wheel") {
+      if (body.ev === "rnvp") setPhase("rnvp");
+      else if (body.ev === "result" && Number.isInteger(body.number)) pending = { spin: body.spin, number: body.number };
+      else if (body.ev === "void") { pending = null; setPhase("void", "Coup nul — on relance"); }
+    } else if (kind === "announce") {
+      const text = String(body.text || "");
+      if (pending && body.spin === pending.spin) {        // the table took the result: show it
+        showNumber(pending.number, pending.spin);
+        numbers.set(pending.spin, pending.number);
+        setPhase("result", String(pending.number) + " " + (pending.number === 0 ? "zéro" : Cyl.colour(pending.number)));
+        pending = null;
+        render();
+      }
+      if (text.startsWith("tout est payé")) setPhase("paid");
+      else if (text === "faites vos jeux") setPhase("betting");
+      else if (text === "rien ne va plus") setPhase("rnvp");
+      else if (text === "la table est fermée") setPhase("closed");
+    } else if (kind === "settlement" && Number.isInteger(body.number)) {
+      numbers.set(body.spin, body.number);
+      render();
+    }
+  }
+
+  async function limits() {
+    try {
+      const l = await Cyl.api("GET", "/limits");
+      const row = (k, label) => l[k] ? Cyl.el("span", {}, `${label} ${Cyl.euros(l[k].min)} – ${Cyl.euros(l[k].max)}`) : null;
+      $("limits").replaceChildren(Cyl.el("span", {}, "Mises :"), row("plein", "plein"), row("simple", "chances simples"),
+                                  row("douzaine", "douzaines"));
+    } catch (e) {
+      $("limits").textContent = "";          // a daemon without /limits: nothing shown rather than a guess
+    }
+  }
+
+  Cyl.live({
+    onEvent,
+    onOpen: reload,
+    onLink: (s) => { $("link").className = "link " + s; $("link").title = s === "up" ? "en direct" : "reconnexion…"; },
+  });
+  limits();
+})();

@@ -1,0 +1,171 @@
+/* The pit page (/pit): the table now, the bets by player, held bets with their decision, alerts
+   and faults to acknowledge, the last games with their evidence, turnover and result. Everything
+   is re-read from the API when the live stream says something changed. */
+"use strict";
+
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const el = Cyl.el;
+  const faults = [];                   // the wheel's faults seen since this page opened
+  let timer = null;
+
+  function fail(e) { $("error").textContent = e ? String(e.message || e) : ""; }
+
+  function pill(id, text, cls) { $(id).textContent = text; $(id).className = "pill " + (cls || ""); }
+
+  function hhmm(at) { return at ? new Date(at * 1000).toLocaleTimeString("fr-FR") : "—"; }
+
+  const STATES = { idle: "au repos", ball_in_rim: "bille lancée", no_more_bets: "rien ne va plus", ball_dropped: "bille tombée",
+                   result: "résultat", void: "coup nul", fault: "en défaut" };
+
+  function label(b) {
+    const x = b.bet || {};
+    return [x.type, Array.isArray(x.numbers) ? x.numbers.join("-") : null, x.which, x.unit ? `${Cyl.euros(x.unit)}/pièce` : null]
+      .filter((v) => v !== null && v !== undefined).join(" ");
+  }
+
+  function num(n) { return el("span", { class: "num", "data-colour": Cyl.colour(n) }, String(n)); }
+
+  async function act(fn) {
+    try { fail(null); await fn(); } catch (e) { fail(e); }
+    refresh();
+  }
+
+  function renderTop(st) {
+    const link = st.link || {}, wheel = st.wheel || {}, table = st.table || {};
+    const ws = wheel.status || {};
+    $("t-wheel").textContent = table.wheel || wheel.id || "?";
+    pill("t-open", table.phase === "closed" ? "fermée" : "ouverte — " + ({ betting: "faites vos jeux", no_more_bets: "rien ne va plus" }[table.phase] || table.phase),
+         table.phase === "closed" ? "warn" : "ok");
+    $("b-open").hidden = table.phase !== "closed";
+    $("b-close").hidden = table.phase === "closed";
+    pill("t-link", link.session ? "liaison établie" : (link.port_open ? "liaison: pas de session" : "liaison coupée"), link.session ? "ok" : "bad");
+    const bad = Object.entries(ws.sensors || {}).filter(([, v]) => v !== "ok").map(([k, v]) => `${k} ${v}`);
+    pill("t-state", "cylindre " + (STATES[ws.state] || ws.state || "?") + (ws.rotor_rpm_x10 ? ` · rotor ${(ws.rotor_rpm_x10 / 10).toFixed(1)} tr/min` : "")
+         + (bad.length ? " · " + bad.join(", ") : ""), bad.length || ws.state === "fault" ? "bad" : "");
+    pill("t-croupier", "croupier : " + (table.croupier || "—"));
+  }
+
+  function renderMoney(hist, table) {
+    const midnight = new Date(); midnight.setHours(0, 0, 0, 0);
+    const rows = [["jour", midnight.getTime() / 1000]];
+    if (typeof table.session_since === "number") rows.unshift(["session", table.session_since]);
+    $("money").replaceChildren(...rows.map(([label, since]) => {
+      const g = hist.filter((h) => h.at >= since);
+      const staked = g.reduce((s, h) => s + h.staked, 0), paid = g.reduce((s, h) => s + h.paid, 0);
+      return el("tr", { "data-row": label }, el("th", {}, label), el("td", { class: "n" }, g.length),
+                el("td", { class: "n" }, Cyl.euros(staked)), el("td", { class: "n" }, Cyl.euros(paid)),
+                el("td", { class: "n" }, Cyl.euros(staked - paid)));
+    }));
+  }
+
+  function renderBets(bets) {
+    const by = new Map();
+    for (const b of bets) {
+      if (!by.has(b.player)) by.set(b.player, []);
+      by.get(b.player).push(b);
+    }
+    const players = [...by.keys()].sort();
+    $("bets").replaceChildren(...(players.length ? players.map((p) => {
+      const mine = by.get(p);
+      return el("tr", {}, el("td", {}, p), el("td", { class: "n" }, mine.length),
+                el("td", { class: "n" }, Cyl.euros(mine.reduce((s, b) => s + b.stake, 0))),
+                el("td", { class: "small" }, mine.map((b) => `${label(b)} ${Cyl.euros(b.stake)}${b.status === "locked" ? " 🔒" : ""}`).join(" · ")));
+    }) : [el("tr", {}, el("td", { colspan: 4, class: "muted" }, "aucune mise"))]));
+  }
+
+  function renderHeld(held) {
+    $("n-held").textContent = held.length || "";
+    $("held").replaceChildren(...(held.length ? held.map((b) => el("tr", { "data-bet": b.id },
+      el("td", {}, b.id), el("td", {}, b.player), el("td", {}, label(b)), el("td", { class: "n" }, Cyl.euros(b.stake)),
+      el("td", {}, b.spin ?? "—"), el("td", {},
+        el("button", { class: "stop", onclick: () => act(() => Cyl.api("POST", `/bets/${b.id}/resolve`, { action: "refund" })) }, "Rembourser"), " ",
+        el("button", { class: "go", onclick: () => act(() => Cyl.api("POST", `/bets/${b.id}/resolve`, { action: "play" })) }, "Jouer au prochain coup"))))
+      : [el("tr", {}, el("td", { colspan: 6, class: "muted" }, "aucune mise retenue"))]));
+  }
+
+  function renderAlerts(alerts) {
+    if (alerts === null) {
+      $("alerts").replaceChildren(el("li", { class: "muted" }, "alertes indisponibles sur ce démon"));
+      $("n-alerts").textContent = "";
+      return;
+    }
+    const pending = alerts.filter((a) => a.acked_at == null);
+    $("n-alerts").textContent = pending.length || "";
+    $("alerts").replaceChildren(...(alerts.length ? alerts.slice(0, 30).map((a) => {
+      const head = el("div", {}, el("b", {}, a.level === "critical" ? "CRITIQUE " : "ATTENTION "), `${hhmm(a.raised_at)} — ${a.message}`,
+                      a.cleared_at ? el("span", { class: "muted" }, " (terminée)") : null);
+      if (a.acked_at != null) {
+        return el("li", { class: "done", "data-alert": a.id }, head,
+                  el("div", { class: "small" }, `acquittée par ${a.acked_by} à ${hhmm(a.acked_at)} : ${a.comment}`));
+      }
+      const input = el("input", { name: "comment", placeholder: "commentaire (obligatoire) : ce qui a été vérifié, ce qui a été fait", maxlength: 1000 });
+      const form = el("form", { onsubmit: (e) => {
+        e.preventDefault();
+        if (!input.value.trim()) { fail("un commentaire est obligatoire pour acquitter"); return; }
+        act(() => Cyl.api("POST", `/alerts/${a.id}/ack`, { comment: input.value.trim() }));
+      } }, input, el("button", { type: "submit" }, "Acquitter"));
+      return el("li", { class: a.level, "data-alert": a.id }, head, form);
+    }) : [el("li", { class: "muted" }, "aucune alerte")]));
+  }
+
+  function renderFaults(st) {
+    $("faults").replaceChildren(...faults.slice(-10).reverse().map((f) =>
+      el("li", { class: "warning" }, el("b", {}, "DÉFAUT "), `${hhmm(f.at)} — ${f.code}${f.signal ? " (" + f.signal + ")" : ""} : ${f.detail || ""}`)));
+  }
+
+  function renderGames(hist) {
+    $("games").replaceChildren(...hist.slice(0, 10).map((g) => el("tr", { "data-spin": g.spin },
+      el("td", {}, g.spin), el("td", {}, num(g.number)), el("td", {}, hhmm(g.at)),
+      el("td", { class: "n" }, Cyl.euros(g.staked)), el("td", { class: "n" }, Cyl.euros(g.paid)),
+      el("td", {}, el("button", { onclick: () => evidence(g.spin) }, "voir")))));
+  }
+
+  async function evidence(spin) {
+    try {
+      const r = await Cyl.api("GET", `/spins/${spin}`);
+      const lines = [`coup ${r.spin} — numéro ${r.settlement ? r.settlement.number : "?"}`];
+      for (const e of r.events) lines.push(`${hhmm(e.received_at)} ${JSON.stringify(e.event)}\n    trame ${e.frame_hex}`);
+      for (const a of r.announcements) lines.push(`« ${a.text} »`);
+      $("evidence").textContent = lines.join("\n");
+      $("evidence").hidden = false;
+    } catch (e) { fail(e); }
+  }
+
+  async function refresh() {
+    clearTimeout(timer);
+    timer = null;
+    try {
+      const [st, hist, open, locked, held] = await Promise.all([
+        Cyl.api("GET", "/state"), Cyl.api("GET", "/history?limit=10000"), Cyl.api("GET", "/bets?status=open&limit=5000"),
+        Cyl.api("GET", "/bets?status=locked&limit=5000"), Cyl.api("GET", "/bets?status=held&limit=5000")]);
+      let alerts = null;
+      try { alerts = await Cyl.api("GET", "/alerts"); } catch (e) { if (e.status !== 404) throw e; }
+      renderTop(st);
+      renderMoney(hist, st.table || {});
+      renderBets(open.concat(locked));
+      renderHeld(held);
+      renderAlerts(alerts);
+      renderFaults(st);
+      renderGames(hist);
+      document.body.dataset.loaded = String(Date.now());
+    } catch (e) { fail(e); }
+  }
+
+  $("b-open").addEventListener("click", () => act(() => Cyl.api("POST", "/table/open")));
+  $("b-close").addEventListener("click", () => {
+    if (window.confirm("Fermer la table ? Un coup en cours sera annulé.")) act(() => Cyl.api("POST", "/table/close"));
+  });
+
+  function soon() { if (!timer) timer = setTimeout(refresh, 200); }
+
+  Cyl.live({
+    onOpen: refresh,
+    onEvent: (kind, body) => {
+      if (kind === "wheel" && body.ev === "fault") faults.push({ at: Date.now() / 1000, code: body.code, detail: body.detail, signal: body.signal });
+      if (kind !== "status") soon();
+    },
+    onLink: (s) => pill("t-stream", s === "up" ? "en direct" : "reconnexion…", s === "up" ? "" : "bad"),
+  });
+  setInterval(refresh, 15000);
+})();

@@ -1,0 +1,91 @@
+"""Alerts: thresholds from the config, raised once per occurrence, journaled, acknowledged by a chef."""
+
+import time
+
+import pytest
+
+from host_tools.daemon import alerts as A
+from host_tools.daemon.alert_store import AlertStore
+from host_tools.daemon.journal import Journal
+from host_tools.daemon.table import Table
+from daemonkit import Wheel
+
+TH = A.thresholds({})
+
+
+def test_config_overrides_defaults_and_bad_settings_are_refused():
+    th = A.thresholds({"run_length": 10, "p_value": 0.001})
+    assert th["run_length"] == 10 and th["p_value"] == 0.001 and th["void_window"] == A.DEFAULTS["void_window"]
+    for bad in ({"run_lenght": 10}, {"run_length": 0}, {"run_length": 2.5}, {"p_value": 1.5}, {"void_rate": "high"},
+                {"link_down_s": True}, {"games_per_hour_min": 100}):
+        with pytest.raises(A.ConfigError):
+            A.thresholds(bad)
+
+
+def test_a_run_is_one_alert_while_it_grows_and_zero_ends_it():
+    reds = [(s, 32 if s % 2 else 1) for s in range(1, 15)]        # 14 reds, alternately even passe and odd manque
+    [a] = [x for x in A.evaluate({"results": reds}, TH, 0) if x["code"] == "run_length"]
+    assert a["key"] == "run:rouge:1" and a["value"] == 14
+    [b] = [x for x in A.evaluate({"results": reds + [(15, 1)]}, TH, 0) if x["code"] == "run_length"]
+    assert b["key"] == a["key"] and b["value"] == 15
+    assert not [x for x in A.evaluate({"results": reds + [(15, 0)]}, TH, 0) if x["code"] == "run_length"]
+    assert not A.evaluate({"results": reds[:13]}, TH, 0)
+
+
+def test_void_rate_article53_pace_and_link():
+    launches = [{"spin": s, "at": s, "violations": []} for s in range(1, 41)]
+    voids = [{"spin": s, "reason": "few_laps"} for s in range(1, 8)]                 # 7/40 = 17.5 %
+    codes = {a["code"] for a in A.evaluate({"launches": launches, "voids": voids}, TH, 0)}
+    assert codes == {"void_rate"}
+    assert not A.evaluate({"launches": launches, "voids": voids[:6]}, TH, 0)         # 15 %: not above
+    launches[20]["violations"] = ["rotor_not_reversed"]
+    [a] = [x for x in A.evaluate({"launches": launches}, TH, 0) if x["code"] == "article53"]
+    assert a["key"] == "article53:21" and a["level"] == "critical"
+    base = {"table_open": True, "open_since": 0}
+    assert [a["code"] for a in A.evaluate({**base, "results_last_hour": 12}, TH, 4000)] == ["games_per_hour"]
+    assert not A.evaluate({**base, "results_last_hour": 12}, TH, 3000)               # open under an hour
+    assert not A.evaluate({**base, "results_last_hour": 60}, TH, 4000)
+    down = {**base, "link_up": False, "link_down_since": 1000.0}
+    assert not A.evaluate(down, TH, 1029)
+    [a] = A.evaluate(down, TH, 1030)
+    assert a["code"] == "link_down" and a["key"] == "link_down:1000.0"
+    assert not A.evaluate({**down, "table_open": False}, TH, 5000)
+
+
+def test_statistics_alert_only_on_enough_games_and_after_correction():
+    fam = [{"test": "arc", "p": 1e-6, "p_holm": 2e-5}, {"test": "numbers", "p": 0.004, "p_holm": 0.02}]
+    assert not A.evaluate({"stats": {"games": 400, "family": fam}}, TH, 0)
+    [a] = A.evaluate({"stats": {"games": 600, "family": fam}}, TH, 0)
+    assert a["key"] == "stats:arc"
+
+
+def test_alerts_are_journaled_cleared_and_acknowledged_with_a_comment(tmp_path):
+    t = Table(Journal(tmp_path / "j.sqlite"), "T1")
+    t.set_open(True)
+    w = Wheel(t)
+    for s in range(1, 15):
+        w.spin(s, 32 if s % 2 else 1)
+    store = AlertStore(t.j, "T1")
+    now = time.time()                       # the table opened moments ago: no games-per-hour alert yet
+    sig = store.signals(now=now, table_open=True)
+    assert sig["results"][-1] == (14, 1)
+    new = store.sync(A.evaluate(sig, TH, now), now=now)
+    assert [a["code"] for a in new] == ["run_length"] and new[0]["value"] == 14
+    w.spin(15, 1)
+    assert store.sync(A.evaluate(store.signals(now, True), TH, now), now=now) == []     # the same run
+    w.spin(16, 0)
+    assert store.sync(A.evaluate(store.signals(now, True), TH, now), now=now + 60) == []
+    [row] = store.list(pending_only=True)
+    assert row["cleared_at"] == now + 60 and row["acked_at"] is None
+    with pytest.raises(ValueError):
+        store.acknowledge(row["id"], "chef1", "   ")
+    with pytest.raises(KeyError):
+        store.acknowledge(999, "chef1", "vu")
+    done = store.acknowledge(row["id"], "chef1", "série vérifiée sur la vidéo, cylindre de niveau", now=3e10)
+    assert (done["acked_by"], done["acked_at"]) == ("chef1", 3e10) and store.list(pending_only=True) == []
+    with pytest.raises(ValueError):
+        store.acknowledge(row["id"], "chef2", "encore")
+    assert store.metrics() == {("run_length", "acknowledged"): 1}
+    hour_later = store.signals(now + 3700, True)
+    assert [a["code"] for a in A.evaluate(hour_later, TH, now + 3700)] == ["games_per_hour"]   # 0 games
+    assert AlertStore(Journal(tmp_path / "j.sqlite"), "T1").list()[0]["comment"].startswith("série vérifiée")
