@@ -10,13 +10,30 @@ from cylindre.rules.bets import BetError
 from cylindre.rules.limits import Limits, LimitError
 from cylindre.rules.settle import settle_spin
 from cylindre.rules import prison
+from cylindre.rules.names import show
 
 _TOTALS = ("staked", "won", "returned", "lost", "imprisoned", "paid")
+
+
+def _digits(s):
+    """Only ASCII digits (str.isdigit also takes "²", which int() refuses)."""
+    for ch in s:
+        if not "0" <= ch <= "9":
+            return False
+    return True
 
 
 def _spin_error(i, e):
     return BetError("spin %d: %s" % (i, e.message if isinstance(e, BetError) else str(e)),
                     getattr(e, "bet", None))
+
+
+def _id_order(b):
+    """Sort key of a bet given keyed by id: its id as text (a bet that is no object first)."""
+    if type(b) is not dict:
+        return ""
+    v = b.get("id")
+    return v if type(v) is str else show(v)
 
 
 def settle_session(doc):
@@ -61,11 +78,11 @@ def settle_session(doc):
         if type(spin) is int and type(spin) is not bool:
             spin = {"number": spin}
         if type(spin) is not dict:
-            raise BetError("spin %d: a spin is {\"number\": N, \"bets\": [...]}, not %r" % (i, spin))
+            raise BetError("spin %d: a spin is {\"number\": N, \"bets\": [...]}, not %s" % (i, show(spin)))
         number = spin.get("number", spin.get("result", spin.get("winning_number")))
         if number is None:
             raise BetError("spin %d: no winning \"number\"" % i)
-        if type(number) is str and number.strip().isdigit():
+        if type(number) is str and 0 < len(number.strip()) <= 2 and _digits(number.strip()):
             number = int(number.strip())
         bets = spin.get("bets", [])
         if type(bets) is dict:        # {"b1": {...}, ...}: the keys are the ids
@@ -78,7 +95,7 @@ def settle_session(doc):
                         c[f] = b[f]
                     b = c
                 keyed.append(b)
-            keyed.sort(key=lambda b: str(b.get("id")) if type(b) is dict else "")
+            keyed.sort(key=_id_order)
             bets = keyed
         if type(bets) is not list:
             raise BetError("spin %d: \"bets\" must be a list" % i)
