@@ -173,14 +173,21 @@ def shape_key(d):
     """The cache key of bet dict d: every field but PER_BET, frozen; None if not cacheable."""
     out = []
     for k in d:
-        if k in PER_BET:
+        if k == "id" or k == "stake" or k == "unit" or k == "carried":
             continue
         v = d[k]
         t = type(v)
-        if t is not str and t is not int:
+        if t is list:                  # the common case, a list of numbers: no call
+            for x in v:
+                if type(x) is not int:
+                    v = _freeze(v, 1)
+                    break
+            else:
+                v = tuple(v)
+        elif t is not str and t is not int:
             v = _freeze(v, 1)
-            if v is None:
-                return None
+        if v is None:
+            return None
         out.append((k, v))
     return tuple(out)
 
@@ -264,8 +271,8 @@ class Book:
         self.mults = []
         self.excess = []
         self.played = []
-        self.carried = []
-        self.sources = []
+        self.carried = {}      # position -> True for the bets carried from the last spin
+        self.sources = {}      # position -> bet dict, for the calls that may be replayed
         self.index = {}        # id -> position
         self.groups = []       # [shape, [positions]]
         self._group_of = {}    # shape -> its entry in groups
@@ -282,17 +289,20 @@ class Book:
         return self._append(b.id, s, mult, excess, b.carried, b.source)
 
     def _append(self, bid, s, mult, excess, carried, source):
-        if bid in self.index:
+        index = self.index
+        if bid in index:
             raise BetError("bet %s: the same id is used twice in this spin" % bid, bid)
         i = len(self.ids)
-        self.index[bid] = i
+        index[bid] = i
         self.ids.append(bid)
         self.shapes.append(s)
         self.mults.append(mult)
         self.excess.append(excess)
         self.played.append(mult * s.units)
-        self.carried.append(carried)
-        self.sources.append(source)
+        if carried:
+            self.carried[i] = True
+        if s.replay is not None:
+            self.sources[i] = source
         g = self._group_of.get(s)
         if g is None:
             g = [s, []]

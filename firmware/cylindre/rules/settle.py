@@ -138,7 +138,7 @@ class Settlement:
             rp = self.extra.get(i)
             if rp is not None:
                 r["replay"] = rp
-        if book.carried[i]:
+        if book.carried.get(i):
             r["carried"] = True
         return r
 
