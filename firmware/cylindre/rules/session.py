@@ -6,7 +6,7 @@ Input (docs/settle.md): a list of spins, or {"spins": [...], "limits": {...}, "p
 bare number. Errors are `BetError`s whose message starts with the spin ("spin 2: bet b3: …").
 """
 
-from cylindre.rules.bets import BetError
+from cylindre.rules.bets import BetError, bet_id
 from cylindre.rules.limits import Limits, LimitError
 from cylindre.rules.settle import settle_spin
 from cylindre.rules import prison
@@ -63,6 +63,13 @@ def settle_session(doc):
         carry = doc.get("carry", []) or []
         if type(carry) is not list:
             raise BetError("\"carry\" must be a list of bets")
+        for b in carry:
+            if type(b) is not dict:
+                raise BetError("carry: a carried bet must be an object like the bets of a spin, not %s" % show(b))
+            try:
+                bet_id(b)
+            except BetError as e:
+                raise BetError("carry: " + e.message)
     else:
         raise BetError("a session is a list of spins or an object with \"spins\": [...]")
     out = []
