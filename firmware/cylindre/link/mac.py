@@ -11,8 +11,8 @@ compare is `hmac.compare_digest` (C, constant time). The Pico keeps the plain pa
 import hashlib
 from binascii import unhexlify
 
-try:
-    from hmac import compare_digest as _compare_digest      # CPython
+try:        # CPython; by name, as the Pico's stubs (rightly) know no hmac module
+    _compare_digest = __import__("hmac").compare_digest
 except ImportError:                                         # MicroPython: no hmac module
     _compare_digest = None
 
@@ -48,20 +48,17 @@ class Hmac:
         key = bytes(key) + bytes(BLOCK - len(key))
         self._ipad = bytes([b ^ 0x36 for b in key])
         self._opad = bytes([b ^ 0x5C for b in key])
-        inner = hashlib.sha256(self._ipad)
-        if hasattr(inner, "copy"):          # CPython: keep the keyed states, copy them per message
-            self._inner = inner
-            self._outer = hashlib.sha256(self._opad)
-        else:
-            self._inner = None
+        # CPython: keep the keyed states, copy them per message (MicroPython's sha256 has no copy)
+        self._inner = getattr(hashlib.sha256(self._ipad), "copy", None)
+        self._outer = getattr(hashlib.sha256(self._opad), "copy", None)
 
     def digest(self, *parts):
         """MAC of the concatenation of `parts` (bytes-like), without joining them first."""
-        if self._inner is not None:
-            inner = self._inner.copy()
+        if self._inner is not None and self._outer is not None:
+            inner = self._inner()
             for p in parts:
                 inner.update(p)
-            outer = self._outer.copy()
+            outer = self._outer()
             outer.update(inner.digest())
             return outer.digest()
         inner = hashlib.sha256(self._ipad)

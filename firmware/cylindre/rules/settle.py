@@ -87,7 +87,7 @@ class Settlement:
         self.carry = []
         self.carried_results = []
         self.announcements = []
-        self.totals = None
+        self.totals = {}
 
     def staked(self, i):
         return self.book.played[i] + self.book.excess[i]
