@@ -161,3 +161,13 @@ def test_subprocess_exit_2_and_one_line_for_broken_input():
                            cwd=ROOT, timeout=60)
         assert p.returncode == 2 and p.stdout == b"", p.stderr
         assert p.stderr.decode("utf-8").count("\n") == 1 and b"Traceback" not in p.stderr
+
+
+def test_a_prisoner_carried_without_wins_needed_counts_as_imprisoned_once():
+    """Found by the long fuzz: its chance winning raised KeyError; a zero counted it as fresh."""
+    doc = {"prisoners": [{"id": "p", "chance": "rouge", "stake": 1000}], "spins": [1]}
+    status, out, _ = settle_bytes(json.dumps(doc).encode())
+    assert status == 0 and json.loads(out)["spins"][0]["results"][0]["outcome"] == "released"
+    doc["spins"] = [0]
+    status, out, _ = settle_bytes(json.dumps(doc).encode())
+    assert json.loads(out)["prisoners"] == [{"id": "p", "chance": "rouge", "stake": 1000, "wins_needed": 2}]

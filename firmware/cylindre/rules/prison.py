@@ -66,7 +66,7 @@ def after(p, n):
     """A non-zero number n comes for prisoner p: (outcome, returned, lost, prisoner-or-None)."""
     s = p["stake"]
     if wheel.chance_wins(p["chance"], n):
-        w = p["wins_needed"] - 1
+        w = p.get("wins_needed", 1) - 1
         if w <= 0:
             return "released", s, 0, None
         return "imprisoned", 0, 0, {"id": p["id"], "chance": p["chance"], "stake": s, "wins_needed": w}

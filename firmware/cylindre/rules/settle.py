@@ -224,6 +224,8 @@ def settle_book(book, number, prisoners=(), choices=None):
     zero = n == 0
     for p in prisoners:
         if zero:
+            if "wins_needed" not in p:      # carried without it: imprisoned once (prison.check)
+                p = {"id": p["id"], "chance": p["chance"], "stake": p["stake"], "wins_needed": 1}
             oc, ret, lo, q = prison.at_zero(p, chosen.get(_prisoner_id(p)))
         else:
             oc, ret, lo, q = prison.after(p, n)
