@@ -1,8 +1,9 @@
 """`cylindre settle [FILE|-]`: settle a JSON session of spins and print the result.
 
 For table systems and audits: JSON in (a file or stdin), JSON out (default) or, with `--text`,
-the croupier's announcements and a per-bet table for a person. Bad JSON or a bad bet: a message
-naming the spin and the bet on stderr, exit status 2. The rules are `cylindre.rules` (the same
+the croupier's announcements and a per-bet table for a person. Bad input (not UTF-8, bad JSON,
+nested too deep, too large, a lone surrogate) or a bad bet: one line naming the problem (the spin
+and the bet) on stderr, exit status 2, whatever the input. The rules are `cylindre.rules` (the same
 files the Pico runs); this module only reads, formats and writes.
 """
 
@@ -31,11 +32,18 @@ def euros(cents: int) -> str:
     return f"{sign}{c // 100:,}.{c % 100:02d}".replace(",", " ")
 
 
-def _read(path: str) -> str:
+# Input limits (docs/settle.md): a session is at most this many bytes, nested at most this deep
+# (a session needs 7: session, spins, spin, bets, bet, numbers or a move at zero, and one spare
+# level for callers that wrap it), and its strings are text (no lone surrogate such as "\\ud800").
+MAX_BYTES = 64 * 1024 * 1024
+MAX_DEPTH = 16
+
+
+def _read(path: str) -> bytes:
     if path == "-":
-        return sys.stdin.read()
-    with open(path, encoding="utf-8") as f:
-        return f.read()
+        return sys.stdin.buffer.read(MAX_BYTES + 1)
+    with open(path, "rb") as f:
+        return f.read(MAX_BYTES + 1)
 
 
 def _fail(msg: str) -> int:
@@ -43,27 +51,97 @@ def _fail(msg: str) -> int:
     return 2
 
 
-def run(args) -> int:
+class InputError(ValueError):
+    """The input is not a session this command reads; the message says why, on one line."""
+
+
+def _check_tree(doc) -> None:
+    """Refuse nesting deeper than MAX_DEPTH and strings that are not valid text (lone
+    surrogates), walking the document without recursion."""
+    stack = [(doc, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, str):
+            _check_text(v)
+            continue
+        if not isinstance(v, (dict, list)):
+            continue
+        if depth > MAX_DEPTH:
+            raise InputError(f"JSON nested more than {MAX_DEPTH} levels deep")
+        if isinstance(v, dict):
+            for k, x in v.items():
+                _check_text(k)
+                stack.append((x, depth + 1))
+        else:
+            stack.extend((x, depth + 1) for x in v)
+
+
+def _check_text(s: str) -> None:
     try:
-        text = _read(args.file)
-    except OSError as exc:
-        return _fail(f"cannot read {args.file}: {exc.strerror or exc}")
+        s.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputError(f"a string holds a lone surrogate \\u{ord(s[exc.start]):04x}, "
+                         "which is not text") from None
+
+
+def load(data: bytes, name: str = "-"):
+    """The session document in `data` (the bytes of a file or stdin), or InputError."""
+    if len(data) > MAX_BYTES:
+        raise InputError(f"{name} is larger than {MAX_BYTES // (1024 * 1024)} MiB")
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return _fail(f"{args.file} is not UTF-8 text: {exc}")
+        raise InputError(f"{name} is not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start}") from None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        return _fail(f"bad JSON in {args.file}: {exc.msg} at line {exc.lineno} column {exc.colno}")
+        raise InputError(f"bad JSON in {name}: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise InputError(f"JSON nested more than {MAX_DEPTH} levels deep") from None
+    except ValueError:          # CPython refuses integers of more than 4300 digits
+        raise InputError(f"bad JSON in {name}: an integer too long (more than 4300 digits)") from None
+    _check_tree(doc)
+    return doc
+
+
+def _one_line(msg: str) -> str:
+    """The message with control characters (a newline in a bet id) written as escapes."""
+    return "".join(ch if ch >= " " and ch != "\x7f" else f"\\x{ord(ch):02x}" for ch in msg)
+
+
+def settle_bytes(data: bytes, name: str = "-", fmt: str = "json") -> tuple[int, bytes, str]:
+    """The whole command on input bytes: (exit status, stdout bytes, stderr line or "").
+
+    fmt: "json" (indented), "compact" or "text". Never raises for any input."""
     try:
+        doc = load(data, name)
         out = settle_session(doc)
+    except InputError as exc:
+        return 2, b"", _one_line(f"cylindre settle: {exc}")
     except BetError as exc:
-        return _fail(exc.message)
-    if args.text:
-        sys.stdout.write(format_text(out))
-    elif args.compact:
-        sys.stdout.write(json.dumps(out, ensure_ascii=False, separators=(",", ":")) + "\n")
+        return 2, b"", _one_line(f"cylindre settle: {exc.message}")
+    if fmt == "text":
+        text = format_text(out)
+    elif fmt == "compact":
+        text = json.dumps(out, ensure_ascii=False, separators=(",", ":")) + "\n"
     else:
-        sys.stdout.write(json.dumps(out, ensure_ascii=False, indent=2) + "\n")
+        text = json.dumps(out, ensure_ascii=False, indent=2) + "\n"
+    return 0, text.encode("utf-8"), ""
+
+
+def run(args) -> int:
+    try:
+        data = _read(args.file)
+    except OSError as exc:
+        return _fail(f"cannot read {args.file}: {exc.strerror or exc}")
+    fmt = "text" if args.text else "compact" if args.compact else "json"
+    status, out, err = settle_bytes(data, args.file, fmt)
+    if status:
+        print(err, file=sys.stderr)
+        return status
+    sys.stdout.flush()
+    sys.stdout.buffer.write(out)
+    sys.stdout.buffer.flush()
     return 0
 
 
@@ -111,7 +189,7 @@ def format_text(out: dict) -> str:
                  f"still en prison {euros(t['imprisoned'])}")
     if out["prisoners"]:
         lines.append("Still en prison: " + ", ".join(
-            f"{p['id']} {euros(p['stake'])} à {p['chance']} ({p['wins_needed']} win(s) to free)"
+            f"{p['id']} {euros(p['stake'])} à {p['chance']} ({p.get('wins_needed', 1)} win(s) to free)"
             for p in out["prisoners"]))
     if out["carry"]:
         lines.append("Carried to the next spin: " + ", ".join(str(b["id"]) for b in out["carry"]))

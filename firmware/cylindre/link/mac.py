@@ -2,10 +2,19 @@
 
 micropython-lib's `hmac` is not frozen into the Pico build and has no `compare_digest`; this
 module gives the same digests as CPython's `hmac.new(key, msg, 'sha256')`.
+
+On CPython (the host) two fast paths, the same results: the hash states after the padded keys
+are computed once and copied per message (`sha256().copy()`, which MicroPython lacks), and the
+compare is `hmac.compare_digest` (C, constant time). The Pico keeps the plain path.
 """
 
 import hashlib
 from binascii import unhexlify
+
+try:        # CPython; by name, as the Pico's stubs (rightly) know no hmac module
+    _compare_digest = __import__("hmac").compare_digest
+except ImportError:                                         # MicroPython: no hmac module
+    _compare_digest = None
 
 BLOCK = 64
 SIZE = 32
@@ -39,9 +48,19 @@ class Hmac:
         key = bytes(key) + bytes(BLOCK - len(key))
         self._ipad = bytes([b ^ 0x36 for b in key])
         self._opad = bytes([b ^ 0x5C for b in key])
+        # CPython: keep the keyed states, copy them per message (MicroPython's sha256 has no copy)
+        self._inner = getattr(hashlib.sha256(self._ipad), "copy", None)
+        self._outer = getattr(hashlib.sha256(self._opad), "copy", None)
 
     def digest(self, *parts):
         """MAC of the concatenation of `parts` (bytes-like), without joining them first."""
+        if self._inner is not None and self._outer is not None:
+            inner = self._inner()
+            for p in parts:
+                inner.update(p)
+            outer = self._outer()
+            outer.update(inner.digest())
+            return outer.digest()
         inner = hashlib.sha256(self._ipad)
         for p in parts:
             inner.update(p)
@@ -54,6 +73,13 @@ def equal(a, b):
     """Compare two MACs in time independent of where they differ (no early exit)."""
     if len(a) != len(b):
         return False
+    if _compare_digest is not None:
+        return _compare_digest(a, b)
+    return equal_loop(a, b)
+
+
+def equal_loop(a, b):
+    """The compare MicroPython runs: xor every byte, no early exit (a and b of equal length)."""
     r = 0
     for i in range(len(a)):
         r |= a[i] ^ b[i]

@@ -6,6 +6,7 @@ voisins du zéro put 2 on 0/2/3 and 2 on the carré 25/29). Placements follow th
 """
 
 from cylindre.rules import wheel
+from cylindre.rules.names import show
 from cylindre.rules.layout import is_cheval, chevaux_of
 
 
@@ -50,7 +51,7 @@ FINALES_VERTICALES = ((0, 3), (1, 4), (2, 5), (3, 6), (4, 7), (5, 8), (6, 9), (7
 def finale_numbers(d):
     """Numbers ending in digit d (finale en plein d): 4 numbers for 0..6, 3 for 7..9."""
     if type(d) is not int or not 0 <= d <= 9:
-        raise AnnonceError("a finale is a last digit 0 to 9, not %r" % (d,))
+        raise AnnonceError("a finale is a last digit 0 to 9, not %s" % show(d))
     return tuple(range(d, 37, 10))
 
 
@@ -98,9 +99,9 @@ def finale_avec_chevaux(d):
 def voisins_numero(n, k):
     """Un numéro et ses k voisins: 2k+1 pleins around n on the wheel."""
     if not wheel.check_number(n):
-        raise AnnonceError("voisins: the centre number must be 0 to 36, not %r" % (n,))
+        raise AnnonceError("voisins: the centre number must be 0 to 36, not %s" % show(n))
     if type(k) is not int or not 1 <= k <= 18:
-        raise AnnonceError("voisins: the number of neighbours each side must be 1 to 18, not %r" % (k,))
+        raise AnnonceError("voisins: the number of neighbours each side must be 1 to 18, not %s" % show(k))
     return tuple(("plein", (m,), 1) for m in wheel.neighbours(n, k))
 
 

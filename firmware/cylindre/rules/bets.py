@@ -7,8 +7,8 @@ Stakes are integer cents.
 """
 
 from cylindre.rules import wheel, layout, annonces
-from cylindre.rules.names import canonical, chance_of, CHANCE_NAMES, compact
-from cylindre.rules.limits import Limits, KINDS
+from cylindre.rules.names import canonical, chance_of, CHANCE_NAMES, compact, show
+from cylindre.rules.limits import Limits, KINDS, MAX_CENTS
 
 KIND_LABEL = {"plein": "plein", "cheval": "cheval", "transversale": "transversale",
               "carre": "carré", "sixain": "sixain", "douzaine": "douzaine", "colonne": "colonne",
@@ -82,14 +82,40 @@ def _is_int(v):
     return type(v) is int
 
 
+def word(v):
+    """A name given as text (or as a small integer, like "form": 8) folded by `compact`; None
+    for anything else (a list, an object, a huge number)."""
+    if type(v) is str:
+        return compact(v)
+    if _is_int(v) and -10 ** 9 < v < 10 ** 9:
+        return str(v)
+    return None
+
+
+def bet_id(d):
+    """The id of bet dict d as a string: a string, or an integer (turned into its digits).
+
+    Anything else (a list, an object, true, a float, a huge integer) is refused."""
+    bid = d.get("id")
+    if bid is None:
+        raise BetError("a bet has no \"id\": %s" % show(d))
+    if type(bid) is str:
+        return bid
+    if _is_int(bid) and -MAX_CENTS < bid < MAX_CENTS:
+        return str(bid)
+    raise BetError("a bet id must be a string or an integer, not %s" % show(bid))
+
+
 def stake_of(d, bid, key="stake"):
     v = d.get(key)
     if v is None:
         raise _err(bid, "no %s (integer cents) given" % key)
     if not _is_int(v):
-        raise _err(bid, "%s must be an integer number of cents, not %r" % (key, v))
+        raise _err(bid, "%s must be an integer number of cents, not %s" % (key, show(v)))
     if v <= 0:
-        raise _err(bid, "%s must be positive, got %d" % (key, v))
+        raise _err(bid, "%s must be positive, got %s" % (key, show(v)))
+    if v > MAX_CENTS:
+        raise _err(bid, "%s of %s cents is over the largest amount accepted, %d" % (key, show(v), MAX_CENTS))
     return v
 
 
@@ -115,13 +141,13 @@ def numbers_of(d, bid):
             try:
                 v.append(int(p))
             except ValueError:
-                raise _err(bid, "%r is not a number of the wheel (0 to 36)" % (p,))
+                raise _err(bid, "%s is not a number of the wheel (0 to 36)" % show(p))
     elif type(v) not in (list, tuple):
-        raise _err(bid, "numbers must be a list of numbers 0 to 36, not %r" % (v,))
+        raise _err(bid, "numbers must be a list of numbers 0 to 36, not %s" % show(v))
     out = []
     for n in v:
         if not wheel.check_number(n):
-            raise _err(bid, "unknown number %r: the wheel has 0 to 36" % (n,))
+            raise _err(bid, "unknown number %s: the wheel has 0 to 36" % show(n))
         if n in out:
             raise _err(bid, "number %d is given twice" % n)
         out.append(n)
@@ -209,7 +235,7 @@ def _which(d, bid, kind):
             else:
                 g = table.get(c)
         if g is None:
-            raise _err(bid, "unknown %s %r: use 1, 2 or 3" % (KIND_LABEL[kind], it))
+            raise _err(bid, "unknown %s %s: use 1, 2 or 3" % (KIND_LABEL[kind], show(it)))
         if g in out:
             raise _err(bid, "%s %d is given twice" % (KIND_LABEL[kind], g))
         out.append(g)
@@ -222,7 +248,7 @@ def _truthy(d, keys):
         if k in d:
             v = d[k]
             if type(v) is not bool:
-                raise BetError("%s must be true or false, not %r" % (k, v))
+                raise BetError("%s must be true or false, not %s" % (k, show(v)))
             return v
     return False
 
@@ -301,8 +327,8 @@ def zero_choice(v, where):
                 return ("move", chance_of(c[len(pre):]))
         if chance_of(v):
             return ("move", chance_of(v))
-    raise BetError("%s: unknown choice at zero %r: say \"prison\", \"partage\" or {\"move\": CHANCE}"
-                   % (where, v))
+    raise BetError("%s: unknown choice at zero %s: say \"prison\", \"partage\" or {\"move\": CHANCE}"
+                   % (where, show(v)))
 
 
 def _digit_or_pair(d, bid):
@@ -320,10 +346,10 @@ def _digit_or_pair(d, bid):
         try:
             return tuple([int(p) for p in parts])
         except ValueError:
-            raise _err(bid, "finale %r is not a digit or a pair of digits" % (v,))
+            raise _err(bid, "finale %s is not a digit or a pair of digits" % show(v))
     if type(v) in (list, tuple) and all([_is_int(x) for x in v]):
         return tuple(v)
-    raise _err(bid, "finale %r is not a digit or a pair of digits" % (v,))
+    raise _err(bid, "finale %s is not a digit or a pair of digits" % show(v))
 
 
 _CENTRE_KEYS = ("number", "numero", "centre", "center", "neighbours", "neighbors", "k")
@@ -332,14 +358,14 @@ _CENTRE_KEYS = ("number", "numero", "centre", "center", "neighbours", "neighbors
 def _annonce_chips(name, d, bid):
     """(name, label, chip tuples) of a called bet."""
     try:
-        if name == "voisins" and "zero" not in compact(str(d.get("type", d.get("bet", "")))):
+        if name == "voisins" and "zero" not in (word(d.get("type", d.get("bet", ""))) or ""):
             for key in _CENTRE_KEYS:
                 if key in d:
                     name = "voisins_numero"      # "voisins" of a number: that number and neighbours
                     break
         if name == "orphelins":
             form = d.get("form", d.get("forme"))
-            if form is not None and compact(str(form)) in ("plein", "pleins", "enplein", "straight", "8"):
+            if form is not None and word(form) in ("plein", "pleins", "enplein", "straight", "8"):
                 name = "orphelins_plein"
         if name in annonces.FIXED:
             return name, annonces.LABELS[name], annonces.FIXED[name]
@@ -370,7 +396,7 @@ def _annonce_chips(name, d, bid):
             return name, "finale %d avec ses chevaux" % ds[0], annonces.finale_avec_chevaux(ds[0])
     except annonces.AnnonceError as e:
         raise _err(bid, str(e))
-    raise _err(bid, "unknown called bet %r" % name)
+    raise _err(bid, "unknown called bet %s" % show(name))
 
 
 def _annonce(name, d, bid, limits):
@@ -380,7 +406,7 @@ def _annonce(name, d, bid, limits):
     if unit is not None:
         unit = stake_of(d, bid, "unit")
         if "stake" in d and d["stake"] != unit * count:
-            raise _err(bid, "stake %r does not match %d chips of unit %d" % (d["stake"], count, unit))
+            raise _err(bid, "stake %s does not match %d chips of unit %d" % (show(d["stake"]), count, unit))
     else:
         total = d.get("stake")
         if total is None:
@@ -415,9 +441,9 @@ def _annonce(name, d, bid, limits):
     b.a_placer = placer
     mode = d.get("replay", d.get("rejouer"))
     if mode is not None:
-        m = REPLAY_MODES.get(compact(str(mode)))
+        m = REPLAY_MODES.get(word(mode) or "")
         if m is None:
-            raise _err(bid, "unknown replay %r: say \"refaire\", \"completer\" or \"tout\"" % (mode,))
+            raise _err(bid, "unknown replay %s: say \"refaire\", \"completer\" or \"tout\"" % show(mode))
         if m == "tout" and name not in annonces.PAR_LE_TOUT:
             raise _err(bid, "par le tout replays only the série (tiers) and the voisins du zéro")
         b.replay = m
@@ -462,17 +488,13 @@ def parse_bet(d, limits=None):
         limits = Limits()
     if type(d) is not dict:
         raise BetError("a bet must be an object like {\"id\": \"b1\", \"type\": \"plein\", "
-                       "\"numbers\": [17], \"stake\": 1000}, not %r" % (d,))
-    bid = d.get("id")
-    if bid is None:
-        raise BetError("a bet has no \"id\": %r" % (d,))
-    if type(bid) is not str:
-        bid = str(bid)
+                       "\"numbers\": [17], \"stake\": 1000}, not %s" % show(d))
+    bid = bet_id(d)
     t = d.get("type", d.get("bet"))
     if t is None:
         raise _err(bid, "no \"type\"")
     if type(t) is not str:
-        raise _err(bid, "type must be a name such as \"plein\" or \"voisins\", not %r" % (t,))
+        raise _err(bid, "type must be a name such as \"plein\" or \"voisins\", not %s" % show(t))
     chances = d.get("chances")
     family, name = canonical(t)
     if family is None:
@@ -485,19 +507,19 @@ def parse_bet(d, limits=None):
             raise _err(bid, "a straddle is {\"type\": \"%s\", \"which\": [1, 2], \"consent\": true}"
                   % canonical(parts[0])[1])
         else:
-            raise _err(bid, "unknown bet type %r" % t)
+            raise _err(bid, "unknown bet type %s" % show(t))
     if chances is not None:
         if type(chances) is str:
             chances = [chances]
         if type(chances) in (list, tuple) and len(chances) > 1:
-            names = [str(c) for c in chances]
+            names = [show(c) for c in chances]
             raise _err(bid, "a stake straddling even chances (%s) is not accepted: "
                        "split stakes on chances simples are refused" % " and ".join(names))
         if type(chances) in (list, tuple) and len(chances) == 1:
             name = chance_of(chances[0])
             family = "plain"
             if name is None:
-                raise _err(bid, "unknown even chance %r" % (chances[0],))
+                raise _err(bid, "unknown even chance %s" % show(chances[0]))
     if family == "annonce":
         return _finish(_annonce(name, d, bid, limits), d)
     stake = stake_of(d, bid)

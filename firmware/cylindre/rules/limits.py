@@ -4,7 +4,7 @@ A stake below the minimum is refused; over the maximum it plays only up to the m
 excess is returned ("la masse joue jusqu'à la concurrence du maximum"). Cents.
 """
 
-from cylindre.rules.names import canonical, CHANCE_NAMES
+from cylindre.rules.names import canonical, CHANCE_NAMES, show
 
 KINDS = ("plein", "cheval", "transversale", "carre", "sixain", "douzaine", "colonne", "simple")
 
@@ -17,13 +17,18 @@ DEFAULTS = {
 }
 
 
+# The largest amount in cents a stake, a unit or a limit may be: 10 000 000 000.00 euro, far above
+# any table, and small enough that every sum of a spin stays an exact JSON number (< 2**53).
+MAX_CENTS = 1000000000000
+
+
 class LimitError(ValueError):
     pass
 
 
 def _cents(v, what):
-    if type(v) is not int or v < 0:
-        raise LimitError("%s must be a non-negative integer number of cents, not %r" % (what, v))
+    if type(v) is not int or not 0 <= v <= MAX_CENTS:
+        raise LimitError("%s must be an integer number of cents, 0 to %d, not %s" % (what, MAX_CENTS, show(v)))
     return v
 
 
@@ -70,13 +75,13 @@ class Limits:
             if kind in CHANCE_NAMES:
                 kind = "simple"
             if family != "plain" or kind not in table:
-                raise LimitError("limits: unknown bet type %r" % (name,))
+                raise LimitError("limits: unknown bet type %s" % show(name))
             lo, hi = table[kind]
             v = spec[name]
             if type(v) is dict:
                 for key in v:
                     if key not in ("min", "max", "minimum", "maximum"):
-                        raise LimitError("limits %s: unknown field %r" % (name, key))
+                        raise LimitError("limits %s: unknown field %s" % (name, show(key)))
                 if "min" in v or "minimum" in v:
                     lo = _cents(v.get("min", v.get("minimum")), "limits %s min" % name)
                 if "max" in v or "maximum" in v:

@@ -1,4 +1,5 @@
-"""Names of bet types as people write them: French, English, Italian, with or without accents.
+"""Names of bet types as people write them: French, English, Italian, with or without accents;
+and `show`, how a value the player gave is named in an error message.
 
 `compact` folds a name to lower-case ASCII letters and digits only, so "Voisins du zéro",
 "voisins_du_zero" and "VOISINS-DU-ZERO" meet. `canonical` maps it to one type name.
@@ -100,3 +101,16 @@ def chance_of(name):
         return None
     k = PLAIN.get(compact(name))
     return k if k in CHANCE_NAMES else None
+
+
+def show(v):
+    """A value as it may appear in a one-line error message: its repr, cut at 60 characters.
+
+    Never fails: an integer too long to print or a structure too deep to walk is described."""
+    try:
+        r = repr(v)
+    except (ValueError, RuntimeError):      # CPython's int digit limit; recursion (also on MicroPython)
+        return "<%s too large to show>" % type(v).__name__
+    if len(r) > 60:
+        r = r[:57] + "..."
+    return r

@@ -13,6 +13,7 @@ even chance. Saying nothing leaves it en prison.
 """
 
 from cylindre.rules import wheel
+from cylindre.rules.names import show
 
 MAX_IMPRISONMENTS = 3
 
@@ -29,17 +30,19 @@ def new(bid, chance, stake):
 def check(p):
     """Validate a carried prisoner dict; returns an error message or None."""
     if type(p) is not dict:
-        return "an imprisoned stake must be an object, not %r" % (p,)
+        return "an imprisoned stake must be an object, not %s" % show(p)
     if "id" not in p:
-        return "an imprisoned stake has no id: %r" % (p,)
+        return "an imprisoned stake has no id: %s" % show(p)
+    if type(p["id"]) is not str and (type(p["id"]) is not int or not -10 ** 12 < p["id"] < 10 ** 12):
+        return "an imprisoned stake's id must be a string or an integer, not %s" % show(p["id"])
     if p.get("chance") not in wheel.CHANCES:
-        return "imprisoned stake %s: unknown even chance %r" % (p["id"], p.get("chance"))
+        return "imprisoned stake %s: unknown even chance %s" % (p["id"], show(p.get("chance")))
     s = p.get("stake")
-    if type(s) is not int or s <= 0:
-        return "imprisoned stake %s: stake must be positive integer cents, not %r" % (p["id"], s)
+    if type(s) is not int or not 0 < s <= 10 ** 12:
+        return "imprisoned stake %s: stake must be positive integer cents, not %s" % (p["id"], show(s))
     w = p.get("wins_needed", 1)
     if type(w) is not int or not 1 <= w <= MAX_IMPRISONMENTS:
-        return "imprisoned stake %s: wins_needed must be 1 to 3, not %r" % (p["id"], w)
+        return "imprisoned stake %s: wins_needed must be 1 to 3, not %s" % (p["id"], show(w))
     return None
 
 
@@ -63,7 +66,7 @@ def after(p, n):
     """A non-zero number n comes for prisoner p: (outcome, returned, lost, prisoner-or-None)."""
     s = p["stake"]
     if wheel.chance_wins(p["chance"], n):
-        w = p["wins_needed"] - 1
+        w = p.get("wins_needed", 1) - 1
         if w <= 0:
             return "released", s, 0, None
         return "imprisoned", 0, 0, {"id": p["id"], "chance": p["chance"], "stake": s, "wins_needed": w}

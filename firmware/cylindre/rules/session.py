@@ -6,17 +6,34 @@ Input (docs/settle.md): a list of spins, or {"spins": [...], "limits": {...}, "p
 bare number. Errors are `BetError`s whose message starts with the spin ("spin 2: bet b3: …").
 """
 
-from cylindre.rules.bets import BetError
+from cylindre.rules.bets import BetError, bet_id
 from cylindre.rules.limits import Limits, LimitError
 from cylindre.rules.settle import settle_spin
 from cylindre.rules import prison
+from cylindre.rules.names import show
 
 _TOTALS = ("staked", "won", "returned", "lost", "imprisoned", "paid")
+
+
+def _digits(s):
+    """Only ASCII digits (str.isdigit also takes "²", which int() refuses)."""
+    for ch in s:
+        if not "0" <= ch <= "9":
+            return False
+    return True
 
 
 def _spin_error(i, e):
     return BetError("spin %d: %s" % (i, e.message if isinstance(e, BetError) else str(e)),
                     getattr(e, "bet", None))
+
+
+def _id_order(b):
+    """Sort key of a bet given keyed by id: its id as text (a bet that is no object first)."""
+    if type(b) is not dict:
+        return ""
+    v = b.get("id")
+    return v if type(v) is str else show(v)
 
 
 def settle_session(doc):
@@ -46,6 +63,13 @@ def settle_session(doc):
         carry = doc.get("carry", []) or []
         if type(carry) is not list:
             raise BetError("\"carry\" must be a list of bets")
+        for b in carry:
+            if type(b) is not dict:
+                raise BetError("carry: a carried bet must be an object like the bets of a spin, not %s" % show(b))
+            try:
+                bet_id(b)
+            except BetError as e:
+                raise BetError("carry: " + e.message)
     else:
         raise BetError("a session is a list of spins or an object with \"spins\": [...]")
     out = []
@@ -61,11 +85,11 @@ def settle_session(doc):
         if type(spin) is int and type(spin) is not bool:
             spin = {"number": spin}
         if type(spin) is not dict:
-            raise BetError("spin %d: a spin is {\"number\": N, \"bets\": [...]}, not %r" % (i, spin))
+            raise BetError("spin %d: a spin is {\"number\": N, \"bets\": [...]}, not %s" % (i, show(spin)))
         number = spin.get("number", spin.get("result", spin.get("winning_number")))
         if number is None:
             raise BetError("spin %d: no winning \"number\"" % i)
-        if type(number) is str and number.strip().isdigit():
+        if type(number) is str and 0 < len(number.strip()) <= 2 and _digits(number.strip()):
             number = int(number.strip())
         bets = spin.get("bets", [])
         if type(bets) is dict:        # {"b1": {...}, ...}: the keys are the ids
@@ -78,7 +102,7 @@ def settle_session(doc):
                         c[f] = b[f]
                     b = c
                 keyed.append(b)
-            keyed.sort(key=lambda b: str(b.get("id")) if type(b) is dict else "")
+            keyed.sort(key=_id_order)
             bets = keyed
         if type(bets) is not list:
             raise BetError("spin %d: \"bets\" must be a list" % i)
