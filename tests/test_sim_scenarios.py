@@ -22,7 +22,7 @@ def _sig(sp, name):
 
 def test_every_scenario_has_a_description_and_expected_reports():
     assert set(SCENARIOS) == set(EXPECTED)
-    assert len(SCENARIOS) == 11
+    assert len(SCENARIOS) == 12
     assert parse_list("all") == sorted(SCENARIOS)
     assert parse_list("none") == [] and parse_list("") == []
     assert parse_list("power_cut, void_button") == ["power_cut", "void_button"]
@@ -52,6 +52,8 @@ def test_scenario_truth(scenario):
         assert tr["laps"] < 4
     if scenario == "launch_slow":
         assert tr["first_lap_us"] > 1_000_000
+    if scenario == "weak_throw":
+        assert 1.5 <= tr["laps"] <= 1.7
     if scenario in ("ball_off_wheel", "void_button"):
         assert tr["number"] is None and tr["rest_us"] is None
         for j in range(len(sim.geometry["pocket_sensors_deg"])):
