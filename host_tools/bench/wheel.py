@@ -290,7 +290,7 @@ def _jobs(args):
         n = min(CHUNK, args.spins - i * CHUNK)
         # faults rotate through the list across chunks; the first spin of a chunk is never one
         chunk_plan = plan(n, scen[i % len(scen):] + scen[:i % len(scen)] if scen else [], args.fault_every)
-        jobs.append((args.seed, i, chunk_plan, imp, 3 if i == 0 else 0, args.geometry, args.overrides))
+        jobs.append((args.seed, i, chunk_plan, imp, 3 if i == 0 else 0, args.geometry, args.overrides, wheel))
     return jobs
 
 

@@ -179,6 +179,9 @@ class WheelSimulator:
         if scenario == "few_laps":
             w0 = BallTrack.omega0_for_laps(rng.uniform(1.8, 3.6), a, c, wc)
         elif scenario == "weak_throw":
+            # thrown so weakly the ball crawls: it clings to the track down to a 3.0-3.3 s lap,
+            # so its one pass of sensors 6 degrees apart is 50-55 ms long (issue 13's feeds)
+            wc = 2 * math.pi / rng.uniform(3.0, 3.3)
             w0 = BallTrack.omega0_for_laps(rng.uniform(1.5, 1.7), a, c, wc)
         elif scenario == "launch_slow":
             w0 = 2 * math.pi / rng.uniform(1.1, 1.35)
