@@ -11,6 +11,8 @@ sensor inside a group counts once.
 MAX_LAPS = 64          # lap periods kept per spin (a real spin has 13-21): bounded memory
 MIN_LAP_US = 300000    # no ball laps a track faster than this (launches run 0.43-0.7 s)
 FIRST_GROUP_US = 100000  # the first group, before any lap is known
+WIDE_GAP = 8           # a crawling ball's pass: gap between two sensors at most 8 pulse widths
+MIN_CRAWL_US = 4000    # and pulses at least this wide (spurious ones: 0.5-3 ms)
 
 
 class Ball:
@@ -47,8 +49,10 @@ class Ball:
         self.alt_t = 0              # a pass half a lap after a group: missed lap or noise?
         self.alt_ref = 0
         self.alt_sensor = 0
+        self.alt_size = 0           # sensors that saw the half-way pass (a ball passes them all)
         self.votes = 0              # > 0 clockwise, < 0 counter-clockwise
         self.missed = [0] * self.n  # consecutive groups without this sensor
+        self.fall_t = [0] * self.n  # each sensor's last falling edge (pulse widths)
 
     def start(self, t, sensor):
         self.reset()
@@ -120,7 +124,8 @@ class Ball:
             first = self.first_in_group
             gap = t - self.first_pass_t
             if not pace and self.nlaps == 0 and self.group_size == 1 and first != sensor \
-                    and not self._close(first, sensor, gap, self.first_max):
+                    and not self._close(first, sensor, gap, self.first_max) \
+                    and not self._crawling(first, t, gap):
                 # The run's first pass, and a second too late for a ball at a launch's pace
                 # to have run between these sensors: two spurious pulses must not make a
                 # two-sensor group (that is a launch). The run starts at this pass instead.
@@ -142,13 +147,21 @@ class Ball:
                 # that lone pass was spurious. The run starts again here.
                 self._restart()
             return 0
+        if self.alt_t and sensor != self.alt_sensor and self.alt_size < 2 \
+                and self._close(self.alt_sensor, sensor, t - self.alt_t, pace):
+            self.alt_size += 1           # the half-way pass seen by a second sensor: a ball
+            return 0
         t_ref = self._ref_time(t, sensor, pace if pace else since)
         if self.alt_t:
             a = self.alt_ref
             h1 = a - self.group_t
             h2 = t_ref - a
             self.alt_t = 0
-            if h1 * 95 <= h2 * 100 <= h1 * 120 and h1 >= MIN_LAP_US and len(self.laps) == self.nlaps:
+            # A ball that every sensor missed once still passes them all half a lap later: while
+            # the groups hold two sensors, a lone half-way pass is a stray pulse, and splitting
+            # on it would halve every lap after it (rien ne va plus 6-13 laps early: issue 13).
+            whole = self.alt_size >= 2 or self.strong < 2 or self.n < 2
+            if whole and h1 * 95 <= h2 * 100 <= h1 * 120 and h1 >= MIN_LAP_US and len(self.laps) == self.nlaps:
                 # Confirmed: the last "lap" was two. Split it; the half-way pass opens a group.
                 p = self.laps[-1]
                 half = p // 2
@@ -182,6 +195,7 @@ class Ball:
                 self.alt_t = t
                 self.alt_ref = t_ref
                 self.alt_sensor = sensor
+                self.alt_size = 1
                 return 0
             if self.group_size == 1 and self.n >= 2 and self.nlaps >= 1:
                 # Unless the current group, a lone pass, was the spurious one.
@@ -265,6 +279,20 @@ class Ball:
             d = 360.0 - d
         expect = pace * d / 360.0
         return gap <= expect + pace // 50 + 2000
+
+    def fell(self, t, sensor):
+        """A ball-track pulse ended (its width tells a crawling ball from a spurious pulse)."""
+        self.fall_t[sensor] = t
+
+    def _crawling(self, first, t, gap):
+        """Is a pass of `first` then one `gap` us later too slow for a launch but a ball all
+        the same? A ball crawling past sensors a few degrees apart gives pulses as wide as
+        about half their gap (the sensor's arc over their spacing); spurious pulses last 0.5-3
+        ms. So a first pulse at least 1/WIDE_GAP of the gap is a very weak throw's one pass
+        (a void few_laps follows), never two spurious pulses (issue 13)."""
+        f = self.fall_t[first]
+        w = (f if f > self.first_pass_t else t) - self.first_pass_t
+        return w >= MIN_CRAWL_US and gap <= w * WIDE_GAP + 2000
 
     def _plausible(self, period, prev):
         """Can `period` follow a lap of `prev` (0: unknown)? A little longer, never shorter."""

@@ -290,6 +290,7 @@ class Controller:
     def _ball(self, t, i, level):
         if not level:
             self.ball_up[i] = -1
+            self.ball.fell(t, i)
             if self.health.state[self.ball_names[i]] == STUCK:
                 self.health.set(self.ball_names[i], OK)
             return
