@@ -155,13 +155,57 @@ def test_prediction_of_the_drop_with_drag():
     f = fit(laps[:n_drop - 4])
     assert f[0] < 0 and f[1] < 0
     p = predict(laps[:n_drop - 4], ends[:n_drop - 4], 2500000, 3.0)
-    call_t, drop_t, left = p
+    call_t, drop_t, left, sound = p
+    assert sound
     assert 3.0 <= left <= 5.0, left
     assert abs(drop_t / 1e6 - t_drop) < 0.15, (drop_t, t_drop)
     assert call_t < drop_t
     assert predict(laps[:1], ends[:1], 2500000, 3.0) is None
     # constant lap times: no slowing, no prediction
     assert predict([500000] * 6, [500000 * (i + 1) for i in range(6)], 2500000, 3.0) is None
+
+
+def test_one_lap_off_by_a_few_ms_can_flip_an_early_fit_which_is_then_not_sound():
+    # issue 13: on 5-8 laps, +-1-3 ms on one lap moves the fit's curvature enough to flip its
+    # sign; the fallback (constant deceleration from the mean slope) then expects the drop early
+    laps, ends, t_drop = _ball(0.036, 0.044, 2.0, 0.55)
+    flipped = 0
+    for n in (5, 6, 7, 8):
+        for k in range(1, n - 1):
+            for d in (-3000, -1500, 1500, 3000):
+                lp = list(laps[:n])
+                lp[k] += d
+                lp[k + 1] -= d
+                p = predict(lp, ends[:n], 2500000, 3.0)
+                if p is not None and not p[3]:
+                    flipped += 1
+                    assert p[1] < t_drop * 1e6        # early: the controller must not trust it
+    assert flipped > 0
+
+
+def test_a_fit_that_is_not_sound_never_calls_earlier_than_the_last_sound_one():
+    from test_spin_kit import make
+    w, ctl, log = make()
+    ctl.phase = "ball_in_rim"
+    ctl.drop_us = 2500000
+    b = ctl.ball
+    laps, ends, t_drop = _ball(0.036, 0.044, 2.0, 0.55)
+    b.laps = list(laps[:6])
+    b.lap_end = list(ends[:6])
+    b.nlaps = 6
+    ctl._predict(ends[5])
+    sound = ctl.pred
+    assert sound[3]
+    b.laps = list(laps[:7])            # lap 6 3 ms long, lap 7 3 ms short: the 7-lap fit flips
+    b.laps[5] += 3000
+    b.laps[6] -= 3000
+    b.lap_end = list(ends[:7])
+    b.nlaps = 7
+    raw = predict(b.laps, b.lap_end, ctl.drop_us, 3.0)
+    assert not raw[3] and raw[1] < sound[1] - 4000000     # 5 s earlier, as in issue 13
+    ctl._predict(ends[6])
+    assert ctl.pred[1] == sound[1] and ctl.call_t == sound[0]
+    assert not log.of("rnvp")
 
 
 def test_pocket_confirmation_needs_agreeing_sightings_from_enough_sensors():

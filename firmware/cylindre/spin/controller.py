@@ -99,6 +99,7 @@ class Controller:
         self.rnvp_t = None
         self.call_t = None
         self.pred = None
+        self.sound = None           # the last prediction from a sound fit (see predict.predict)
         self.drop_t = None
         self.track_end_t = None     # the spin's ball's last pass (later passes: a relaunch or noise)
         self.rotor_dir = 0
@@ -426,6 +427,13 @@ class Controller:
         p = predict(b.laps, b.lap_end, self.drop_us, self.s["rnvp_lead_laps_x10"] / 10.0)
         if p is None:
             return
+        sound = self.sound
+        if p[3] and b.nlaps >= MIN_FIT_LAPS:
+            self.sound = p
+        elif sound is not None and p[1] < sound[1]:
+            # A fit that flipped sign (one lap mis-timed by a few ms does it on 5-8 laps)
+            # expects the drop too early: never earlier than the last sound fit said.
+            p = (sound[0], sound[1], p[2] if p[2] > sound[2] else sound[2], False)
         self.pred = p
         self.call_t = p[0]
         if t >= p[0] and self.phase == IN_RIM and b.nlaps >= MIN_FIT_LAPS:
@@ -502,7 +510,7 @@ class Controller:
         f = fit(self.ball.laps)
         if f is None:
             return
-        p, q, u = f
+        p, q, u = f[0], f[1], f[2]
         u = u + (p + q * u) * 1.0          # from the last lap's middle to half a lap after it
         if u <= 0:
             return
