@@ -166,7 +166,8 @@ class WheelSimulator:
         self.count += 1
         if self.rotor_dir == 0:          # first spin: either way, unless told it must repeat
             self.rotor_dir = 1 if rng.random() < 0.5 else -1
-        # Article 53: opposite to the previous spin, i.e. the last one played to a result
+        # Article 53, by actuation: the croupier stops the rotor after every spin and pushes it
+        # again, so every spin is an actuation, opposite to the previous one (played or void)
         rotor_dir = self.rotor_dir if scenario == "rotor_not_reversed" else -self.rotor_dir
         ball_dir = rotor_dir if scenario == "same_direction" else -rotor_dir
         rpm = rng.uniform(*W["rotor_rpm"])
@@ -276,21 +277,15 @@ class WheelSimulator:
         truth["end_us"] = self._us(duration)
         self.t0 += duration
         self.theta = float(rotor.theta_deg[-1])
-        self._dirs = (self.rotor_dir, rotor_dir)
-        if truth["valid"]:
-            self.rotor_dir = rotor_dir     # a voided spin is relaunched: it does not count as "previous"
+        self.rotor_dir = rotor_dir
         return Spin(self.names, t_all, c_all, l_all, truth)
 
     def counted(self, played: bool) -> None:
-        """Tell the croupier whether the wheel gave the last spin a result (True) or voided it.
-
-        Without this the croupier assumes valid spins count and faulty ones are voided; with it,
-        the next rotor direction follows what the wheel really did (Article 53: opposite to the
-        previous spin played to a result), so one voided spin does not make the next one "not
-        reversed" too.
-        """
-        before, last = getattr(self, "_dirs", (self.rotor_dir, self.rotor_dir))
-        self.rotor_dir = last if played else before
+        """The wheel's verdict on the last spin (a result: True, a void: False). Kept for the
+        drivers that tell it; the croupier no longer needs it: every spin of the simulator is a
+        new actuation of the rotor (stopped and pushed again), opposite to the previous one
+        whether that spin was played or voided (Article 53 read by actuation, issue 13)."""
+        return None
 
     # -- pieces -----------------------------------------------------------------------------------
     def _us(self, t):

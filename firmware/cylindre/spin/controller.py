@@ -58,7 +58,12 @@ class Controller:
         self.count = count if count is not None else _zero
         self.phase = IDLE
         self.spin = 0
-        self.last_dir = 0           # rotor direction of the last spin with a result (Article 53)
+        # Article 53 by actuation: the way of the rotor's actuation under which the last spin
+        # was launched (played or void), the way of the one before it, and which actuation
+        # (Rotor.act) that launch used: a relaunch under the same actuation is no new one.
+        self.last_dir = 0
+        self.prev_dir = 0
+        self.launch_act = 0
         self.last_number = None
         self.voided = -1            # the last spin voided: none of its pockets is ever a result
         self.hist = []
@@ -118,6 +123,7 @@ class Controller:
         if isinstance(rec, dict):
             self.spin = _int(rec.get("spin"), 0)
             self.last_dir = _int(rec.get("dir"), 0)
+            self.prev_dir = _int(rec.get("pdir"), 0)
             self.last_number = rec.get("last")
             h = rec.get("hist")
             if isinstance(h, list):
@@ -131,6 +137,9 @@ class Controller:
                    "interrupted": interrupted, "fw": FW, "board": self.s.get("board")})
         if reset_cause == "watchdog":
             self._fault("watchdog_reset", "the watchdog restarted the controller", None)
+        # The rotor found turning at boot is the actuation of the spin the restart cut (the
+        # croupier may relaunch without touching it); otherwise it counts as a new one.
+        self.launch_act = 0 if interrupted is not None else -1
         if interrupted is not None:
             self.voided = interrupted
             self.emit({"ev": "void", "t": t_us, "spin": interrupted, "reason": "restart",
@@ -388,7 +397,8 @@ class Controller:
         self.rotor_dir = r.dir
         self.ball_dir = b.direction()
         violations = []
-        if self.last_dir and self.rotor_dir == self.last_dir:
+        rule = self._actuated()
+        if rule and self.rotor_dir == rule:
             violations.append("rotor_not_reversed")
         if self.ball_dir and self.ball_dir == self.rotor_dir:
             violations.append("same_direction")
@@ -421,6 +431,25 @@ class Controller:
         if period > s["launch_max_lap_us"]:
             return self._void("launch_slow", "first lap %d us, slower than %d"
                               % (period, s["launch_max_lap_us"]))
+
+    def _actuated(self):
+        """Article 53 ("actionner chaque fois le cylindre dans un sens opposé au précédent"), read
+        by actuation: at a launch, the way the rotor must not turn (0: no rule). A launch under a
+        new actuation (the rotor started from rest or reversed since the last launch, or turning
+        another way than then) must be opposite to the last launch's actuation, played or void;
+        a relaunch under the same actuation (the ball taken back, the rotor still turning) is
+        held to the actuation before it. Remembered in flash across a power cut."""
+        r = self.rotor
+        d = self.rotor_dir
+        if not d:
+            return 0
+        if r.act != self.launch_act or d != self.last_dir:
+            rule = self.last_dir
+            self.prev_dir = self.last_dir
+            self.last_dir = d
+            self.launch_act = r.act
+            return rule
+        return self.prev_dir
 
     def _predict(self, t):
         b = self.ball
@@ -563,8 +592,6 @@ class Controller:
         self.emit({"ev": "result", "t": t, "spin": self.spin, "number": num,
                    "rest_t": run[0][0], "sightings": sightings, "laps": self.ball.nlaps})
         self.last_number = num
-        if self.rotor_dir:
-            self.last_dir = self.rotor_dir
         self.hist.append([self.spin, num, self.ball.nlaps, self.rotor_dir, self.ball_dir])
         if len(self.hist) > HISTORY:
             self.hist.pop(0)
@@ -647,7 +674,7 @@ class Controller:
         self._save(None)
 
     def _save(self, in_spin):
-        rec = {"v": 1, "spin": self.spin, "dir": self.last_dir, "in_spin": in_spin,
+        rec = {"v": 1, "spin": self.spin, "dir": self.last_dir, "pdir": self.prev_dir, "in_spin": in_spin,
                "last": self.last_number, "hist": self.hist, "drop_us": self.drop_us}
         try:
             self.store.save(rec)
