@@ -248,6 +248,7 @@ class WheelSimulator:
         z_fault = None
         if scenario in ("sensor_stuck", "sensor_dead"):
             z_fault = self._fault_sensor(scenario, pulses, t_launch, duration, truth)
+        self._release_truth(truth, pulses, rotor, ball, ball_dir, phi_launch, t_launch, t_drop)
         self._imperfect(pulses, duration)
         seen = sorted(p[0] for lst in pulses.values() for p in lst if p[2] == 2 and p[1] > p[0])
         truth["seen_us"] = self._us(seen[0]) if seen else None
@@ -400,6 +401,24 @@ class WheelSimulator:
         pulses[name] = kept
         truth["stuck_us"] = self._us(t_stuck)
         return None
+
+    def _pocket_at(self, rotor, deg, t):
+        k = int(round((deg - float(rotor.at(t)) - self.geometry["index_offset_deg"]) / PITCH)) % POCKETS
+        return WHEEL_ORDER[k]
+
+    def _release_truth(self, truth, pulses, rotor, ball, ball_dir, phi_launch, t_launch, t_drop):
+        """Truth for the wheel statistics: the rotor pocket under the first ball-track sensor
+        the ball passed, at that pass (`release_pocket`); the bowl angle where it left the track
+        (`drop_angle_deg`, the board's frame) and the rotor pocket under it then (`drop_pocket`)."""
+        first = None
+        for i in range(len(self.geometry["ball_sensors_deg"])):
+            lst = [p for p in pulses.get("BALL%d" % i, []) if p[2] == 1]
+            if lst and (first is None or lst[0][0] < first[0]):
+                first = (lst[0][0], self.geometry["ball_sensors_deg"][i])
+        truth["release_pocket"] = self._pocket_at(rotor, first[1], first[0]) if first else None
+        ang = (phi_launch + ball_dir * math.degrees(ball.s_drop)) % 360.0
+        truth["drop_angle_deg"] = round(ang, 1)
+        truth["drop_pocket"] = self._pocket_at(rotor, ang, t_drop)
 
     def _track_artefacts(self, pulses):
         """Stray pulse half a lap after the second pass, one lap mis-timed by 1-3 ms, chattering

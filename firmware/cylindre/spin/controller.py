@@ -14,6 +14,7 @@ from cylindre.spin.ball import Ball, MIN_LAP_US
 from cylindre.spin.pockets import Pockets
 from cylindre.spin.health import Health, OK, STUCK, SILENT
 from cylindre.spin.predict import predict, fit
+from cylindre.spin.geometry import WHEEL_ORDER, pocket_index
 
 FW = "cylindre-fw 0.1"
 HISTORY = 10
@@ -402,9 +403,11 @@ class Controller:
             violations.append("rotor_not_reversed")
         if self.ball_dir and self.ball_dir == self.rotor_dir:
             violations.append("same_direction")
+        ref = b.ref if b.ref >= 0 else 0
         self.emit({"ev": "launch", "t": t, "spin": self.spin, "ball_dir": self.ball_dir,
                    "rotor_dir": self.rotor_dir, "rotor_rpm_x10": r.rpm_x10, "lap_us": period,
-                   "violations": violations})
+                   "violations": violations,
+                   "release_pocket": self._pocket_under(b.deg[ref], b.first_t)})
         self.phase = IN_RIM
         self._save(self.spin)
         stuck = [n for n in self.health.bad() if self.health.state[n] == STUCK]
@@ -431,6 +434,19 @@ class Controller:
         if period > s["launch_max_lap_us"]:
             return self._void("launch_slow", "first lap %d us, slower than %d"
                               % (period, s["launch_max_lap_us"]))
+
+    def _pocket_under(self, deg, t):
+        """The number of the rotor pocket under bowl angle `deg` (the board's frame: degrees
+        clockwise from the index detector) at time t, the count taken back or forward from now
+        at the rotor's speed (its 1 s window: within a count or two over a lap), or None while
+        the rotor's position is unknown. For the wheel statistics (issue 10)."""
+        r = self.rotor
+        c = self.count()
+        c -= r.dir * r.rpm_x10 * self.s["cpr"] * (self.t - t) // 600000000
+        since = r.since_index(c)
+        if since is None:
+            return None
+        return WHEEL_ORDER[pocket_index(deg, self.s["index_offset_deg"], since, self.s["cpr"])]
 
     def _actuated(self):
         """Article 53 ("actionner chaque fois le cylindre dans un sens opposé au précédent"), read
@@ -519,9 +535,16 @@ class Controller:
         self.drop_t = t
         self.track_end_t = b.last_pass_t
         left = self.pred[2] if self.pred else -1.0
+        # Where the ball left the track: the part of a lap past the reference sensor the model
+        # still expected at the last pass (half a lap when it expected none or over one).
+        frac = left if 0.0 <= left < 1.0 else 0.5
+        ref = b.ref if b.ref >= 0 else 0
+        angle = int((b.deg[ref] + self.ball_dir * frac * 360.0) * 10) % 3600
+        t_off = b.last_pass_t + int(frac * b.last_period())
         self.emit({"ev": "drop", "t": t, "spin": self.spin, "laps": b.nlaps,
                    "lap_us": list(b.laps), "last_pass_t": b.last_pass_t,
-                   "predicted_left_x10": int(left * 10) if left >= 0 else None})
+                   "predicted_left_x10": int(left * 10) if left >= 0 else None,
+                   "drop_angle_x10": angle, "drop_pocket": self._pocket_under(angle / 10.0, t_off)})
         self.phase = DROPPED
         last = b.last_period()
         if b.nlaps < s["min_laps"]:
