@@ -59,12 +59,12 @@ class Controller:
         self.count = count if count is not None else _zero
         self.phase = IDLE
         self.spin = 0
-        # Article 53 by actuation: the way of the rotor's actuation under which the last spin
-        # was launched (played or void), the way of the one before it, and which actuation
-        # (Rotor.act) that launch used: a relaunch under the same actuation is no new one.
+        # Article 53 by actuation: the rotor keeps the ways of its latest actuation and of the
+        # one before (Rotor.act_dir, Rotor.prev_dir); they are kept in flash (dir, pdir) and
+        # given back to the rotor at boot. `saved_act`: the actuation last written to flash.
         self.last_dir = 0
         self.prev_dir = 0
-        self.launch_act = 0
+        self.saved_act = 0
         self.last_number = None
         self.voided = -1            # the last spin voided: none of its pockets is ever a result
         self.hist = []
@@ -79,7 +79,10 @@ class Controller:
     # ---- set-up -------------------------------------------------------------------------
     def _setup(self):
         s = self.s
+        old = getattr(self, "rotor", None)
         self.rotor = Rotor(s["cpr"], s["index_tolerance"])
+        if old is not None:             # settings changed between spins: the same motion
+            self.rotor.seed(old.act_dir, old.prev_dir, True)
         self.ball = Ball(s["ball_sensors_deg"], s["launch_max_lap_us"])
         self.pockets = Pockets(s["pocket_sensors_deg"], s["index_offset_deg"], s["cpr"],
                                s["pocket_min_us"])
@@ -140,7 +143,8 @@ class Controller:
             self._fault("watchdog_reset", "the watchdog restarted the controller", None)
         # The rotor found turning at boot is the actuation of the spin the restart cut (the
         # croupier may relaunch without touching it); otherwise it counts as a new one.
-        self.launch_act = 0 if interrupted is not None else -1
+        self.rotor.seed(self.last_dir, self.prev_dir, interrupted is not None)
+        self.saved_act = 0
         if interrupted is not None:
             self.voided = interrupted
             self.emit({"ev": "void", "t": t_us, "spin": interrupted, "reason": "restart",
@@ -177,6 +181,10 @@ class Controller:
         c = self.count()
         r = self.rotor
         r.sample(t_us, c)
+        if r.act != self.saved_act:
+            # a new actuation: in flash at once, so a power cut before the launch keeps it
+            self.saved_act = r.act
+            self._save(self.spin if self.phase in _SPINNING else None)
         self._check_index_health(t_us, c)
         self._check_stuck(t_us, c)
         ph = self.phase
@@ -450,22 +458,14 @@ class Controller:
 
     def _actuated(self):
         """Article 53 ("actionner chaque fois le cylindre dans un sens opposé au précédent"), read
-        by actuation: at a launch, the way the rotor must not turn (0: no rule). A launch under a
-        new actuation (the rotor started from rest or reversed since the last launch, or turning
-        another way than then) must be opposite to the last launch's actuation, played or void;
-        a relaunch under the same actuation (the ball taken back, the rotor still turning) is
-        held to the actuation before it. Remembered in flash across a power cut."""
+        by actuation: at a launch, the way the rotor must not turn (0: no rule): the way of the
+        rotor's actuation before the one it turns under, launched, voided or missed. A relaunch
+        under the same actuation (the ball taken back, the rotor still turning) is held to the
+        same rule. Remembered in flash across a power cut."""
         r = self.rotor
-        d = self.rotor_dir
-        if not d:
+        if not self.rotor_dir:
             return 0
-        if r.act != self.launch_act or d != self.last_dir:
-            rule = self.last_dir
-            self.prev_dir = self.last_dir
-            self.last_dir = d
-            self.launch_act = r.act
-            return rule
-        return self.prev_dir
+        return r.prev_dir if self.rotor_dir == r.act_dir else r.act_dir
 
     def _predict(self, t):
         b = self.ball
@@ -697,6 +697,8 @@ class Controller:
         self._save(None)
 
     def _save(self, in_spin):
+        self.last_dir = self.rotor.act_dir
+        self.prev_dir = self.rotor.prev_dir
         rec = {"v": 1, "spin": self.spin, "dir": self.last_dir, "pdir": self.prev_dir, "in_spin": in_spin,
                "last": self.last_number, "hist": self.hist, "drop_us": self.drop_us}
         try:

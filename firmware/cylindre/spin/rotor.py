@@ -31,13 +31,24 @@ class Rotor:
         self.dir = 0
         self.start_count = None    # first count seen: judges a silent index before any index
         # Actuations (Article 53: each actuation of the rotor opposite to the previous one): the
-        # rotor started from rest or turning the other way. `act` counts them (0: the motion
-        # found at boot, which may be the one before the restart), `act_dir` the latest's way.
+        # rotor started from rest or turning the other way. `act` counts them since boot,
+        # `act_dir` is the latest's way and `prev_dir` the way of the one before it, whether a
+        # launch followed them or not (a throw the sensors missed must not shift the rule).
         # A push the same way without a stop is not counted: over a 1 s speed window it cannot
         # be told reliably from the end of the croupier's first push.
         self.act = 0
         self.act_dir = 0
+        self.prev_dir = 0
         self._resting = False
+        self._boot = True           # the first full speed window is still to come
+        self._continues = False     # the motion found at boot is the remembered actuation
+
+    def seed(self, last, prev, continues):
+        """The actuations remembered in flash: the latest's way and the one before. `continues`:
+        a spin was cut by the restart, so a rotor found turning that way is still its actuation."""
+        self.act_dir = last
+        self.prev_dir = prev
+        self._continues = continues
 
     def sample(self, t, count):
         """Take a speed sample if 100 ms have passed since the last one; update rpm and direction."""
@@ -76,15 +87,19 @@ class Rotor:
             self._actuation()
 
     def _actuation(self):
-        """Count an actuation: started from rest, or turning the other way."""
+        """Count an actuation: started from rest, or turning the other way. A rotor found
+        turning at boot is a new actuation unless it continues the spin the restart cut (the
+        controller cannot tell a push made while it was off: the safe reading)."""
         if self.rpm_x10 < REST_RPM_X10 or self.dir == 0:
             self._resting = True
             return
-        if self.act == 0 and self.act_dir == 0 and not self._resting:
-            self.act_dir = self.dir         # turning at boot: the way it was pushed before
+        boot = self._boot
+        self._boot = False
+        if boot and not self._resting and self._continues and self.dir == self.act_dir:
             return
-        if self._resting or self.dir != self.act_dir:
+        if boot or self._resting or self.dir != self.act_dir:
             self.act += 1
+            self.prev_dir = self.act_dir
             self.act_dir = self.dir
             self._resting = False
 
