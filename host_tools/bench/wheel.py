@@ -41,6 +41,11 @@ def add_arguments(p) -> None:
     p.add_argument("--scenarios", default="all", help="fault scenarios: all (default), none, or a,b,c")
     p.add_argument("--fault-every", type=int, default=4, help="one spin in K carries a fault (default 4)")
     p.add_argument("--imperfect", action="store_true", help="realistic imperfections on every spin")
+    p.add_argument("--noisy", action="store_true", help="--imperfect plus the ball-track artefacts of issue 13 "
+                   "(a stray pulse half a lap after the second pass, one lap mis-timed by 1-3 ms, chattering "
+                   "pulses), each on about one spin in five to seven")
+    p.add_argument("--wheel", help="wheel constants of the simulator: a preset (dealer: a croupier's signature; "
+                   "biased: the ball rests in 17 5 %% more often) or a JSON object, e.g. '{\"bias\": [17, 0.05]}'")
     p.add_argument("--feeds", type=Path, help="replay the feeds of DIR (FEED + FEED.truth.jsonl) instead of simulating")
     p.add_argument("--board", type=Path, help="board file (boards/*.json): the wheel's geometry and spin settings "
                    "(default: the simulator's 3-pocket-sensor wheel, firmware defaults)")
@@ -65,8 +70,8 @@ def run_chunk(job) -> dict:
     from host_tools.sim import WheelSimulator
     from host_tools.sim.decode import Decoder
 
-    seed, index, scenarios, imperfections, traces, geometry, overrides = job
-    sim = WheelSimulator(geometry, seed=[seed, index], imperfections=imperfections)
+    seed, index, scenarios, imperfections, traces, geometry, overrides, wheel = job
+    sim = WheelSimulator(geometry, seed=[seed, index], imperfections=imperfections, wheel=wheel)
     events: list[dict] = []
     # events in feed time (the replay moves them from the controller's since-boot clock)
     rp = Replay(sim.geometry, events.append, overrides=overrides)
@@ -274,13 +279,18 @@ def _jobs(args):
     if args.imperfect:
         from host_tools.sim import REALISTIC
         imp = REALISTIC
+    if args.noisy:
+        from host_tools.sim import NOISY
+        imp = NOISY
+    from host_tools.sim.wheel import wheel_from
+    wheel = wheel_from(args.wheel)
     jobs = []
     n_chunks = (args.spins + CHUNK - 1) // CHUNK
     for i in range(n_chunks):
         n = min(CHUNK, args.spins - i * CHUNK)
         # faults rotate through the list across chunks; the first spin of a chunk is never one
         chunk_plan = plan(n, scen[i % len(scen):] + scen[:i % len(scen)] if scen else [], args.fault_every)
-        jobs.append((args.seed, i, chunk_plan, imp, 3 if i == 0 else 0, args.geometry, args.overrides))
+        jobs.append((args.seed, i, chunk_plan, imp, 3 if i == 0 else 0, args.geometry, args.overrides, wheel))
     return jobs
 
 
@@ -334,6 +344,7 @@ def run(args) -> int:
         "source": str(args.feeds) if args.feeds else "simulated", "seed": args.seed, "errors": errors,
         "board": str(args.board) if args.board else None, "settings": args.overrides,
         "scenarios": args.scenarios, "fault_every": args.fault_every, "imperfect": bool(args.imperfect),
+        "noisy": bool(args.noisy), "wheel": args.wheel,
         "jobs": args.jobs, "wall_s": wall, "worker_cpu_s": cpu,
         "simulate_cpu_s": sum(res["gen_s"] for res in results), "sensor_events": changes,
         "ticks": sum(res["ticks"] for res in results),

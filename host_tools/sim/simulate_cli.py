@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from .scenarios import SCENARIOS, parse_list
-from .wheel import REALISTIC, FeedWriter, WheelSimulator, truth_path
+from .wheel import NOISY, REALISTIC, FeedWriter, WheelSimulator, truth_path, wheel_from
 
 HELP = "simulate a wheel: write N spins to a sensor feed (and FEED.truth.jsonl beside it)"
 
@@ -24,6 +24,9 @@ def add_arguments(p) -> None:
                    help="with --scenarios, one spin in this many carries a fault, in turn (default 3)")
     p.add_argument("--imperfect", action="store_true",
                    help="switch on realistic imperfections (jitter, missed/spurious pulses, contact bounce)")
+    p.add_argument("--noisy", action="store_true",
+                   help="--imperfect plus the ball-track artefacts of issue 13 (stray pulse, a mis-timed lap, chatter)")
+    p.add_argument("--wheel", help="wheel constants: a preset (dealer, biased) or a JSON object (docs/simulator.md)")
     p.add_argument("--imperfections", help='imperfections as JSON, e.g. \'{"jitter_us": 40, "miss": 0.01}\'')
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
 
@@ -57,11 +60,13 @@ def run(args) -> int:
         scen = parse_list(args.scenarios)
         geometry = json.loads(args.geometry.read_text()) if args.geometry else None
         imp = REALISTIC if args.imperfect else None
+        if args.noisy:
+            imp = NOISY
         if args.imperfections:
             imp = json.loads(args.imperfections)
         if args.spins < 1:
             raise ValueError("--spins must be at least 1")
-        sim = WheelSimulator(geometry, seed=args.seed, imperfections=imp)
+        sim = WheelSimulator(geometry, seed=args.seed, imperfections=imp, wheel=wheel_from(args.wheel))
     except (ValueError, OSError, feed_errors()) as exc:
         print("cylindre simulate: %s" % exc, file=sys.stderr)
         return 2

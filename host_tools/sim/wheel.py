@@ -41,26 +41,57 @@ WHEEL = {
     "ball_sensor_width_deg": 3.0,    # arc over which a ball-track sensor sees the ball
     "pocket_sensor_width": 0.6,      # fraction of a pocket pitch over which a pocket sensor sees it
     "bounce_pockets": (16.0, 3.0, 8, 20),   # mean, sd, min, max pockets crossed after the drop
+    "bias": None,            # [number, p]: a biased wheel, the ball rests in `number` with extra probability p
 }
 
-IMPERFECTION_KEYS = ("jitter_us", "miss", "spurious", "bounce")
+# Wheel constants for the wheel statistics (issue 10): a croupier with a signature (a steady
+# throw, rotor speed and track, so the ball lands a steady distance from the rotor pocket under
+# the release point), and a biased wheel. `WheelSimulator(wheel=DEALER)`, or the bench's
+# `--wheel dealer`; combine them as dict(DEALER, bias=[17, 0.05]).
+DEALER = {"launch_lap_s": (0.525, 0.53), "rotor_rpm": (20.0, 20.2), "spread": 0.002,
+          "rotor_tau_s": (300.0, 300.0), "bounce_pockets": (12.0, 1.0, 10, 14)}
+BIASED = {"bias": [17, 0.05]}
+WHEEL_PRESETS = {"dealer": DEALER, "biased": BIASED}
+
+
+def wheel_from(text):
+    """The --wheel option: a preset name (dealer, biased) or a JSON object of WHEEL constants."""
+    import json
+    if text is None or text == "":
+        return None
+    if text in WHEEL_PRESETS:
+        return dict(WHEEL_PRESETS[text])
+    d = json.loads(text)
+    if not isinstance(d, dict) or any(k not in WHEEL for k in d):
+        raise ValueError("--wheel: a preset (%s) or a JSON object of %s" % (", ".join(WHEEL_PRESETS), ", ".join(WHEEL)))
+    return d
+
+IMPERFECTION_KEYS = ("jitter_us", "miss", "spurious", "bounce", "stray", "lap_jitter", "chatter")
 
 
 def _imperfections(given):
     """None/{} -> all off; a dict with jitter_us (sd of ball/pocket/void edge times), miss
     (probability a ball or pocket pulse is missed), spurious (mean spurious pulses per spin),
-    bounce (contact bounce on VOID and pocket sensors: True/False)."""
-    out = {"jitter_us": 0.0, "miss": 0.0, "spurious": 0.0, "bounce": False}
+    bounce (contact bounce on VOID and pocket sensors: True/False), and the ball-track artefacts
+    an independent simulator's feeds showed (issue 13): stray (probability a spin has a stray
+    ball-track pulse half a lap after the ball's second pass), lap_jitter (probability a spin has
+    one lap whose passes are all 1-3 ms early or late), chatter (mean chattering ball-track
+    pulses a spin: the pulse broken into 2-4)."""
+    out = {"jitter_us": 0.0, "miss": 0.0, "spurious": 0.0, "bounce": False,
+           "stray": 0.0, "lap_jitter": 0.0, "chatter": 0.0}
     for k, v in (given or {}).items():
         if k not in out:
             raise ValueError("unknown imperfection %r (known: %s)" % (k, ", ".join(IMPERFECTION_KEYS)))
         out[k] = v
-    if out["jitter_us"] < 0 or not (0 <= out["miss"] <= 1) or out["spurious"] < 0:
+    if out["jitter_us"] < 0 or not (0 <= out["miss"] <= 1) or out["spurious"] < 0 \
+            or not (0 <= out["stray"] <= 1) or not (0 <= out["lap_jitter"] <= 1) or out["chatter"] < 0:
         raise ValueError("imperfections out of range: %r" % (out,))
     return out
 
 
 REALISTIC = {"jitter_us": 40.0, "miss": 0.01, "spurious": 0.3, "bounce": True}
+# REALISTIC plus the ball-track artefacts of issue 13, each on about one spin in five to ten.
+NOISY = dict(REALISTIC, stray=0.15, lap_jitter=0.15, chatter=0.2)
 
 
 class Spin:
@@ -135,7 +166,8 @@ class WheelSimulator:
         self.count += 1
         if self.rotor_dir == 0:          # first spin: either way, unless told it must repeat
             self.rotor_dir = 1 if rng.random() < 0.5 else -1
-        # Article 53: opposite to the previous spin, i.e. the last one played to a result
+        # Article 53, by actuation: the croupier stops the rotor after every spin and pushes it
+        # again, so every spin is an actuation, opposite to the previous one (played or void)
         rotor_dir = self.rotor_dir if scenario == "rotor_not_reversed" else -self.rotor_dir
         ball_dir = rotor_dir if scenario == "same_direction" else -rotor_dir
         rpm = rng.uniform(*W["rotor_rpm"])
@@ -147,6 +179,11 @@ class WheelSimulator:
         wc = 2 * math.pi / W["critical_lap_s"] * rng.uniform(0.99, 1.01)
         if scenario == "few_laps":
             w0 = BallTrack.omega0_for_laps(rng.uniform(1.8, 3.6), a, c, wc)
+        elif scenario == "weak_throw":
+            # thrown so weakly the ball crawls: it clings to the track down to a 3.0-3.3 s lap,
+            # so its one pass of sensors 6 degrees apart is 50-55 ms long (issue 13's feeds)
+            wc = 2 * math.pi / rng.uniform(3.0, 3.3)
+            w0 = BallTrack.omega0_for_laps(rng.uniform(1.5, 1.7), a, c, wc)
         elif scenario == "launch_slow":
             w0 = 2 * math.pi / rng.uniform(1.1, 1.35)
         else:
@@ -211,6 +248,7 @@ class WheelSimulator:
         z_fault = None
         if scenario in ("sensor_stuck", "sensor_dead"):
             z_fault = self._fault_sensor(scenario, pulses, t_launch, duration, truth)
+        self._release_truth(truth, pulses, rotor, ball, ball_dir, phi_launch, t_launch, t_drop)
         self._imperfect(pulses, duration)
         seen = sorted(p[0] for lst in pulses.values() for p in lst if p[2] == 2 and p[1] > p[0])
         truth["seen_us"] = self._us(seen[0]) if seen else None
@@ -240,21 +278,15 @@ class WheelSimulator:
         truth["end_us"] = self._us(duration)
         self.t0 += duration
         self.theta = float(rotor.theta_deg[-1])
-        self._dirs = (self.rotor_dir, rotor_dir)
-        if truth["valid"]:
-            self.rotor_dir = rotor_dir     # a voided spin is relaunched: it does not count as "previous"
+        self.rotor_dir = rotor_dir
         return Spin(self.names, t_all, c_all, l_all, truth)
 
     def counted(self, played: bool) -> None:
-        """Tell the croupier whether the wheel gave the last spin a result (True) or voided it.
-
-        Without this the croupier assumes valid spins count and faulty ones are voided; with it,
-        the next rotor direction follows what the wheel really did (Article 53: opposite to the
-        previous spin played to a result), so one voided spin does not make the next one "not
-        reversed" too.
-        """
-        before, last = getattr(self, "_dirs", (self.rotor_dir, self.rotor_dir))
-        self.rotor_dir = last if played else before
+        """The wheel's verdict on the last spin (a result: True, a void: False). Kept for the
+        drivers that tell it; the croupier no longer needs it: every spin of the simulator is a
+        new actuation of the rotor (stopped and pushed again), opposite to the previous one
+        whether that spin was played or voided (Article 53 read by actuation, issue 13)."""
+        return None
 
     # -- pieces -----------------------------------------------------------------------------------
     def _us(self, t):
@@ -290,6 +322,15 @@ class WheelSimulator:
             sit = rng.uniform(0.03, 0.2)
             sits.append((t, t + sit, k))
             t += sit
+        bias = W.get("bias")
+        if bias and rng.random() < float(bias[1]):
+            # a biased wheel: the ball hops on into the favoured pocket (a worn fret, a tilt)
+            kb = WHEEL_ORDER.index(int(bias[0]))
+            hop = (kb - k) % POCKETS
+            if hop:
+                t = sits[-1][1] + 0.08 + 0.035 * min(hop, POCKETS - hop)
+                sits.append((t, t + 0.1, kb))
+                total += min(hop, POCKETS - hop)
         rest = sits[-1][0]
         return sits, rest, total
 
@@ -303,6 +344,7 @@ class WheelSimulator:
             on = t_launch + ball.time_at(np.radians(centres - hw))
             off = t_launch + ball.time_at(np.radians(centres + hw))
             pulses["BALL%d" % i] = [[a, b, 1] for a, b in zip(on.tolist(), off.tolist())]
+        self._track = (ball, t_launch, phi_launch, ball_dir, s_max)
 
     def _pocket_pulses(self, pulses, rotor, sits):
         """Pulses of each pocket sensor while a pocket holding the ball passes over it."""
@@ -360,8 +402,62 @@ class WheelSimulator:
         truth["stuck_us"] = self._us(t_stuck)
         return None
 
+    def _pocket_at(self, rotor, deg, t):
+        k = int(round((deg - float(rotor.at(t)) - self.geometry["index_offset_deg"]) / PITCH)) % POCKETS
+        return WHEEL_ORDER[k]
+
+    def _release_truth(self, truth, pulses, rotor, ball, ball_dir, phi_launch, t_launch, t_drop):
+        """Truth for the wheel statistics: the rotor pocket under the first ball-track sensor
+        the ball passed, at that pass (`release_pocket`); the bowl angle where it left the track
+        (`drop_angle_deg`, the board's frame) and the rotor pocket under it then (`drop_pocket`)."""
+        first = None
+        for i in range(len(self.geometry["ball_sensors_deg"])):
+            lst = [p for p in pulses.get("BALL%d" % i, []) if p[2] == 1]
+            if lst and (first is None or lst[0][0] < first[0]):
+                first = (lst[0][0], self.geometry["ball_sensors_deg"][i])
+        truth["release_pocket"] = self._pocket_at(rotor, first[1], first[0]) if first else None
+        ang = (phi_launch + ball_dir * math.degrees(ball.s_drop)) % 360.0
+        truth["drop_angle_deg"] = round(ang, 1)
+        truth["drop_pocket"] = self._pocket_at(rotor, ang, t_drop)
+
+    def _track_artefacts(self, pulses):
+        """Stray pulse half a lap after the second pass, one lap mis-timed by 1-3 ms, chattering
+        ball-track pulses (imperfections stray, lap_jitter, chatter)."""
+        imp, rng = self.imp, self.rng
+        balls = sorted(n for n in pulses if n.startswith("BALL"))
+        if not balls or not getattr(self, "_track", None):
+            return
+        ball, t_launch, phi_launch, ball_dir, s_max = self._track
+        passes = sorted(p[0] for p in pulses[balls[0]] if p[2] == 1)
+        if imp["stray"] > 0 and rng.random() < imp["stray"] and len(passes) >= 3:
+            t = passes[1] + (passes[2] - passes[1]) * rng.uniform(0.45, 0.55)
+            n = balls[int(rng.integers(0, len(balls)))]
+            pulses[n].append([t, t + rng.uniform(0.0005, 0.003), 4])
+        if imp["lap_jitter"] > 0 and rng.random() < imp["lap_jitter"] and len(passes) >= 4:
+            k = int(rng.integers(1, len(passes) - 1))          # that lap's passes, every sensor
+            shift = rng.choice((-1.0, 1.0)) * rng.uniform(0.001, 0.003)
+            lo, hi = passes[k] - 0.05, passes[k] + 0.1
+            for n in balls:
+                for p in pulses[n]:
+                    if p[2] == 1 and lo <= p[0] <= hi:
+                        p[0] += shift
+                        p[1] += shift
+        if imp["chatter"] > 0:
+            for _ in range(int(rng.poisson(imp["chatter"]))):
+                n = balls[int(rng.integers(0, len(balls)))]
+                real = [p for p in pulses[n] if p[2] == 1 and p[1] - p[0] > 0.002]
+                if not real:
+                    continue
+                p = real[int(rng.integers(0, len(real)))]
+                for _ in range(int(rng.integers(1, 4))):          # breaks 1-3 times at its make
+                    d_on = rng.uniform(0.0001, 0.0004)
+                    d_off = rng.uniform(0.0001, 0.0004)
+                    pulses[n].append([p[0], p[0] + d_on, 5])
+                    p[0] = p[0] + d_on + d_off
+
     def _imperfect(self, pulses, duration):
         imp, rng = self.imp, self.rng
+        self._track_artefacts(pulses)
         sensors = [n for n in pulses if n.startswith(("BALL", "POCKET"))]
         if imp["miss"] > 0:
             for n in sensors:

@@ -11,6 +11,8 @@ sensor inside a group counts once.
 MAX_LAPS = 64          # lap periods kept per spin (a real spin has 13-21): bounded memory
 MIN_LAP_US = 300000    # no ball laps a track faster than this (launches run 0.43-0.7 s)
 FIRST_GROUP_US = 100000  # the first group, before any lap is known
+WIDE_GAP = 8           # a crawling ball's pass: gap between two sensors at most 8 pulse widths
+MIN_CRAWL_US = 4000    # and pulses at least this wide (spurious ones: 0.5-3 ms)
 
 
 class Ball:
@@ -45,10 +47,15 @@ class Ball:
         self.longest_first = 0      # the first lap, or the longest one a restart forgot
         self.split_last = False     # the last lap came from splitting a double one
         self.alt_t = 0              # a pass half a lap after a group: missed lap or noise?
+        self.rb_t = 0               # a pass that may replace the current lone group (its time,
+        self.rb_sensor = 0          # sensor and pace), once a second sensor sees it
+        self.rb_pace = 0
         self.alt_ref = 0
         self.alt_sensor = 0
+        self.alt_size = 0           # sensors that saw the half-way pass (a ball passes them all)
         self.votes = 0              # > 0 clockwise, < 0 counter-clockwise
         self.missed = [0] * self.n  # consecutive groups without this sensor
+        self.fall_t = [0] * self.n  # each sensor's last falling edge (pulse widths)
 
     def start(self, t, sensor):
         self.reset()
@@ -110,6 +117,13 @@ class Ball:
 
     def passed(self, t, sensor):
         """A pass (rising edge) during the run. Returns the completed lap period (us) or 0."""
+        if self.rb_t:
+            rb = self.rb_t
+            self.rb_t = 0
+            if sensor != self.rb_sensor and self._close(self.rb_sensor, sensor, t - rb, self.rb_pace):
+                # a second sensor confirms the pass that came too soon: the lone pass before
+                # it was the stray one; the group starts there and this pass joins it
+                self._rebase(rb, self.rb_sensor, self.rb_pace)
         pace = self.pace()
         window = pace // 4 if pace else FIRST_GROUP_US
         since = t - self.group_t
@@ -120,7 +134,8 @@ class Ball:
             first = self.first_in_group
             gap = t - self.first_pass_t
             if not pace and self.nlaps == 0 and self.group_size == 1 and first != sensor \
-                    and not self._close(first, sensor, gap, self.first_max):
+                    and not self._close(first, sensor, gap, self.first_max) \
+                    and not self._crawling(first, t, gap):
                 # The run's first pass, and a second too late for a ball at a launch's pace
                 # to have run between these sensors: two spurious pulses must not make a
                 # two-sensor group (that is a launch). The run starts at this pass instead.
@@ -137,10 +152,15 @@ class Ball:
                 else:
                     self.votes -= 1
             self._mark(t, sensor)
-            if self.nlaps == 1 and self.group_size == 2 and self.first_size == 1:
-                # The run began with a lone pass and the ball's first full group follows:
-                # that lone pass was spurious. The run starts again here.
+            if self.nlaps >= 1 and self.group_size == 2 and self.strong == 1:
+                # The run began with lone passes and the ball's first full group follows: they
+                # were spurious (stray pulses between spins), however many. The run starts
+                # again here.
                 self._restart()
+            return 0
+        if self.alt_t and sensor != self.alt_sensor and self.alt_size < 2 \
+                and self._close(self.alt_sensor, sensor, t - self.alt_t, pace):
+            self.alt_size += 1           # the half-way pass seen by a second sensor: a ball
             return 0
         t_ref = self._ref_time(t, sensor, pace if pace else since)
         if self.alt_t:
@@ -148,7 +168,11 @@ class Ball:
             h1 = a - self.group_t
             h2 = t_ref - a
             self.alt_t = 0
-            if h1 * 95 <= h2 * 100 <= h1 * 120 and h1 >= MIN_LAP_US and len(self.laps) == self.nlaps:
+            # A ball that every sensor missed once still passes them all half a lap later: while
+            # the groups hold two sensors, a lone half-way pass is a stray pulse, and splitting
+            # on it would halve every lap after it (rien ne va plus 6-13 laps early: issue 13).
+            whole = self.alt_size >= 2 or self.strong < 2 or self.n < 2
+            if whole and h1 * 95 <= h2 * 100 <= h1 * 120 and h1 >= MIN_LAP_US and len(self.laps) == self.nlaps:
                 # Confirmed: the last "lap" was two. Split it; the half-way pass opens a group.
                 p = self.laps[-1]
                 half = p // 2
@@ -182,13 +206,20 @@ class Ball:
                 self.alt_t = t
                 self.alt_ref = t_ref
                 self.alt_sensor = sensor
+                self.alt_size = 1
                 return 0
             if self.group_size == 1 and self.n >= 2 and self.nlaps >= 1:
-                # Unless the current group, a lone pass, was the spurious one.
+                # Unless the current group, a lone pass, was the spurious one. Which of two lone
+                # passes is the ball? While the groups hold two sensors, the one a second
+                # sensor confirms (a stray half a lap after a lone pass is no lap's end).
                 p2 = t_ref - self.prev_group_t
                 prev = self.laps[-2] if len(self.laps) >= 2 else 0
                 if self._plausible(p2, prev):
-                    return self._rebase(t, sensor, prev or p2)
+                    if self.strong == 0:          # every group lone: a sensor is dead
+                        return self._rebase(t, sensor, prev or p2)
+                    self.rb_t = t
+                    self.rb_sensor = sensor
+                    self.rb_pace = prev or p2
             return 0
         if self.nlaps == 0:
             self.first_size = self.group_size
@@ -211,8 +242,13 @@ class Ball:
                 self.longest_first = first
             return first
         self._open_group(t, t_ref, sensor)
-        if pace and pace * 17 <= period * 10 <= pace * 24 and not self.split_last \
-                and period >= 2 * MIN_LAP_US:
+        doubled = pace and pace * 17 <= period * 10 <= pace * 24 and period >= 2 * MIN_LAP_US
+        if doubled and self.split_last:
+            # A lap twice the pace right after one split for being twice the pace: the pace
+            # was wrong by half (a stray pulse split the laps before, issue 13), not two misses
+            # in a row. The laps before were halves: pair them back.
+            self._pair_back(period)
+        elif doubled:
             # Every sensor missed the ball once: two laps went by. (Never twice in a row: a
             # pace gone wrong by half would split every lap after it.)
             half = period // 2
@@ -230,6 +266,26 @@ class Ball:
         if len(self.laps) < MAX_LAPS:
             self.laps.append(period)
             self.lap_end.append(end)
+
+    def _pair_back(self, period):
+        """Merge the latest laps two by two, from the last back, while each sum reads as the lap
+        before the one after it (a ball's lap only grows, by at most a few % a lap)."""
+        laps = self.laps
+        if len(laps) != self.nlaps:
+            return
+        nxt = period
+        k = len(laps)
+        while k >= 2:
+            m = laps[k - 2] + laps[k - 1]
+            if m * 100 > nxt * 102 or m * 10 < nxt * 8:
+                break
+            laps[k - 2] = m
+            self.lap_end[k - 2] = self.lap_end[k - 1]
+            laps.pop(k - 1)
+            self.lap_end.pop(k - 1)
+            self.nlaps -= 1
+            nxt = m
+            k -= 2
 
     def split_first(self):
         """The first lap was two (every sensor missed the ball once): split it."""
@@ -265,6 +321,20 @@ class Ball:
             d = 360.0 - d
         expect = pace * d / 360.0
         return gap <= expect + pace // 50 + 2000
+
+    def fell(self, t, sensor):
+        """A ball-track pulse ended (its width tells a crawling ball from a spurious pulse)."""
+        self.fall_t[sensor] = t
+
+    def _crawling(self, first, t, gap):
+        """Is a pass of `first` then one `gap` us later too slow for a launch but a ball all
+        the same? A ball crawling past sensors a few degrees apart gives pulses as wide as
+        about half their gap (the sensor's arc over their spacing); spurious pulses last 0.5-3
+        ms. So a first pulse at least 1/WIDE_GAP of the gap is a very weak throw's one pass
+        (a void few_laps follows), never two spurious pulses (issue 13)."""
+        f = self.fall_t[first]
+        w = (f if f > self.first_pass_t else t) - self.first_pass_t
+        return w >= MIN_CRAWL_US and gap <= w * WIDE_GAP + 2000
 
     def _plausible(self, period, prev):
         """Can `period` follow a lap of `prev` (0: unknown)? A little longer, never shorter."""

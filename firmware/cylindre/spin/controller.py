@@ -15,6 +15,7 @@ from cylindre.spin.pockets import Pockets
 from cylindre.spin.health import Health, OK, STUCK, SILENT
 from cylindre.spin.predict import predict, fit
 from cylindre.link.protocol import HISTORY
+from cylindre.spin.geometry import WHEEL_ORDER, pocket_index
 
 FW = "cylindre-fw 0.1"
 MIN_FIT_LAPS = 4       # laps before the prediction may call rien ne va plus (the lap limit may)
@@ -58,7 +59,12 @@ class Controller:
         self.count = count if count is not None else _zero
         self.phase = IDLE
         self.spin = 0
-        self.last_dir = 0           # rotor direction of the last spin with a result (Article 53)
+        # Article 53 by actuation: the rotor keeps the ways of its latest actuation and of the
+        # one before (Rotor.act_dir, Rotor.prev_dir); they are kept in flash (dir, pdir) and
+        # given back to the rotor at boot. `saved_act`: the actuation last written to flash.
+        self.last_dir = 0
+        self.prev_dir = 0
+        self.saved_act = 0
         self.last_number = None
         self.voided = -1            # the last spin voided: none of its pockets is ever a result
         self.hist = []
@@ -73,7 +79,10 @@ class Controller:
     # ---- set-up -------------------------------------------------------------------------
     def _setup(self):
         s = self.s
+        old = getattr(self, "rotor", None)
         self.rotor = Rotor(s["cpr"], s["index_tolerance"])
+        if old is not None:             # settings changed between spins: the same motion
+            self.rotor.seed(old.act_dir, old.prev_dir, True)
         self.ball = Ball(s["ball_sensors_deg"], s["launch_max_lap_us"])
         self.pockets = Pockets(s["pocket_sensors_deg"], s["index_offset_deg"], s["cpr"],
                                s["pocket_min_us"])
@@ -99,6 +108,7 @@ class Controller:
         self.rnvp_t = None
         self.call_t = None
         self.pred = None
+        self.sound = None           # the last prediction from a sound fit (see predict.predict)
         self.drop_t = None
         self.track_end_t = None     # the spin's ball's last pass (later passes: a relaunch or noise)
         self.rotor_dir = 0
@@ -117,6 +127,7 @@ class Controller:
         if isinstance(rec, dict):
             self.spin = _int(rec.get("spin"), 0)
             self.last_dir = _int(rec.get("dir"), 0)
+            self.prev_dir = _int(rec.get("pdir"), 0)
             self.last_number = rec.get("last")
             h = rec.get("hist")
             if isinstance(h, list):
@@ -130,6 +141,10 @@ class Controller:
                    "interrupted": interrupted, "fw": FW, "board": self.s.get("board")})
         if reset_cause == "watchdog":
             self._fault("watchdog_reset", "the watchdog restarted the controller", None)
+        # The rotor found turning at boot is the actuation of the spin the restart cut (the
+        # croupier may relaunch without touching it); otherwise it counts as a new one.
+        self.rotor.seed(self.last_dir, self.prev_dir, interrupted is not None)
+        self.saved_act = 0
         if interrupted is not None:
             self.voided = interrupted
             self.emit({"ev": "void", "t": t_us, "spin": interrupted, "reason": "restart",
@@ -166,6 +181,10 @@ class Controller:
         c = self.count()
         r = self.rotor
         r.sample(t_us, c)
+        if r.act != self.saved_act:
+            # a new actuation: in flash at once, so a power cut before the launch keeps it
+            self.saved_act = r.act
+            self._save(self.spin if self.phase in _SPINNING else None)
         self._check_index_health(t_us, c)
         self._check_stuck(t_us, c)
         ph = self.phase
@@ -290,6 +309,7 @@ class Controller:
     def _ball(self, t, i, level):
         if not level:
             self.ball_up[i] = -1
+            self.ball.fell(t, i)
             if self.health.state[self.ball_names[i]] == STUCK:
                 self.health.set(self.ball_names[i], OK)
             return
@@ -386,13 +406,16 @@ class Controller:
         self.rotor_dir = r.dir
         self.ball_dir = b.direction()
         violations = []
-        if self.last_dir and self.rotor_dir == self.last_dir:
+        rule = self._actuated()
+        if rule and self.rotor_dir == rule:
             violations.append("rotor_not_reversed")
         if self.ball_dir and self.ball_dir == self.rotor_dir:
             violations.append("same_direction")
+        ref = b.ref if b.ref >= 0 else 0
         self.emit({"ev": "launch", "t": t, "spin": self.spin, "ball_dir": self.ball_dir,
                    "rotor_dir": self.rotor_dir, "rotor_rpm_x10": r.rpm_x10, "lap_us": period,
-                   "violations": violations})
+                   "violations": violations,
+                   "release_pocket": self._pocket_under(b.deg[ref], b.first_t)})
         self.phase = IN_RIM
         self._save(self.spin)
         stuck = [n for n in self.health.bad() if self.health.state[n] == STUCK]
@@ -420,11 +443,42 @@ class Controller:
             return self._void("launch_slow", "first lap %d us, slower than %d"
                               % (period, s["launch_max_lap_us"]))
 
+    def _pocket_under(self, deg, t):
+        """The number of the rotor pocket under bowl angle `deg` (the board's frame: degrees
+        clockwise from the index detector) at time t, the count taken back or forward from now
+        at the rotor's speed (its 1 s window: within a count or two over a lap), or None while
+        the rotor's position is unknown. For the wheel statistics (issue 10)."""
+        r = self.rotor
+        c = self.count()
+        c -= r.dir * r.rpm_x10 * self.s["cpr"] * (self.t - t) // 600000000
+        since = r.since_index(c)
+        if since is None:
+            return None
+        return WHEEL_ORDER[pocket_index(deg, self.s["index_offset_deg"], since, self.s["cpr"])]
+
+    def _actuated(self):
+        """Article 53 ("actionner chaque fois le cylindre dans un sens opposé au précédent"), read
+        by actuation: at a launch, the way the rotor must not turn (0: no rule): the way of the
+        rotor's actuation before the one it turns under, launched, voided or missed. A relaunch
+        under the same actuation (the ball taken back, the rotor still turning) is held to the
+        same rule. Remembered in flash across a power cut."""
+        r = self.rotor
+        if not self.rotor_dir:
+            return 0
+        return r.prev_dir if self.rotor_dir == r.act_dir else r.act_dir
+
     def _predict(self, t):
         b = self.ball
         p = predict(b.laps, b.lap_end, self.drop_us, self.s["rnvp_lead_laps_x10"] / 10.0)
         if p is None:
             return
+        sound = self.sound
+        if p[3] and b.nlaps >= MIN_FIT_LAPS:
+            self.sound = p
+        elif sound is not None and p[1] < sound[1]:
+            # A fit that flipped sign (one lap mis-timed by a few ms does it on 5-8 laps)
+            # expects the drop too early: never earlier than the last sound fit said.
+            p = (sound[0], sound[1], p[2] if p[2] > sound[2] else sound[2], False)
         self.pred = p
         self.call_t = p[0]
         if t >= p[0] and self.phase == IN_RIM and b.nlaps >= MIN_FIT_LAPS:
@@ -481,9 +535,16 @@ class Controller:
         self.drop_t = t
         self.track_end_t = b.last_pass_t
         left = self.pred[2] if self.pred else -1.0
+        # Where the ball left the track: the part of a lap past the reference sensor the model
+        # still expected at the last pass (half a lap when it expected none or over one).
+        frac = left if 0.0 <= left < 1.0 else 0.5
+        ref = b.ref if b.ref >= 0 else 0
+        angle = int((b.deg[ref] + self.ball_dir * frac * 360.0) * 10) % 3600
+        t_off = b.last_pass_t + int(frac * b.last_period())
         self.emit({"ev": "drop", "t": t, "spin": self.spin, "laps": b.nlaps,
                    "lap_us": list(b.laps), "last_pass_t": b.last_pass_t,
-                   "predicted_left_x10": int(left * 10) if left >= 0 else None})
+                   "predicted_left_x10": int(left * 10) if left >= 0 else None,
+                   "drop_angle_x10": angle, "drop_pocket": self._pocket_under(angle / 10.0, t_off)})
         self.phase = DROPPED
         last = b.last_period()
         if b.nlaps < s["min_laps"]:
@@ -501,7 +562,7 @@ class Controller:
         f = fit(self.ball.laps)
         if f is None:
             return
-        p, q, u = f
+        p, q, u = f[0], f[1], f[2]
         u = u + (p + q * u) * 1.0          # from the last lap's middle to half a lap after it
         if u <= 0:
             return
@@ -554,8 +615,6 @@ class Controller:
         self.emit({"ev": "result", "t": t, "spin": self.spin, "number": num,
                    "rest_t": run[0][0], "sightings": sightings, "laps": self.ball.nlaps})
         self.last_number = num
-        if self.rotor_dir:
-            self.last_dir = self.rotor_dir
         self.hist.append([self.spin, num, self.ball.nlaps, self.rotor_dir, self.ball_dir])
         if len(self.hist) > HISTORY:
             self.hist.pop(0)
@@ -638,7 +697,9 @@ class Controller:
         self._save(None)
 
     def _save(self, in_spin):
-        rec = {"v": 1, "spin": self.spin, "dir": self.last_dir, "in_spin": in_spin,
+        self.last_dir = self.rotor.act_dir
+        self.prev_dir = self.rotor.prev_dir
+        rec = {"v": 1, "spin": self.spin, "dir": self.last_dir, "pdir": self.prev_dir, "in_spin": in_spin,
                "last": self.last_number, "hist": self.hist, "drop_us": self.drop_us}
         try:
             self.store.save(rec)

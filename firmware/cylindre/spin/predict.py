@@ -36,7 +36,8 @@ def _line(xs, ys, use):
 
 
 def fit(laps):
-    """(p, q, u_last): du/dx = p + q u from the lap periods (us), or None with fewer than 2 laps.
+    """(p, q, u_last, sound): du/dx = p + q u from the lap periods (us), or None with fewer than 2
+    laps; sound is False when the fit fell back on the mean slope (a fit that flipped sign).
 
     One slope per pair of consecutive laps, plotted against the pair's mean u. The launch lap is
     left out once there are enough (the croupier's throw is not the track's physics), and a
@@ -73,8 +74,8 @@ def fit(laps):
         return None
     p, q, m = f
     if q > 0:                         # drag cannot speed the ball up: noise, use the mean slope
-        return sum(ys) / len(ys), 0.0, prev
-    return p, q, prev
+        return sum(ys) / len(ys), 0.0, prev, False
+    return p, q, prev, True
 
 
 def _time(w1, w2, a, c):
@@ -86,17 +87,21 @@ def _time(w1, w2, a, c):
 
 
 def predict(laps, lap_end, drop_lap_us, lead_laps):
-    """(call_t, drop_t, laps_left) from the lap periods so far, or None if no slowing shows.
+    """(call_t, drop_t, laps_left, sound) from the lap periods so far, or None if no slowing shows.
 
     call_t is when `lead_laps` laps remain before the predicted drop; it may be in the past.
+    sound is False for a fallback (the fit flipped sign: constant deceleration from the mean
+    slope, which expects the drop early); the controller never lets such a prediction call
+    earlier than the last sound one.
     """
     f = fit(laps)
     if f is None:
         return None
-    p, q, u_last = f
+    p, q, u_last, sound = f
     a = -p / 2.0
     c = -q / 2.0
     if a <= 1e-6:
+        sound = False
         # No rolling friction is not a ball on a track (noise in a short fit): constant
         # deceleration from the mean slope instead.
         p = (p + q * u_last)
@@ -110,7 +115,7 @@ def predict(laps, lap_end, drop_lap_us, lead_laps):
     pc = drop_lap_us / 1e6
     u_c = 1.0 / (pc * pc)
     if u_end <= u_c:
-        return t_end, t_end, 0.0
+        return t_end, t_end, 0.0, sound
     w_end = sqrt(u_end)
     w_c = sqrt(u_c)
     if c > 1e-9:
@@ -125,4 +130,4 @@ def predict(laps, lap_end, drop_lap_us, lead_laps):
         call_t = t_end
     else:
         call_t = t_end + int(_time(w_end, sqrt(u_call), a, c) * 1e6)
-    return call_t, drop_t, left
+    return call_t, drop_t, left, sound

@@ -7,6 +7,8 @@ the same direction the count must have moved a whole number of turns (within `to
 
 _SAMPLES = 11          # one count sample every 100 ms: a 1 s speed window
 _SAMPLE_US = 100000
+REST_RPM_X10 = 30      # below 3 rpm over the last 200 ms the rotor stopped (a push then is an
+                       # actuation): a croupier's stop-and-push dips that low for a moment only
 
 
 class Rotor:
@@ -28,6 +30,25 @@ class Rotor:
         self.rpm_x10 = 0
         self.dir = 0
         self.start_count = None    # first count seen: judges a silent index before any index
+        # Actuations (Article 53: each actuation of the rotor opposite to the previous one): the
+        # rotor started from rest or turning the other way. `act` counts them since boot,
+        # `act_dir` is the latest's way and `prev_dir` the way of the one before it, whether a
+        # launch followed them or not (a throw the sensors missed must not shift the rule).
+        # A push the same way without a stop is not counted: over a 1 s speed window it cannot
+        # be told reliably from the end of the croupier's first push.
+        self.act = 0
+        self.act_dir = 0
+        self.prev_dir = 0
+        self._resting = False
+        self._boot = True           # the first full speed window is still to come
+        self._continues = False     # the motion found at boot is the remembered actuation
+
+    def seed(self, last, prev, continues):
+        """The actuations remembered in flash: the latest's way and the one before. `continues`:
+        a spin was cut by the restart, so a rotor found turning that way is still its actuation."""
+        self.act_dir = last
+        self.prev_dir = prev
+        self._continues = continues
 
     def sample(self, t, count):
         """Take a speed sample if 100 ms have passed since the last one; update rpm and direction."""
@@ -56,6 +77,31 @@ class Rotor:
         a = dc if dc >= 0 else -dc
         self.rpm_x10 = a * 600000 // (self.cpr * dt_ms)
         self.dir = 1 if dc > 0 else (-1 if dc < 0 else 0)
+        if self._n >= 3:
+            j = (self._i - 3) % _SAMPLES             # the sample 200 ms back
+            d2 = count - self._sc[j]
+            ms2 = (t - self._st[j]) // 1000
+            if ms2 > 0 and (d2 if d2 >= 0 else -d2) * 600000 // (self.cpr * ms2) < REST_RPM_X10:
+                self._resting = True
+        if self._n == _SAMPLES:
+            self._actuation()
+
+    def _actuation(self):
+        """Count an actuation: started from rest, or turning the other way. A rotor found
+        turning at boot is a new actuation unless it continues the spin the restart cut (the
+        controller cannot tell a push made while it was off: the safe reading)."""
+        if self.rpm_x10 < REST_RPM_X10 or self.dir == 0:
+            self._resting = True
+            return
+        boot = self._boot
+        self._boot = False
+        if boot and not self._resting and self._continues and self.dir == self.act_dir:
+            return
+        if boot or self._resting or self.dir != self.act_dir:
+            self.act += 1
+            self.prev_dir = self.act_dir
+            self.act_dir = self.dir
+            self._resting = False
 
     def known(self):
         """True once enough samples exist to judge the speed (about 1 s after boot)."""
