@@ -59,6 +59,7 @@ class CammeghDecoder:
         self.done = None            # the number dealt for this game
         self.pending = None         # the bare number waiting for a state-5 line
         self.fives = []             # last numbers on this game's state-5 lines, while no result
+        self.heard_number = False   # a bare number line came for this game (right or wrong)
         self._void_lines = 0
 
     # -- bytes to lines ------------------------------------------------------------------
@@ -200,6 +201,7 @@ class CammeghDecoder:
         if not self.called:
             self._fault(out, now, "sequence", "number line %d before rien ne va plus" % n)
             self._call(out, now, 0, 0, 0, self._status_us)
+        self.heard_number = True
         if self.fives and self.fives[-1] == n:
             return self._result(out, now, n, "number+status")
         self.pending = n
@@ -219,7 +221,7 @@ class CammeghDecoder:
             self.fives = [last]
             return
         if self.fives and self.fives[-1] == last:
-            if len(self.fives) == 1:
+            if not self.heard_number:
                 self._fault(out, now, "number_missing", "no number line: %d from two state-5 lines" % last)
             return self._result(out, now, last, "status x2")
         self.fives.append(last)
@@ -239,7 +241,7 @@ class CammeghDecoder:
         if not flags & 8:
             self._fault(out, now, "sequence", "back to place bets without flag 8")
         self.launched = self.called = False
-        self.pending, self.fives = None, []
+        self.pending, self.fives, self.heard_number = None, [], False
         out.append({"ev": "void", "t": now, "spin": self.spin, "game": self.game, "reason": reason,
                     "detail": "reader flags %X, state %d" % (flags, self.state)})
 
