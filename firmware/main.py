@@ -24,7 +24,7 @@ def load_board(path="/board.json"):
 def make_cammegh(board, power=None):
     """The Cammegh compatibility output (docs/protocol.md section 10) on its own UART, 9600 8N1,
     when the board file has a "cammegh" key; None when it has none. With an `rx` pin it reads the
-    table system's commands: `*P 1` / `*P 0` call `power(on)` (see `cammegh_power`)."""
+    table system's commands: `*P 1` / `*P 0` call `power(on)` (`cylindre.link.cammegh.table_power`)."""
     cfg = board.get("cammegh")
     if not cfg:
         return None
@@ -35,18 +35,6 @@ def make_cammegh(board, power=None):
         kw["rx"] = Pin(cfg["rx"])
     uart = UART(cfg["uart"], **kw)
     return CammeghOutput(uart.write, read=uart.read if cfg.get("rx") is not None else None, power=power)
-
-
-def cammegh_power(ctl, link, on, t_us):
-    """`*P 1` / `*P 0` from the Cammegh port: open / close the table, unless a Cylindre host is in
-    session (it owns the table and sets it after every WELCOME: the answer is `*P NO`)."""
-    if ctl is None or (link is not None and link.in_session):
-        return False
-    if on:
-        ctl.open_table(t_us)
-    else:
-        ctl.close_table(t_us)
-    return True
 
 
 def make_link(board, clock_us, cammegh_power=None):
@@ -116,7 +104,8 @@ def main():
     links = []
 
     def power(on):      # the Cammegh port's *P 1 / *P 0 (docs/protocol.md section 10)
-        return cammegh_power(holder[0].ctl if holder else None, links[0] if links else None, on, clock_us())
+        from cylindre.link.cammegh import table_power
+        return table_power(holder[0].ctl if holder else None, links[0] if links else None, on, clock_us())
 
     emit, read, poll, link = make_link(board, clock_us, power)
     links.append(link)

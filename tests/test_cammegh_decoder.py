@@ -181,3 +181,10 @@ def test_a_repeated_or_contradicted_number_after_the_deal_changes_nothing():
     lines = WHEEL_MD_GAME[:9] + [" 8", "*X;5;013;18;0;168;1", "*X;2;014; 7;0;166;1"]
     events, _ = play(lines)
     assert kinds(events) == ["launch", "rnvp", "result:7", "fault:result_mismatch", "fault:result_mismatch"]
+
+
+def test_a_relaunch_right_after_one_void_line_still_voids_the_first_launch():
+    events, _ = play(["*X;3;013;16;0;141;1", "*X;4;013;16;0;141;1", "*X;2;013;16;9;141;1",
+                      "*X;3;013;16;0;141;0", "*X;4;013;16;0;141;0", " 5", "*X;5;013; 5;0;141;0"])
+    assert kinds(events) == ["launch", "rnvp", "void:no_result", "launch", "rnvp", "result:5"]
+    assert [e["spin"] for e in events] == [1, 1, 1, 2, 2, 2]

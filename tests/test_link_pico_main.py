@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from cylindre.link.cammegh import table_power
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -105,7 +107,7 @@ class FakeLink:
 def test_the_table_system_opens_and_closes_the_table_unless_a_cylindre_host_is_in_session(pico):
     ctl, link = FakeController(), FakeLink()
     emit, read, poll, _ = pico["make_link"](_board("pico2-3pockets.json"), lambda: 7000,
-                                            lambda on: pico["cammegh_power"](ctl, link, on, 7000))
+                                            lambda on: table_power(ctl, link, on, 7000))
     cam = [u for u in FakeUART.made if u.n == 1][0]
     cam.inbox += [b"*P 0\r\n", b"*P 1\r\n"]
     poll()
@@ -117,7 +119,7 @@ def test_the_table_system_opens_and_closes_the_table_unless_a_cylindre_host_is_i
     assert ctl.calls == [("close", 7000), ("open", 7000)]
     answers = [l for l in bytes(cam.out).split(b"\r\n") if not l.startswith(b"*X")]
     assert answers == [b"*P OK", b"*P OK", b"*P NO", b""]
-    assert pico["cammegh_power"](None, None, True, 0) is False      # before the controller exists
+    assert table_power(None, None, True, 0) is False                # before the controller exists
 
 
 def test_a_cammegh_port_without_rx_reads_nothing(pico):

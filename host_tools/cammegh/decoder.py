@@ -13,7 +13,8 @@ consistency check between lines (docs/daemon.md, "A Cammegh reader as the source
 - `result` when the bare number is confirmed by a state-5 line of the same game showing it as the
   last number, or, without a bare line, by two consecutive state-5 lines agreeing;
 - `void` when two consecutive lines of the launched game show flag 8 or state 2 (flags stay until
-  the next launch, so a real void shows on every line; one garbled line does not void a game);
+  the next launch, so a real void shows on every line; one garbled line does not void a game), or
+  one such line in state 2 is followed by a relaunch;
 - `fault` for a garbled line, a game number that jumps, a state sequence that breaks, a number not
   confirmed, a result lost (the game number stepped, or the reader restarted, with no result heard
   for a launched game: its bets must be held, never voided), a status line late (`line_missing`)
@@ -61,6 +62,7 @@ class CammeghDecoder:
         self.fives = []             # last numbers on this game's state-5 lines, while no result
         self.heard_number = False   # a bare number line came for this game (right or wrong)
         self._void_lines = 0
+        self._evidence = 0          # the flags on the last line that showed a void
 
     # -- bytes to lines ------------------------------------------------------------------
     def feed(self, data, now_us):
@@ -135,6 +137,10 @@ class CammeghDecoder:
             if self.done is not None:
                 self._fault(out, now, "sequence", "a launch after the result, game %03d not stepped" % game)
                 self._new_game()
+            if self.launched and prev == 2:
+                # back in 2, then launched again before a second line could confirm the void: the
+                # relaunch is the second line (a croupier is rarely this quick; a simulator is)
+                self._void(out, now, self._evidence)
             if self.called:
                 self._fault(out, now, "sequence", "state %s -> 3 after rien ne va plus" % prev)
             elif not self.launched:
@@ -147,6 +153,7 @@ class CammeghDecoder:
             self._fault(out, now, "sequence", "table closed during spin %d without a void" % self.spin)
         if self.launched:
             if flags & 8 or st == 2:
+                self._evidence = flags
                 self._void_lines += 1
                 if self._void_lines == 2:
                     self._void(out, now, flags)
@@ -240,6 +247,7 @@ class CammeghDecoder:
                 break
         if not flags & 8:
             self._fault(out, now, "sequence", "back to place bets without flag 8")
+        self._void_lines = 0
         self.launched = self.called = False
         self.pending, self.fives, self.heard_number = None, [], False
         out.append({"ev": "void", "t": now, "spin": self.spin, "game": self.game, "reason": reason,

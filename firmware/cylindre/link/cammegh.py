@@ -46,6 +46,19 @@ def status_line(state, game, last, flags, rpm_x10, direction):
         max(0, min(999, rpm_x10)), 1 if direction == -1 else 0)).encode()
 
 
+def table_power(ctl, link, on, t_us):
+    """What `*P 1` / `*P 0` do: open / close the controller's table (closing voids a spin in
+    progress), unless a Cylindre host is in session on `link`: it owns the table and sets it after
+    every WELCOME, so the answer is `*P NO`. False also before the controller exists."""
+    if ctl is None or (link is not None and link.in_session):
+        return False
+    if on:
+        ctl.open_table(t_us)
+    else:
+        ctl.close_table(t_us)
+    return True
+
+
 class CammeghOutput:
     """Fed the controller's events (`event`), writes on its own clock (`poll`, every loop)."""
 
