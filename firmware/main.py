@@ -21,9 +21,10 @@ def load_board(path="/board.json"):
         return json.load(f)
 
 
-def make_cammegh(board):
+def make_cammegh(board, power=None):
     """The Cammegh compatibility output (docs/protocol.md section 10) on its own UART, 9600 8N1,
-    when the board file has a "cammegh" key; None when it has none."""
+    when the board file has a "cammegh" key; None when it has none. With an `rx` pin it reads the
+    table system's commands: `*P 1` / `*P 0` call `power(on)` (`cylindre.link.cammegh.table_power`)."""
     cfg = board.get("cammegh")
     if not cfg:
         return None
@@ -32,10 +33,11 @@ def make_cammegh(board):
     kw = {"baudrate": cfg.get("baud", 9600), "bits": 8, "parity": None, "stop": 1, "tx": Pin(cfg["tx"])}
     if cfg.get("rx") is not None:
         kw["rx"] = Pin(cfg["rx"])
-    return CammeghOutput(UART(cfg["uart"], **kw).write)
+    uart = UART(cfg["uart"], **kw)
+    return CammeghOutput(uart.write, read=uart.read if cfg.get("rx") is not None else None, power=power)
 
 
-def make_link(board, clock_us):
+def make_link(board, clock_us, cammegh_power=None):
     """The serial link (cylindre.link.device) on the board's port: USB CDC or a UART.
 
     Returns (emit, read, poll, link): `emit` takes the controller's events, `read()` returns
@@ -66,7 +68,7 @@ def make_link(board, clock_us):
             return None
 
         read = read_usb
-    cammegh = make_cammegh(board)
+    cammegh = make_cammegh(board, cammegh_power)
     try:
         key = open("/wheel.key", "rb").read()
     except OSError:
@@ -99,7 +101,14 @@ def main():
     def clock_us():
         return holder[0].clock.now() if holder else 0
 
-    emit, read, poll, link = make_link(board, clock_us)
+    links = []
+
+    def power(on):      # the Cammegh port's *P 1 / *P 0 (docs/protocol.md section 10)
+        from cylindre.link.cammegh import table_power
+        return table_power(holder[0].ctl if holder else None, links[0] if links else None, on, clock_us())
+
+    emit, read, poll, link = make_link(board, clock_us, power)
+    links.append(link)
     b = Board(board, emit)
     holder.append(b)
     if link is not None:

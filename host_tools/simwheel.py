@@ -28,7 +28,19 @@ def add_arguments(p):
     p.add_argument("--pause", type=float, default=1.0, help="real seconds between spins, for bets (default 1)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--void-rate", type=float, default=0.0, help="share of spins given a misspin scenario")
-    p.add_argument("--cammegh", action="store_true", help="also open a second pty with the Cammegh output")
+    p.add_argument("--cammegh", action="store_true",
+                   help="also open a second pty with the Cammegh output (it answers *P 1 / *P 0 / *u 1)")
+    g = p.add_argument_group("a Cammegh reader instead of a Cylindre wheel (docs/daemon.md)")
+    g.add_argument("--cammegh-only", action="store_true",
+                   help="play a Cammegh SS2 reader on the pty (9600-baud pacing, no key, no Cylindre link); "
+                        "--spins counts games dealt, --speed, --seed and --void-rate apply")
+    g.add_argument("--closed", action="store_true", help="the reader starts stopped (state 6) until it reads *P 1")
+    g.add_argument("--close-every", type=int, default=0, metavar="N",
+                   help="the reader stops (state 6) after every N games dealt, until it reads *P 1")
+    g.add_argument("--garbage", type=float, default=0.0, metavar="RATE",
+                   help="share of status lines followed by a line of random bytes")
+    g.add_argument("--cut-every", type=int, default=0, metavar="N",
+                   help="every Nth status line is cut short, without its CR LF")
     p.add_argument("--path-file", help="write the pty path(s) to this file (for scripts)")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--power-cut", action="append", default=[], metavar="SPIN:WHEN",
@@ -60,9 +72,9 @@ class PtyPort:
 
 
 class SerialDevice:
-    def __init__(self, url):
+    def __init__(self, url, baud=115200):
         import serial
-        self.s = serial.serial_for_url(url, baudrate=115200, timeout=0, write_timeout=0.2)
+        self.s = serial.serial_for_url(url, baudrate=baud, timeout=0, write_timeout=0.2)
         self.path = url
 
     def write(self, data):
@@ -253,9 +265,48 @@ def _describe(ev):
     return "spin %d: launch" % ev["spin"]
 
 
+def _write_paths(paths, path_file):
+    print(" ".join(paths), flush=True)
+    if path_file:
+        tmp = path_file + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("\n".join(paths) + "\n")
+        os.replace(tmp, path_file)
+
+
+def run_reader(args) -> int:
+    """`--cammegh-only`: a simulated Cammegh reader (host_tools.cammegh.reader_sim) on a pty."""
+    from host_tools.cammegh.reader_sim import ReaderSim, run_pty
+    if args.spins < 0 or args.close_every < 0 or args.cut_every < 0 or not 0 <= args.garbage <= 1 \
+            or not 0 <= args.void_rate <= 1 or args.speed <= 0:
+        print("cylindre wheel: --spins, --close-every, --cut-every >= 0; --garbage, --void-rate in 0..1; "
+              "--speed > 0", file=sys.stderr)
+        return 2
+    try:
+        port = SerialDevice(args.port, 9600) if args.port else PtyPort()
+    except Exception as e:
+        print(f"cylindre wheel: cannot open {args.port or 'a pseudo-terminal'}: {e}", file=sys.stderr)
+        return 2
+    _write_paths([port.path], args.path_file)
+    sim = ReaderSim(seed=args.seed, games=args.spins, void_rate=args.void_rate, closed=args.closed,
+                    close_every=args.close_every, garbage=args.garbage, cut_every=args.cut_every)
+
+    def say(text):
+        if not args.quiet:
+            print("[reader] " + text, file=sys.stderr, flush=True)
+
+    try:
+        run_pty(port, sim, speed=args.speed, log=say)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
 def run(args) -> int:
     from host_tools.daemon.keys import KeyError_, load_key
-    from cylindre.link.cammegh import CammeghOutput
+    from cylindre.link.cammegh import CammeghOutput, table_power
+    if args.cammegh_only:
+        return run_reader(args)
     try:
         key = load_key(args.key)
     except KeyError_ as e:
@@ -273,16 +324,17 @@ def run(args) -> int:
         return 2
     cammegh = None
     paths = [port.path]
+    boards = []
+
+    def power(on):        # *P 1 / *P 0 on the Cammegh pty, as firmware/main.py wires them
+        b = boards[0] if boards else None
+        return table_power(b and b.replay.ctl, b and b.link, on, b.t_us - b.replay.boot_at if b else 0)
+
     if args.cammegh:
         cport = PtyPort()
-        cammegh = CammeghOutput(cport.write)
+        cammegh = CammeghOutput(cport.write, read=cport.read, power=power)
         paths.append(cport.path)
-    print(" ".join(paths), flush=True)
-    if args.path_file:
-        tmp = args.path_file + ".tmp"
-        with open(tmp, "w") as f:
-            f.write("\n".join(paths) + "\n")
-        os.replace(tmp, args.path_file)
+    _write_paths(paths, args.path_file)
 
     def say(text):
         if not args.quiet:
@@ -290,6 +342,7 @@ def run(args) -> int:
 
     board = SimulatedBoard(port, key, args.wheel, seed=args.seed, speed=args.speed, pause=args.pause,
                            void_rate=args.void_rate, cammegh=cammegh, log=say)
+    boards.append(board)
     board.cuts = cuts
     try:
         board.play(args.spins)

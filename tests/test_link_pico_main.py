@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from cylindre.link.cammegh import table_power
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -20,6 +22,7 @@ class FakeUART:
         self.n = n
         self.kw = kw
         self.out = bytearray()
+        self.inbox = []
         FakeUART.made.append(self)
 
     def write(self, data):
@@ -27,7 +30,7 @@ class FakeUART:
         return len(data)
 
     def read(self):
-        return None
+        return self.inbox.pop(0) if self.inbox else None
 
 
 @pytest.fixture
@@ -75,11 +78,55 @@ def test_the_3_pocket_board_writes_the_cammegh_output_on_uart1_at_9600_8n1(pico,
     emit({"ev": "status", "t": 1, "state": "idle", "spin": 7, "rotor_rpm_x10": 201, "rotor_dir": -1,
           "sensors": {}, "last": None, "table_open": True})
     poll()
-    emit({"ev": "result", "t": 2, "spin": 7, "number": 5, "rest_t": 1, "sightings": [], "laps": 15})
+    emit({"ev": "launch", "t": 2, "spin": 8, "ball_dir": 1, "rotor_dir": 1, "rotor_rpm_x10": 199,
+          "lap_us": 700000, "violations": []})
+    emit({"ev": "rnvp", "t": 3, "spin": 8})
+    emit({"ev": "result", "t": 4, "spin": 8, "number": 5, "rest_t": 1, "sightings": [], "laps": 15})
     out = bytes(uarts[1].out)
-    assert out.startswith(b"*X;2;007;00;00;201;1\r\n") and out.endswith(b" 5\r\n")
+    assert out == (b"*X;2;008;  ;0;201;1\r\n*X;3;008;  ;0;199;0\r\n*X;4;008;  ;0;199;0\r\n"
+                   b" 5\r\n*X;5;008; 5;0;199;0\r\n")
     assert b"*X" not in bytes(uarts[0].out)             # the link's port carries only frames
-    assert link.outbox_len() == 1                       # the result waits there for the host's ack
+    assert link.outbox_len() == 3                       # the events wait there for the host's ack
+
+
+class FakeController:
+    def __init__(self):
+        self.calls = []
+
+    def open_table(self, t_us):
+        self.calls.append(("open", t_us))
+
+    def close_table(self, t_us):
+        self.calls.append(("close", t_us))
+
+
+class FakeLink:
+    in_session = False
+
+
+def test_the_table_system_opens_and_closes_the_table_unless_a_cylindre_host_is_in_session(pico):
+    ctl, link = FakeController(), FakeLink()
+    emit, read, poll, _ = pico["make_link"](_board("pico2-3pockets.json"), lambda: 7000,
+                                            lambda on: table_power(ctl, link, on, 7000))
+    cam = [u for u in FakeUART.made if u.n == 1][0]
+    cam.inbox += [b"*P 0\r\n", b"*P 1\r\n"]
+    poll()
+    poll()
+    assert ctl.calls == [("close", 7000), ("open", 7000)]
+    link.in_session = True                              # the daemon owns the table now
+    cam.inbox.append(b"*P 0\r\n")
+    poll()
+    assert ctl.calls == [("close", 7000), ("open", 7000)]
+    answers = [l for l in bytes(cam.out).split(b"\r\n") if not l.startswith(b"*X")]
+    assert answers == [b"*P OK", b"*P OK", b"*P NO", b""]
+    assert table_power(None, None, True, 0) is False                # before the controller exists
+
+
+def test_a_cammegh_port_without_rx_reads_nothing(pico):
+    b = _board("pico2-3pockets.json")
+    del b["cammegh"]["rx"]
+    out = pico["make_cammegh"](b, lambda on: True)
+    assert "rx" not in FakeUART.made[0].kw and out._read is None
 
 
 def test_the_default_board_has_no_cammegh_output(pico):
