@@ -1,0 +1,734 @@
+"""The table's HTTP API as an ASGI app (FastAPI on uvicorn): routes, typed models, roles, audit.
+
+Same routes and meaning as before (docs/daemon.md); every request except `/health` and
+`/openapi.json` carries `Authorization: Bearer <token>` with a role high enough for the route
+(401 without a live token, 403 with too low a role). Errors are `{"error": code, "message": text}`.
+A guard in front of the app refuses a foreign Host header (421), a cross-origin request (403),
+a body that is not JSON (415), too large (413), too deep or with too large a number (400).
+
+`Floor` is the one adapter between this app and the daemon: every call into `Daemon`/`Table`
+goes through it, so a change of the daemon's interface is met here alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from typing import Annotated, Any, Literal, Optional, Union
+
+from fastapi import Depends, FastAPI, Header, Path, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from . import config as cfg
+from .audit import Audit
+from .auth import Identity, Tokens
+from .events_log import KINDS, EventLog
+from .metrics import CONTENT_TYPE, Metrics
+from .table import Invalid, NotFound, Refused
+
+log = logging.getLogger("cylindre.api")
+MAX_DEPTH = 16          # nesting of a request body
+MAX_INT_DIGITS = 15     # a number in a request body (cents up to 10^15 - 1)
+BET_ID = r"^[A-Za-z0-9._-]{1,40}$"
+
+
+class ApiError(Exception):
+    def __init__(self, status, code, message):
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+# -- the adapter to the daemon ------------------------------------------------------------------------
+class Floor:
+    """The daemon, its table and the floor's own parts (tokens, audit, event log, metrics)."""
+
+    def __init__(self, daemon):
+        self.d = daemon
+        self.table = daemon.table
+        j = daemon.j
+        self.tokens = Tokens(j.db, j.lock)
+        self.audit = Audit(j.db, j.lock)
+        self.events = EventLog(j)
+        self.metrics = Metrics(daemon)
+        # phase-1 wiring onto today's daemon: the log replaces its broker, the table publishes
+        # through us, its event handling is timed, the port's writes are counted
+        daemon.broker = self.events
+        daemon.table.publish = self.publish
+        self._on_event = daemon.table.on_event
+        daemon.table.on_event = self._timed_on_event
+        port_write = getattr(daemon.port, "write", None)
+        if port_write is not None:
+            def counted(data, _w=port_write):
+                self.metrics.frames_out.inc()
+                return _w(data)
+            daemon.port.write = counted
+
+    def publish(self, kind, body):
+        self.metrics.observe(kind, body)
+        self.events.publish(kind, body)
+
+    def _timed_on_event(self, boot, seq, ev, frame_rec):
+        t0 = time.perf_counter()
+        fresh = self._on_event(boot, seq, ev, frame_rec)
+        if fresh and isinstance(ev, dict) and ev.get("ev") == "result":
+            self.metrics.settle.observe(time.perf_counter() - t0)
+        return fresh
+
+    # money and the game
+    def place(self, body: dict) -> dict:
+        try:
+            out = self.table.place(body)
+        except Refused as e:
+            self.metrics.refused.labels(e.code).inc()
+            raise
+        except Invalid:
+            self.metrics.refused.labels("invalid").inc()
+            raise
+        self.metrics.placed.inc()
+        return out
+
+    def cancel(self, bid):
+        return self.table.cancel(bid)
+
+    def resolve(self, bid, action):
+        return self.table.resolve_held(bid, action)
+
+    def consent(self, bid):
+        if not hasattr(self.table, "consent"):
+            raise ApiError(501, "not_implemented", "this daemon has no consent step yet")
+        return self.table.consent(bid)
+
+    def set_open(self, is_open: bool):
+        reply = self.d.open_table(is_open)
+        return reply
+
+    # reads
+    def state(self):
+        return self.d.status()
+
+    def table_state(self):
+        return self.table.state()
+
+    def bets(self, **kw):
+        return self.table.bets(**kw)
+
+    def bet(self, bid):
+        return self.table.bet(bid)
+
+    def history(self, n):
+        return self.table.history(n)
+
+    def recall(self, spin):
+        out = self.table.recall(spin)
+        out["audit"] = self.audit.rows(limit=1000, spin=spin)
+        return out
+
+    def wheel(self, cmd, args=None):
+        """A command to the wheel: its result, 504 when it does not answer, 502 when it says no."""
+        reply = self.d.command(cmd, args)
+        if reply is None:
+            raise ApiError(504, "wheel_timeout", f"the wheel did not answer {cmd}")
+        if not reply.get("ok"):
+            raise ApiError(502, "wheel_refused", str(reply.get("error") or "refused"))
+        return reply.get("result")
+
+    def health(self) -> tuple[bool, list[str]]:
+        reasons = []
+        if not self.d.link.in_session:
+            reasons.append("link down: no session with the wheel")
+        try:
+            with self.d.j.tx() as db:
+                db.execute("UPDATE meta SET value=value WHERE key='schema'")
+        except Exception as e:
+            reasons.append(f"journal not writable: {e}")
+        return not reasons, reasons
+
+    def stopping(self) -> bool:
+        return self.d.stop_flag.is_set()
+
+
+# -- models -------------------------------------------------------------------------------------------
+class Model(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class Error(BaseModel):
+    error: str = Field(description="a stable code: bad_request, invalid_bet, unauthorized, forbidden, not_found, ...")
+    message: str
+
+
+class ZeroMove(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    move: StrictStr = Field(max_length=16)
+
+
+Pocket = Annotated[StrictInt, Field(ge=0, le=36)]
+
+
+class BetIn(BaseModel):
+    """A bet (docs/settle.md). Money is integer cents: a string or a fraction is refused."""
+    model_config = ConfigDict(extra="forbid", strict=True)
+    player: StrictStr = Field(min_length=1, max_length=64)
+    type: StrictStr = Field(max_length=32, description="plein cheval transversale carre sixain douzaine colonne rouge "
+                            "noir pair impair manque passe, or a called bet: voisins tiers orphelins nassa jeu_zero "
+                            "voisins_numero finale finale_cheval finale_chevaux")
+    numbers: Optional[list[Pocket]] = Field(default=None, max_length=37)
+    which: Optional[StrictInt] = Field(default=None, ge=1, le=3, description="dozen or column 1..3")
+    stake: Optional[StrictInt] = Field(default=None, ge=1, le=10**11, description="cents (bets on the layout)")
+    unit: Optional[StrictInt] = Field(default=None, ge=1, le=10**11, description="cents per chip (called bets)")
+    replay: Optional[StrictStr] = Field(default=None, max_length=16, description="called bets: refaire, completer or tout")
+    zero_choice: Optional[Union[Literal["prison", "partage"], ZeroMove]] = Field(
+        default=None, description='even chances only: at zero "prison" (default), "partage" or {"move": "<chance>"}')
+
+
+class Placed(Model):
+    id: str
+    player: str
+    label: str
+    stake: int
+    played: int
+    status: str
+    bet: dict[str, Any]
+
+
+class RefusedBet(Error):
+    bet: Optional[Placed] = None
+
+
+class BetRow(Model):
+    id: str
+    player: str
+    placed_at: float
+    bet: dict[str, Any]
+    stake: int
+    status: str = Field(description="open locked refused cancelled settled held refunded ...")
+    spin: Optional[int] = None
+    reason: Optional[str] = None
+    result: Optional[dict[str, Any]] = None
+
+
+class Cancelled(Model):
+    id: str
+    status: str
+
+
+class TableState(Model):
+    wheel: str
+    phase: str = Field(description="closed, betting or no_more_bets")
+    spin: Optional[int] = None
+    locked_spin: Optional[int] = None
+    last_number: Optional[int] = None
+    bets_on_table: int
+    stakes_on_table: int = Field(description="cents")
+    bets_held: int
+    prisoners: list[Any]
+    carry: list[Any]
+
+
+class LinkState(Model):
+    port: Optional[str] = None
+    port_open: bool
+    session: bool
+    boot: Optional[str] = None
+    next_event: Optional[int] = None
+    acked: Optional[int] = None
+    last_heard: Optional[float] = None
+    counts: dict[str, int]
+    sessions: int
+
+
+class WheelState(Model):
+    id: str
+    welcome: Optional[dict[str, Any]] = None
+    status: Optional[dict[str, Any]] = None
+
+
+class State(Model):
+    link: LinkState
+    wheel: WheelState
+    table: TableState
+
+
+class TableChange(Model):
+    table: TableState
+    wheel_confirmed: bool = Field(description="the wheel acknowledged the change (false: told at its next connection)")
+
+
+class HistoryRow(Model):
+    spin: int
+    number: int
+    at: float
+    staked: int
+    paid: int
+
+
+class RecallEvent(Model):
+    boot: str
+    seq: int
+    received_at: float
+    event: dict[str, Any]
+    frame_hex: str
+
+
+class Said(Model):
+    at: float
+    text: str
+
+
+class AuditRow(Model):
+    id: int
+    at: float
+    who: str
+    role: str
+    action: str
+    target: Optional[str] = None
+    spin: Optional[int] = None
+    before: Any = None
+    after: Any = None
+    answer: Any = None
+    done: bool
+
+
+class Recall(Model):
+    wheel: str
+    spin: int
+    events: list[RecallEvent]
+    settlement: Optional[dict[str, Any]] = None
+    bets: list[BetRow]
+    announcements: list[Said]
+    audit: list[AuditRow] = Field(description="privileged actions that touched this spin")
+
+
+class ResolveIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    action: Literal["refund", "play"]
+
+
+class SettingIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    name: StrictStr = Field(min_length=1, max_length=40)
+    value: Union[StrictInt, bool, StrictStr] = Field(description="the wheel enforces its safe bounds")
+
+
+class Health(Model):
+    ok: bool
+    reasons: list[str]
+
+
+# -- the guard in front of the app --------------------------------------------------------------------
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1", "[::1]")
+UNSAFE = ("POST", "PUT", "DELETE", "PATCH")
+
+
+class Guard:
+    """Pure ASGI middleware: Host and Origin checks (DNS rebinding, cross-site requests), JSON bodies
+    only, of bounded size, depth and numbers, before any route sees them."""
+
+    def __init__(self, app, hosts, origins, max_body):
+        self.app = app
+        self.hosts = {h.lower() for h in hosts}
+        self.origins = set(origins)
+        self.max_body = max_body
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        host = headers.get("host", "")
+        hostname = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+        if hostname.lower() not in self.hosts:
+            return await _error(send, 421, "misdirected", f"this daemon does not serve the host {host[:80]!r}")
+        origin = headers.get("origin")
+        if origin is not None and origin not in self.origins and not _same_origin(origin, host, scope):
+            return await _error(send, 403, "cross_origin", f"requests from {origin[:80]!r} are not allowed")
+        if scope["method"] not in UNSAFE:
+            return await self.app(scope, receive, send)
+        ctype = headers.get("content-type")
+        length = headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.max_body):
+            return await _error(send, 413, "too_large", f"body over {self.max_body} bytes")
+        body, more = b"", True
+        while more:
+            msg = await receive()
+            if msg["type"] == "http.disconnect":
+                return
+            body += msg.get("body", b"")
+            more = msg.get("more_body", False)
+            if len(body) > self.max_body:
+                return await _error(send, 413, "too_large", f"body over {self.max_body} bytes")
+        if body or ctype is not None:
+            if (ctype or "").split(";")[0].strip().lower() != "application/json":
+                return await _error(send, 415, "unsupported_media_type", "the body must be application/json")
+            problem = _json_problem(body)
+            if problem:
+                return await _error(send, 400, "bad_json", problem)
+        sent = False
+
+        async def replay():
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        return await self.app(scope, replay, send)
+
+
+def _same_origin(origin, host, scope):
+    scheme = "https" if scope.get("scheme") == "https" else "http"
+    return origin.lower() in (f"{scheme}://{host}".lower(), f"https://{host}".lower())
+
+
+def _json_problem(body: bytes) -> str | None:
+    def bounded_int(text):
+        if len(text.lstrip("-")) > MAX_INT_DIGITS:
+            raise ValueError(f"a number of more than {MAX_INT_DIGITS} digits")
+        return int(text)
+
+    def bad_constant(name):
+        raise ValueError(f"{name} is not JSON")
+
+    try:
+        doc = json.loads(body.decode("utf-8"), parse_int=bounded_int, parse_constant=bad_constant)
+    except RecursionError:
+        return f"nested deeper than {MAX_DEPTH}"
+    except (UnicodeDecodeError, ValueError) as e:
+        return f"the body is not acceptable JSON: {e}"
+    if _depth(doc) > MAX_DEPTH:
+        return f"nested deeper than {MAX_DEPTH}"
+    return None
+
+
+def _depth(x, d=1):
+    if d > MAX_DEPTH:
+        return d
+    if isinstance(x, dict):
+        return max([_depth(v, d + 1) for v in x.values()], default=d)
+    if isinstance(x, list):
+        return max([_depth(v, d + 1) for v in x], default=d)
+    return d
+
+
+async def _error(send, status, code, message):
+    data = json.dumps({"error": code, "message": message}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
+                            (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": data})
+
+
+# -- the app ------------------------------------------------------------------------------------------
+E = {"model": Error}
+ERRORS = {400: E, 401: E, 403: E, 413: E, 415: E, 421: E}
+bearer = HTTPBearer(auto_error=False, description="a token from `cylindre token add NAME --role ROLE`")
+
+
+def create_app(floor: Floor, conf: dict | None = None) -> FastAPI:
+    conf = cfg.validate({**cfg.defaults(), **(conf or {})})
+    bind_host, _ = cfg.hostport(conf["http"])
+    app = FastAPI(title="Cylindre table daemon", version="2",
+                  description="Bets, table state, live events, history, game recall and audit of one roulette "
+                              "table. Money is integer cents. Every route but /health and /openapi.json needs "
+                              "a bearer token whose role is high enough: display < croupier < chef < admin.",
+                  docs_url=None, redoc_url=None, openapi_url="/openapi.json")
+    audit = floor.audit
+
+    def need(role: str, action: str | None = None):
+        def check(cred: Optional[HTTPAuthorizationCredentials] = Depends(bearer)) -> Identity:
+            who = floor.tokens.identify(cred.credentials if cred else None)
+            if who is None:
+                raise ApiError(401, "unauthorized", "a live token is needed: Authorization: Bearer <token>")
+            if not who.may(role):
+                if action:
+                    audit.record(who.name, who.role, action, done=False, answer={"refused": f"needs {role}"})
+                raise ApiError(403, "forbidden", f"{who.role} may not do this: it needs {role}")
+            return who
+        return check
+
+    # -- errors ----------------------------------------------------------------------------------------
+    @app.exception_handler(ApiError)
+    async def _api_error(request, e: ApiError):
+        return JSONResponse({"error": e.code, "message": e.message}, e.status,
+                            headers={"WWW-Authenticate": "Bearer"} if e.status == 401 else None)
+
+    @app.exception_handler(NotFound)
+    async def _not_found(request, e):
+        return JSONResponse({"error": "not_found", "message": str(e)}, 404)
+
+    @app.exception_handler(Refused)
+    async def _refused(request, e: Refused):
+        return JSONResponse({"error": e.code, "message": e.message}, 409)
+
+    @app.exception_handler(Invalid)
+    async def _invalid(request, e):
+        code = "invalid_bet" if request.url.path == "/bets" else "bad_request"
+        return JSONResponse({"error": code, "message": str(e)}, 400)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request, e: RequestValidationError):
+        errs = e.errors()
+        where = errs[0]["loc"][0] if errs and errs[0].get("loc") else "body"
+        code = "bad_parameter" if where in ("query", "path", "header") else (
+            "invalid_bet" if request.url.path == "/bets" else "bad_request")
+        text = "; ".join(f"{'.'.join(str(x) for x in er.get('loc', ())[1:]) or where}: {er.get('msg')}" for er in errs[:5])
+        return JSONResponse({"error": code, "message": text[:500]}, 400)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request, e):
+        code = {404: "not_found", 405: "method_not_allowed"}.get(e.status_code, "bad_request")
+        msg = f"no such resource {request.url.path[:80]} (see /openapi.json)" if e.status_code == 404 else str(e.detail)
+        return JSONResponse({"error": code, "message": msg}, e.status_code)
+
+    @app.exception_handler(Exception)
+    async def _internal(request, e):
+        log.error("API error on %s %s", request.method, request.url.path, exc_info=e)
+        return JSONResponse({"error": "internal", "message": "internal error (see the daemon log)"}, 500)
+
+    # -- public ----------------------------------------------------------------------------------------
+    @app.get("/health", response_model=Health, responses={503: {"model": Health}}, tags=["operations"],
+             summary="200 when the link is up and the journal writable, 503 with the reasons otherwise (no token)")
+    def health():
+        ok, reasons = floor.health()
+        return JSONResponse({"ok": ok, "reasons": reasons}, 200 if ok else 503)
+
+    # -- reads (display) -------------------------------------------------------------------------------
+    display = Depends(need("display"))
+
+    @app.get("/metrics", tags=["operations"], summary="Prometheus text format, cylindre_ series",
+             responses={200: {"content": {CONTENT_TYPE.split(";")[0]: {"schema": {"type": "string"}}}}, **ERRORS},
+             response_class=Response)
+    def metrics(who=display):
+        return Response(floor.metrics.render(), media_type=CONTENT_TYPE)
+
+    @app.get("/state", response_model=State, responses=ERRORS, summary="the link, the wheel and the table now")
+    def state(who=display):
+        return floor.state()
+
+    @app.get("/bets", response_model=list[BetRow], responses=ERRORS, summary="bets, newest first")
+    def bets(who=display, status: Optional[str] = Query(None, max_length=20), spin: Optional[int] = Query(None, ge=0, le=10**9),
+             player: Optional[str] = Query(None, max_length=64), limit: int = Query(500, ge=1, le=100000)):
+        return floor.bets(status=status, spin=spin, player=player, limit=limit)
+
+    @app.get("/bets/{bid}", response_model=BetRow, responses={**ERRORS, 404: E}, summary="one bet with its result once settled")
+    def bet(who=display, bid: str = Path(pattern=BET_ID)):
+        return floor.bet(bid)
+
+    @app.get("/history", response_model=list[HistoryRow], responses=ERRORS, summary="settled spins, newest first")
+    def history(who=display, limit: int = Query(10, ge=1, le=10000)):
+        return floor.history(limit)
+
+    @app.get("/spins/{spin}", response_model=Recall, responses={**ERRORS, 404: E},
+             summary="game recall: the wheel's events with their frames, the bets, the settlement, the audit rows")
+    def recall(who=display, spin: int = Path(ge=-10**12, le=10**12)):
+        return floor.recall(spin)
+
+    @app.get("/wheel/settings", response_model=dict[str, Any], responses={**ERRORS, 502: E, 504: E},
+             summary="the wheel's spin settings")
+    def settings(who=display):
+        return floor.wheel("get_settings")
+
+    @app.get("/wheel/status", response_model=dict[str, Any], responses={**ERRORS, 502: E, 504: E},
+             summary="the wheel's status and link figures, asked now")
+    def wheel_status(who=display):
+        return floor.wheel("status")
+
+    @app.get("/wheel/history", response_model=list[dict[str, Any]], responses={**ERRORS, 502: E, 504: E},
+             summary="the wheel's last 10 games, oldest first")
+    def wheel_history(who=display):
+        return floor.wheel("history") or []
+
+    @app.get("/events", tags=["events"], response_class=StreamingResponse,
+             responses={200: {"description": "Server-Sent Events: `id:` (journaled kinds), `event:` kind, `data:` JSON",
+                              "content": {"text/event-stream": {"schema": {"type": "string"}}}}, **ERRORS},
+             summary="live events; with Last-Event-ID the journaled ones after it first. kinds=a,b (default all but status)")
+    async def events(request: Request, who=display,
+                     kinds: Optional[str] = Query(None, max_length=200, description="comma-separated: " + ",".join(KINDS)),
+                     last_event_id: Optional[str] = Header(None, max_length=20)):
+        chosen = None
+        if kinds is not None:
+            chosen = [k.strip() for k in kinds.split(",") if k.strip()]
+            bad = [k for k in chosen if k not in KINDS]
+            if bad or not chosen:
+                raise ApiError(400, "bad_parameter", f"kinds: unknown {bad or kinds!r}; known: {', '.join(KINDS)}")
+        after = None
+        if last_event_id is not None:
+            if not last_event_id.strip().isdigit():
+                raise ApiError(400, "bad_parameter", "Last-Event-ID must be an event id (an integer)")
+            after = int(last_event_id)
+        return StreamingResponse(_stream(floor, chosen, after), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+    # -- bets (croupier) -------------------------------------------------------------------------------
+    @app.post("/bets", status_code=201, response_model=Placed, responses={**ERRORS, 409: {"model": RefusedBet}},
+              summary="place a bet (plain or called); 409 when refused (table closed, poussette: recorded)")
+    def place(body: BetIn, who=Depends(need("croupier", "bet_place"))):
+        try:
+            return floor.place(body.model_dump(exclude_unset=True))
+        except Refused as e:
+            return JSONResponse({"error": e.code, "message": e.message, "bet": e.bet}, 409)
+
+    @app.delete("/bets/{bid}", response_model=Cancelled, responses={**ERRORS, 404: E, 409: E}, summary="withdraw an open bet")
+    def cancel(bid: str = Path(pattern=BET_ID), who=Depends(need("croupier", "bet_cancel"))):
+        before = floor.bet(bid)
+        out = floor.cancel(bid)
+        audit.record(who.name, who.role, "bet_cancel", bid, {"status": before["status"]}, {"status": out["status"]},
+                     spin=before.get("spin"))
+        return out
+
+    # -- the table (chef) ------------------------------------------------------------------------------
+    def table_change(is_open: bool, who: Identity):
+        before = floor.table_state()
+        reply = floor.set_open(is_open)
+        after = floor.table_state()
+        audit.record(who.name, who.role, "table_open" if is_open else "table_close", None,
+                     {"phase": before["phase"]}, {"phase": after["phase"]}, answer=reply, spin=after["spin"])
+        return {"table": after, "wheel_confirmed": bool(reply and reply.get("ok"))}
+
+    @app.post("/table/open", response_model=TableChange, responses=ERRORS, summary="open the table (tells the wheel)")
+    def table_open(who=Depends(need("chef", "table_open"))):
+        return table_change(True, who)
+
+    @app.post("/table/close", response_model=TableChange, responses=ERRORS,
+              summary="close the table (tells the wheel; a spin in progress is void)")
+    def table_close(who=Depends(need("chef", "table_close"))):
+        return table_change(False, who)
+
+    @app.post("/bets/{bid}/resolve", response_model=BetRow, responses={**ERRORS, 404: E, 409: E},
+              summary="the supervisor's decision on a held bet: refund, or play the next spin")
+    def resolve(body: ResolveIn, bid: str = Path(pattern=BET_ID), who=Depends(need("chef", "bet_resolve"))):
+        before = floor.bet(bid)
+        out = floor.resolve(bid, body.action)
+        audit.record(who.name, who.role, "bet_resolve", bid, {"status": before["status"]},
+                     {"status": out["status"], "action": body.action}, spin=before.get("spin"))
+        return out
+
+    @app.post("/bets/{bid}/consent", response_model=BetRow, responses={**ERRORS, 404: E, 409: E, 501: E},
+              summary="the chef's consent to a bet that needs it")
+    def consent(bid: str = Path(pattern=BET_ID), who=Depends(need("chef", "bet_consent"))):
+        before = floor.bet(bid)
+        out = floor.consent(bid)
+        audit.record(who.name, who.role, "bet_consent", bid, {"status": before["status"]},
+                     {"status": out.get("status")}, spin=before.get("spin"))
+        return out
+
+    @app.get("/audit", response_model=list[AuditRow], responses=ERRORS, summary="privileged actions, newest first")
+    def audit_rows(who=Depends(need("chef")), limit: int = Query(100, ge=1, le=10000),
+                   before: Optional[int] = Query(None, ge=1, le=2**62, description="rows with a smaller id"),
+                   spin: Optional[int] = Query(None, ge=-10**12, le=10**12),
+                   by: Optional[str] = Query(None, max_length=64, description="token name"),
+                   action: Optional[str] = Query(None, max_length=40)):
+        return audit.rows(limit=limit, before_id=before, spin=spin, who=by, action=action)
+
+    # -- the wheel (admin) -----------------------------------------------------------------------------
+    @app.put("/wheel/settings", response_model=dict[str, Any], responses={**ERRORS, 502: E, 504: E},
+             summary="change one setting; the wheel enforces safe bounds (502 when it refuses)")
+    def set_setting(body: SettingIn, who=Depends(need("admin", "wheel_setting"))):
+        before = None
+        try:
+            before = (floor.wheel("get_settings") or {}).get(body.name)
+        except ApiError:
+            pass
+        try:
+            out = floor.wheel("set_setting", {"name": body.name, "value": body.value})
+        except ApiError as e:
+            audit.record(who.name, who.role, "wheel_setting", body.name, before, body.value,
+                         answer={"error": e.code, "message": e.message}, done=False)
+            raise
+        audit.record(who.name, who.role, "wheel_setting", body.name, before, (out or {}).get(body.name),
+                     answer={"ok": True})
+        return out
+
+    @app.post("/wheel/time", response_model=dict[str, Any], responses={**ERRORS, 502: E, 504: E},
+              summary="set the wheel's clock to the host's")
+    def set_time(who=Depends(need("admin", "wheel_time"))):
+        epoch_ms = int(time.time() * 1000)
+        try:
+            out = floor.wheel("set_time", {"epoch_ms": epoch_ms})
+        except ApiError as e:
+            audit.record(who.name, who.role, "wheel_time", None, None, epoch_ms,
+                         answer={"error": e.code, "message": e.message}, done=False)
+            raise
+        audit.record(who.name, who.role, "wheel_time", None, None, epoch_ms, answer=out)
+        return out
+
+    _document_errors(app)
+    hosts = set(LOOPBACK_HOSTS) | {bind_host} | set(conf["allowed_hosts"])
+    if conf["cors_origins"]:
+        from starlette.middleware.cors import CORSMiddleware
+        app.add_middleware(CORSMiddleware, allow_origins=conf["cors_origins"], allow_methods=["GET", "POST", "PUT", "DELETE"],
+                           allow_headers=["Authorization", "Content-Type", "Last-Event-ID"])
+    app.add_middleware(Guard, hosts=hosts, origins=conf["cors_origins"], max_body=conf["max_body"])
+    app.state.floor = floor
+    return app
+
+
+def _document_errors(app):
+    """The generated document, with our 400 in place of FastAPI's 422 and an Error for any other status."""
+    base = app.openapi
+
+    def openapi():
+        if app.openapi_schema:
+            return app.openapi_schema
+        doc = base()
+        for item in doc.get("paths", {}).values():
+            for op in item.values():
+                if not isinstance(op, dict) or "responses" not in op:
+                    continue
+                r = op["responses"]
+                r.pop("422", None)
+                r["default"] = {"description": "an error", "content": {"application/json": {
+                    "schema": {"$ref": "#/components/schemas/Error"}}}}
+        for name in ("HTTPValidationError", "ValidationError"):
+            doc.get("components", {}).get("schemas", {}).pop(name, None)
+        app.openapi_schema = doc
+        return doc
+
+    app.openapi = openapi
+
+
+async def _stream(floor: Floor, kinds, after):
+    """SSE: journaled events after `after` (if given), then live ones; never one twice, none lost."""
+    loop = asyncio.get_running_loop()
+    q = floor.events.subscribe(kinds=kinds, loop=loop)      # first: nothing published from now is missed
+    try:
+        yield b": cylindre live events\n\n"
+        last = after
+        if after is not None:
+            oldest, _ = await run_in_threadpool(floor.events.bounds)
+            if oldest and after < oldest - 1:
+                yield _sse(None, "resync", json.dumps({"oldest": oldest, "asked": after}))
+            while True:
+                rows = await run_in_threadpool(floor.events.since, last, kinds, 1000)
+                for eid, kind, data in rows:
+                    yield _sse(eid, kind, data)
+                    last = eid
+                if len(rows) < 1000:
+                    break
+        while not floor.stopping():
+            try:
+                msg = await asyncio.wait_for(q.get(), 15)
+            except asyncio.TimeoutError:
+                yield b": keep-alive\n\n"
+                continue
+            if msg is None:
+                break
+            eid, kind, data = msg
+            if eid is not None and last is not None and eid <= last:
+                continue                                     # already sent from the journal
+            yield _sse(eid, kind, data)
+            if eid is not None:
+                last = eid
+    finally:
+        floor.events.unsubscribe(q)
+
+
+def _sse(eid, kind, data) -> bytes:
+    head = f"id: {eid}\n" if eid is not None else ""
+    return f"{head}event: {kind}\ndata: {data}\n\n".encode("utf-8")
