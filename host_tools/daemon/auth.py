@@ -95,3 +95,16 @@ class Tokens:
             row = self.db.execute("SELECT name, role FROM tokens WHERE hash=? AND revoked IS NULL",
                                   (digest(secret),)).fetchone()
         return None if row is None else Identity(row[0], row[1])
+
+
+def issue(journal_path, name: str, role: str) -> str:
+    """A fresh token for NAME in the journal file (revoking NAME's live one): for tools that start a
+    daemon of their own, such as `cylindre demo`."""
+    from .journal import Journal
+    j = Journal(journal_path)
+    try:
+        t = Tokens(j.db, j.lock)
+        t.revoke(name)
+        return t.add(name, role)
+    finally:
+        j.close()
