@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
-from starlette.testclient import TestClient
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")          # starlette's note on httpx versions
+    from starlette.testclient import TestClient
 
 from host_tools.daemon.auth import ROLES
 from host_tools.daemon.service import Daemon
@@ -27,13 +31,40 @@ class NoPort:
         pass
 
 
+class FakeWheel:
+    """Answers commands as the wheel's device link does (docs/protocol.md section 7), at once."""
+
+    def __init__(self):
+        self.settings = {"min_laps": 4, "void_rotor_not_reversed": 1}
+        self.sent = []
+
+    def __call__(self, cmd, args=None, timeout=5.0):
+        self.sent.append((cmd, args))
+        if cmd in ("open_table", "close_table"):
+            return {"ok": True}
+        if cmd == "get_settings":
+            return {"ok": True, "result": dict(self.settings)}
+        if cmd == "set_setting":
+            if args["name"] not in self.settings or not isinstance(args["value"], int) or args["value"] < 1:
+                return {"ok": False, "error": "refused: %s" % args["name"]}
+            self.settings[args["name"]] = args["value"]
+            return {"ok": True, "result": dict(self.settings)}
+        if cmd == "status":
+            return {"ok": True, "result": {"status": None, "link": {"wheel": "T1"}}}
+        if cmd == "history":
+            return {"ok": True, "result": [{"spin": 1, "number": 17, "laps": 15, "rotor_dir": 1, "ball_dir": -1}]}
+        if cmd == "set_time":
+            return {"ok": True, "result": {"wall_offset_ms": 5}}
+        return {"ok": False, "error": "unknown command"}
+
+
 class Table:
     """The app, its floor and one token per role; `call(role, method, path, **kw)`."""
 
     def __init__(self, path, conf=None, open_table=True, command=None):
         self.daemon = Daemon(NoPort(), bytes(32), path, open_table=open_table)
-        if command is not None:
-            self.daemon.command = command
+        self.wheel = FakeWheel() if command is None else command
+        self.daemon.command = self.wheel
         self.floor = Floor(self.daemon)
         self.app = create_app(self.floor, {"allowed_hosts": ["testserver"], **(conf or {})})
         self.client = TestClient(self.app, raise_server_exceptions=False)

@@ -363,9 +363,9 @@ class Guard:
             more = msg.get("more_body", False)
             if len(body) > self.max_body:
                 return await _error(send, 413, "too_large", f"body over {self.max_body} bytes")
-        if body or ctype is not None:
-            if (ctype or "").split(";")[0].strip().lower() != "application/json":
-                return await _error(send, 415, "unsupported_media_type", "the body must be application/json")
+        if (body or ctype is not None) and (ctype or "").split(";")[0].strip().lower() != "application/json":
+            return await _error(send, 415, "unsupported_media_type", "the body must be application/json")
+        if body:
             problem = _json_problem(body)
             if problem:
                 return await _error(send, 400, "bad_json", problem)
