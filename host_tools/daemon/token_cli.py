@@ -21,10 +21,10 @@ def add_arguments(p):
     a.add_argument("name", help="who holds it: a person or a machine (1 to 64 of A-Z a-z 0-9 . _ @ -)")
     a.add_argument("--role", required=True, choices=("display", "croupier", "chef", "admin"),
                    help="display: reads; croupier: bets; chef: open/close, consent, held bets, audit; admin: the wheel")
-    sub.add_parser("list", help="every token's name, role, creation and revocation time (never the secret)")
+    ls = sub.add_parser("list", help="every token's name, role, creation and revocation time (never the secret)")
+    ls.add_argument("--json", action="store_true", help="print JSON")
     r = sub.add_parser("revoke", help="revoke NAME's token at once")
     r.add_argument("name")
-    p.add_argument("--json", action="store_true", help="list: print JSON")
 
 
 def run(args) -> int:
