@@ -4,11 +4,10 @@ the recall's audit rows, metrics, health; the config file; the key and journal m
 import os
 import sqlite3
 import stat
-import types
 
 import pytest
 
-from floorkit import table  # noqa: F401  (fixture)
+from floorkit import link_up, table  # noqa: F401  (fixture)
 from host_tools.daemon import config
 from host_tools.daemon.keys import KeyError_, load_key, new_key
 
@@ -137,7 +136,7 @@ def test_metrics_count_bets_spins_voids_and_settlement_latency(table):
 def test_health_says_why_it_is_unavailable(table):
     r = table.client.get("/health")
     assert r.status_code == 503 and r.json() == {"ok": False, "reasons": ["link down: no session with the wheel"]}
-    table.daemon.link = types.SimpleNamespace(in_session=True, sessions=1)
+    link_up(table)
     assert table.client.get("/health").json() == {"ok": True, "reasons": []}
 
     def full_disk():

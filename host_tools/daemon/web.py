@@ -100,9 +100,10 @@ class Floor:
     def resolve(self, bid, action):
         return self.table.resolve_held(bid, action)
 
+    def has_consent(self) -> bool:
+        return callable(getattr(self.table, "consent", None))
+
     def consent(self, bid):
-        if not hasattr(self.table, "consent"):
-            raise ApiError(501, "not_implemented", "this daemon has no consent step yet")
         return self.table.consent(bid)
 
     def set_open(self, is_open: bool):
@@ -440,6 +441,22 @@ def create_app(floor: Floor, conf: dict | None = None) -> FastAPI:
                   docs_url=None, redoc_url=None, openapi_url="/openapi.json")
     audit = floor.audit
 
+    def known_query(request: Request):
+        """An unknown or repeated query parameter is refused, not ignored (a typo in a filter would widen it)."""
+        route = request.scope.get("route")
+        known = {p.alias for p in route.dependant.query_params} if route is not None else set()
+        for dep in (route.dependant.dependencies if route is not None else ()):
+            known |= {p.alias for p in dep.query_params}
+        keys = [k for k, _ in request.query_params.multi_items()]
+        if len(keys) != len(set(keys)):
+            raise ApiError(400, "bad_parameter", "a query parameter is given twice")
+        unknown = sorted(set(keys) - known)
+        if unknown:
+            raise ApiError(400, "bad_parameter", f"unknown query parameter {unknown[0][:40]!r}"
+                           + (f"; known: {', '.join(sorted(known))}" if known else ""))
+
+    app.router.dependencies.append(Depends(known_query))
+
     def need(role: str, action: str | None = None):
         def check(cred: Optional[HTTPAuthorizationCredentials] = Depends(bearer)) -> Identity:
             who = floor.tokens.identify(cred.credentials if cred else None)
@@ -484,7 +501,13 @@ def create_app(floor: Floor, conf: dict | None = None) -> FastAPI:
     async def _http(request, e):
         code = {404: "not_found", 405: "method_not_allowed"}.get(e.status_code, "bad_request")
         msg = f"no such resource {request.url.path[:80]} (see /openapi.json)" if e.status_code == 404 else str(e.detail)
-        return JSONResponse({"error": code, "message": msg}, e.status_code)
+        headers = getattr(e, "headers", None)
+        if e.status_code == 405:        # every method of the path, not only the first route's
+            methods = {m for r in app.routes if getattr(r, "path_regex", None) and r.path_regex.match(request.url.path)
+                       for m in (getattr(r, "methods", None) or ())}
+            headers = {"Allow": ", ".join(sorted(methods))}
+            msg = f"{request.method} is not allowed on {request.url.path[:80]}"
+        return JSONResponse({"error": code, "message": msg}, e.status_code, headers=headers)
 
     @app.exception_handler(Exception)
     async def _internal(request, e):
@@ -609,14 +632,15 @@ def create_app(floor: Floor, conf: dict | None = None) -> FastAPI:
                      {"status": out["status"], "action": body.action}, spin=before.get("spin"))
         return out
 
-    @app.post("/bets/{bid}/consent", response_model=BetRow, responses={**ERRORS, 404: E, 409: E, 501: E},
-              summary="the chef's consent to a bet that needs it")
-    def consent(bid: str = Path(pattern=BET_ID), who=Depends(need("chef", "bet_consent"))):
-        before = floor.bet(bid)
-        out = floor.consent(bid)
-        audit.record(who.name, who.role, "bet_consent", bid, {"status": before["status"]},
-                     {"status": out.get("status")}, spin=before.get("spin"))
-        return out
+    if floor.has_consent():                 # the straddle consent step (issue 8), when the table has it
+        @app.post("/bets/{bid}/consent", response_model=BetRow, responses={**ERRORS, 404: E, 409: E},
+                  summary="the chef's consent to a bet that needs it")
+        def consent(bid: str = Path(pattern=BET_ID), who=Depends(need("chef", "bet_consent"))):
+            before = floor.bet(bid)
+            out = floor.consent(bid)
+            audit.record(who.name, who.role, "bet_consent", bid, {"status": before["status"]},
+                         {"status": out.get("status")}, spin=before.get("spin"))
+            return out
 
     @app.get("/audit", response_model=list[AuditRow], responses=ERRORS, summary="privileged actions, newest first")
     def audit_rows(who=Depends(need("chef")), limit: int = Query(100, ge=1, le=10000),
