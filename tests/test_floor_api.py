@@ -196,3 +196,9 @@ def test_token_cli_add_list_revoke(tmp_path, capsys):
     assert sqlite3.connect(j).execute("SELECT COUNT(*) FROM tokens WHERE hash LIKE 'cyl_%'").fetchone()[0] == 0
     assert main(["token", "--journal", j, "revoke", "marie"]) == 0
     assert main(["token", "--journal", j, "revoke", "marie"]) == 1
+
+
+def test_the_example_config_of_packaging_is_valid():
+    from pathlib import Path
+    c = config.merge(config.load(Path(__file__).parent.parent / "packaging" / "table.toml"), {})
+    assert (c["http"], c["log_format"], c["wheel"]) == ("127.0.0.1:8737", "json", "T1")
