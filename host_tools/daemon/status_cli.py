@@ -25,8 +25,9 @@ def _eur(cents):
 
 
 def run(args) -> int:
-    url = f"{'https' if args.https else 'http'}://{args.http}/state"
-    headers = {"Authorization": "Bearer " + args.token} if args.token else {}
+    url = f"{'https' if getattr(args, 'https', False) else 'http'}://{args.http}/state"
+    token = getattr(args, "token", None)
+    headers = {"Authorization": "Bearer " + token} if token else {}
     try:
         with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=5) as r:
             st = json.loads(r.read())
