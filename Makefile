@@ -14,7 +14,7 @@ BOARD  ?= pico
 SPINS  ?= 20
 ARGS   ?=
 
-.PHONY: help venv demo test test-fast bench firmware flash typecheck clean
+.PHONY: help venv demo test test-fast bench drill firmware flash typecheck clean
 
 help:
 	@echo "make demo       set up, then run the whole table on a simulated wheel (SPINS=$(SPINS))"
@@ -41,6 +41,9 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m host_tools.bench $(ARGS)
+
+drill: $(STAMP)
+	$(PY) tests/drill.py $(ARGS)
 
 firmware: $(STAMP)
 	$(PY) -m host_tools.build_firmware --board $(BOARD) --out $(BUILD)/firmware/$(BOARD)

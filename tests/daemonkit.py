@@ -1,4 +1,5 @@
-"""A stand-in wheel for daemon table tests: it feeds a Table the events one boot of a wheel sends."""
+"""A stand-in wheel for daemon table tests: it feeds a Table the events and the STATUS frames one
+boot of a wheel sends, on a clock the test controls (host ms = wheel ms, no transit)."""
 
 
 def game(spin, number):
@@ -6,20 +7,59 @@ def game(spin, number):
     return {"spin": spin, "number": number, "laps": 15, "rotor_dir": 1, "ball_dir": -1}
 
 
-class Wheel:
-    """The events one boot of a wheel sends, numbered from 1; `reboot` starts a new boot."""
+class Clock:
+    """The host's clock in ms; the stand-in wheel's link clock reads the same."""
 
-    def __init__(self, table, boot="b0"):
+    def __init__(self, ms=1_000_000.0):
+        self.ms = ms
+
+    def __call__(self):
+        return self.ms
+
+    def advance(self, ms):
+        self.ms += ms
+
+
+class Wheel:
+    """The events one boot of a wheel sends, numbered from 1; `reboot` starts a new boot.
+
+    Every event and every `status()` is stamped with the table's clock (`at_ms`); a status says
+    every event sent so far was emitted and echoes an ACK sent at that same instant, so the table
+    has fresh evidence that betting is open until the test moves its clock on or stops statuses."""
+
+    def __init__(self, table, boot="b0", statuses=True):
         self.t = table
+        if not isinstance(table.clock, Clock):
+            table.clock = Clock()           # the test's time: 10 ms pass before each event
         self.boot = boot
         self.seq = 0
+        self.statuses = statuses
+        if statuses:
+            self.status()
 
-    def send(self, ev, seq=None):
+    def now(self):
+        return int(self.t.clock())
+
+    def status(self, state="idle", emitted=None, at=None, echo=None):
+        now = self.now()
+        st = {"ev": "status", "t": now * 1000, "state": state, "table_open": True,
+              "at_ms": now if at is None else at, "emitted": self.seq if emitted is None else emitted,
+              "echo": [now, now] if echo is None else echo}
+        self.t.on_status(self.boot, st, self.seq)
+        return st
+
+    def send(self, ev, seq=None, at=None, raw=b"x"):
         """Deliver one event; `seq` given re-sends an old sequence number."""
         if seq is None:
             self.seq += 1
             seq = self.seq
-        return self.t.on_event(self.boot, seq, ev, {"kind": "event", "ftype": "E", "seq": seq, "raw": b"x"})
+        self.t.clock.advance(10)
+        ev = dict(ev)
+        ev.setdefault("at_ms", self.now() if at is None else at)
+        out = self.t.on_event(self.boot, seq, ev, {"kind": "event", "ftype": "E", "seq": seq, "raw": raw})
+        if self.statuses and ev.get("ev") not in ("rnvp", "drop"):
+            self.status()
+        return out
 
     def spin(self, n, number, rnvp=True):
         self.send({"ev": "launch", "t": 1, "spin": n})

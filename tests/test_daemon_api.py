@@ -9,6 +9,7 @@ import pytest
 
 from host_tools.daemon.api import make_server, serve_in_thread
 from host_tools.daemon.service import Daemon
+from daemonkit import Wheel
 
 
 class NoPort:
@@ -46,6 +47,7 @@ def api(tmp_path):
             return e.code, json.loads(e.read())
 
     call.daemon = d
+    d.test_wheel = Wheel(d.table, boot="boot0")     # statuses and events of a stand-in wheel
     call.base = base
     yield call
     srv.shutdown()
@@ -53,7 +55,9 @@ def api(tmp_path):
 
 
 def _event(d, seq, ev):
-    d.table.on_event("boot0", seq, ev, {"kind": "event", "ftype": "E", "seq": seq, "raw": b"\x01\x02"})
+    w = d.test_wheel
+    w.seq = seq - 1
+    w.send(ev, raw=b"\x01\x02")
 
 
 def test_openapi_lists_every_route(api):

@@ -87,7 +87,9 @@ def test_an_event_the_journal_refused_is_settled_when_sent_again(tmp_path):
     d.start()
     try:
         assert _wait(lambda: d.link.in_session)
+        assert _wait(lambda: d.table.state()["accepting_bets"])    # fresh word from the wheel
         bet = d.table.place({"player": "ana", "type": "plein", "numbers": [8], "stake": 1000})
+        time.sleep(0.1)     # the call comes later than the link's transit (counted against the bet)
         for ev in ({"ev": "launch", "t": 1, "spin": 1}, {"ev": "rnvp", "t": 2, "spin": 1},
                    {"ev": "result", "t": 3, "spin": 1, "number": 8}, {"ev": "launch", "t": 4, "spin": 2}):
             pipe.emit(ev)

@@ -180,6 +180,10 @@ def test_closed_table_and_cancel(jpath):
         t.place({"player": "a", "type": "rouge", "stake": 1000})
     assert e.value.code == "table_closed"
     t.set_open(True)
+    with pytest.raises(Refused) as e:
+        t.place({"player": "a", "type": "rouge", "stake": 1000})
+    assert e.value.code == "wheel_not_heard"       # open, but no word from the wheel yet
+    Wheel(t)
     a = t.place({"player": "a", "type": "rouge", "stake": 1000})
     assert t.cancel(a["id"])["status"] == "cancelled"
     with pytest.raises(Refused):

@@ -20,6 +20,7 @@ from .table import Invalid, NotFound, Refused
 
 log = logging.getLogger("cylindre.api")
 MAX_BODY = 64 * 1024
+MAX_DEPTH = 8               # JSON nesting a request may have (a bet needs 3)
 
 _BET_SCHEMA = {
     "type": "object", "required": ["player", "type"],
@@ -58,13 +59,22 @@ def openapi() -> dict:
                         "parameters": [{"name": n, "in": "query", "schema": {"type": t}} for n, t in
                                        (("status", "string"), ("spin", "integer"), ("player", "string"), ("limit", "integer"))],
                         "responses": {"200": ok, "400": _ERR}},
-                "post": {"summary": "place a bet (plain or called); 409 when refused (table closed, poussette: recorded)",
+                "post": {"summary": "place a bet (plain or called); 409 when refused (table_closed, poussette, wheel_not_heard: "
+                                    "recorded); unknown fields and fields the table sets (carried, status, consent, ...) are 400; "
+                                    "an Idempotency-Key header makes a retry return the first answer",
+                         "parameters": [{"name": "Idempotency-Key", "in": "header", "required": False,
+                                         "schema": {"type": "string", "maxLength": 128}}],
                          "requestBody": {"required": True, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Bet"}}}},
                          "responses": {"201": ok, "400": _ERR, "409": _ERR, "413": _ERR}}},
             "/bets/{id}": {
                 "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
                 "get": {"summary": "one bet with its result once settled", "responses": {"200": ok, "404": _ERR}},
                 "delete": {"summary": "withdraw an open bet", "responses": {"200": ok, "404": _ERR, "409": _ERR}}},
+            "/bets/{id}/consent": {
+                "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
+                "post": {"summary": "the chef de table's consent to a straddle awaiting it (two dozens or two columns): "
+                                   "the bet joins the layout; 409 not_awaiting_consent otherwise",
+                         "responses": {"200": ok, "404": _ERR, "409": _ERR}}},
             "/bets/{id}/resolve": {
                 "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
                 "post": {"summary": "the supervisor's decision on a held bet (result lost with the wheel's power): "
@@ -140,11 +150,15 @@ def make_server(daemon, host="127.0.0.1", port=8737) -> ThreadingHTTPServer:
     def _place(h, m, q):
         body = h.json_body()
         try:
-            return 201, table.place(body)
+            return 201, table.place(body, idempotency_key=h.headers.get("Idempotency-Key"))
         except Invalid as e:
             raise ApiError(400, "invalid_bet", str(e)) from None
         except Refused as e:
             return 409, {"error": e.code, "message": e.message, "bet": e.bet}
+
+    @route("POST", r"/bets/(?P<id>[A-Za-z0-9._-]{1,40})/consent")
+    def _consent(h, m, q):
+        return 200, table.consent(m["id"])
 
     @route("GET", "/bets")
     def _bets(h, m, q):
@@ -220,17 +234,20 @@ def make_server(daemon, host="127.0.0.1", port=8737) -> ThreadingHTTPServer:
             n = self.headers.get("Content-Length")
             if n is None:
                 raise ApiError(400, "bad_request", "a JSON body with Content-Length is required")
-            try:
-                n = int(n)
-            except ValueError:
-                raise ApiError(400, "bad_request", "bad Content-Length") from None
+            if not n.isdigit() or len(n) > 12:
+                raise ApiError(400, "bad_request", "Content-Length must be a non-negative integer")
+            n = int(n)
             if n > MAX_BODY:
                 raise ApiError(413, "too_large", f"body over {MAX_BODY} bytes")
             raw = self.rfile.read(n)
+            if _depth(raw) > MAX_DEPTH:
+                raise ApiError(400, "bad_json", f"JSON nested deeper than {MAX_DEPTH} levels")
             try:
                 return json.loads(raw.decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError) as e:
                 raise ApiError(400, "bad_json", f"the body is not JSON: {e}") from None
+            except (ValueError, RecursionError) as e:     # e.g. an integer over 4,300 digits
+                raise ApiError(400, "bad_json", f"the body is not acceptable JSON: {str(e)[:120]}") from None
 
         def _send(self, status, obj):
             data = json.dumps(obj, ensure_ascii=False, default=str).encode("utf-8")
@@ -317,6 +334,28 @@ def make_server(daemon, host="127.0.0.1", port=8737) -> ThreadingHTTPServer:
     srv = ThreadingHTTPServer((host, port), Handler)
     srv.daemon_threads = True
     return srv
+
+
+def _depth(raw: bytes) -> int:
+    """The deepest nesting of brackets in a JSON text, outside strings (checked before parsing)."""
+    depth = top = 0
+    in_str = esc = False
+    for b in raw:
+        if in_str:
+            if esc:
+                esc = False
+            elif b == 0x5C:
+                esc = True
+            elif b == 0x22:
+                in_str = False
+        elif b == 0x22:
+            in_str = True
+        elif b in (0x5B, 0x7B):
+            depth += 1
+            top = max(top, depth)
+        elif b in (0x5D, 0x7D):
+            depth -= 1
+    return top
 
 
 def serve_in_thread(srv) -> threading.Thread:

@@ -96,6 +96,11 @@ class Journal:
             if depth == 0:
                 self.db.execute("COMMIT")
 
+    @property
+    def depth(self):
+        """How many nested `tx()` blocks are open (0: none)."""
+        return self._depth
+
     def close(self):
         with self.lock:
             self.db.close()
@@ -115,6 +120,15 @@ class Journal:
             (wheel, boot or "", seq, time.time(), str(ev.get("ev")), ev.get("spin") if isinstance(ev.get("spin"), int) else None,
              json.dumps(ev, sort_keys=True), frame_id))
         return cur.rowcount == 1
+
+    def voided(self, wheel, boot, spin) -> bool:
+        """Has this boot of the wheel sent a void for `spin`?"""
+        return self.db.execute("SELECT 1 FROM events WHERE wheel=? AND boot=? AND spin=? AND ev='void' LIMIT 1",
+                               (wheel, boot or "", spin)).fetchone() is not None
+
+    def mark(self, frame_id, kind, reason):
+        """Re-mark a journaled frame (an event taken but not acted on: kind `anomaly`)."""
+        self.db.execute("UPDATE frames SET kind=?, reason=? WHERE id=?", (kind, reason, frame_id))
 
     def announce(self, wheel, spin, text):
         self.db.execute("INSERT INTO announcements (at, wheel, spin, text) VALUES (?,?,?,?)",

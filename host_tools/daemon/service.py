@@ -1,8 +1,13 @@
 """The daemon's imperative shell: the serial port, the link, the table, commands, the event stream.
 
-One I/O thread owns the port and the link: it reads, hands each record to the journal and the
-table, and acknowledges an event only after its transaction is committed. HTTP threads reach the
-wheel through `command()`, which the I/O thread sends one at a time.
+One I/O thread owns the port and the link: it reads, journals every record in one place
+(`_record`), hands events and statuses to the table, and acknowledges an event only after its
+transaction is committed. HTTP threads reach the wheel through `command()`, which the I/O thread
+sends one at a time.
+
+The source of wheel events is a seam: the link session (`HostLink`) is one source; whatever
+delivers the wheel's events (with its boot, its sequence number and the wheel's clock in `at_ms`)
+and its statuses calls `Table.on_event` / `Table.on_status` the way `_record` does.
 """
 
 from __future__ import annotations
@@ -96,9 +101,10 @@ class Daemon:
         self.broker = Broker()
         self.j = journal if isinstance(journal, Journal) else Journal(journal)
         self.wheel = wheel
-        self.table = Table(self.j, wheel, limits, publish=self.broker.publish)
+        self.table = Table(self.j, wheel, limits, publish=self.broker.publish, clock=_ms_float)
         self.port = port if not isinstance(port, str) else SerialPort(port, baud)
         self.link = HostLink(self._write, _ms, key, wheel=wheel, silence_ms=silence_ms)
+        self._taken = 0             # the last event of the link's boot the journal has (in order)
         self.lock = threading.RLock()
         self.stop_flag = threading.Event()
         self._cmds: queue.Queue = queue.Queue()
@@ -107,11 +113,13 @@ class Daemon:
         self.wheel_status = None
         self.welcome = None
         self.last_heard = None
-        self.counts = {"frames": 0, "events": 0, "duplicates": 0, "rejects": 0, "stale": 0, "gaps": 0}
+        self.counts = {"frames": 0, "events": 0, "duplicates": 0, "rejects": 0, "stale": 0, "gaps": 0, "replays": 0}
         self._compact_at = time.monotonic() + 10.0
-        self.want_open = open_table or self.table.st["phase"] != "closed"
-        if open_table:
-            self.table.set_open(True)
+        if open_table and self.table.created:
+            self.table.set_open(True)       # --open opens a new journal's table, never a closed one
+        elif open_table and self.table.st["phase"] == "closed":
+            log.warning("--open: the journal says the table was closed; it stays closed until POST /table/open")
+        self.want_open = self.table.st["phase"] != "closed"
         self._io = threading.Thread(target=self._run, name="cylindre-io", daemon=True)
 
     # -- life ---------------------------------------------------------------------------------------
@@ -165,6 +173,7 @@ class Daemon:
                                 raise
                             failed = rec["seq"]
                             self.link.rewind(failed)
+                            self.table.window.lost()
                             log.exception("event %s could not be journaled; the wheel will send it again", failed)
                     self._send_commands()
                 self._compact()
@@ -188,33 +197,44 @@ class Daemon:
 
     # -- records from the link -------------------------------------------------------------------
     def _record(self, rec):
+        """Every record of the link, journaled here and only here (an event's frame in the
+        event's own transaction), then acted on."""
         kind = rec["kind"]
-        if kind != "timeout":
-            self.counts["frames"] += 1
-        if kind == "event":
-            if self.table.on_event(rec["boot"], rec["seq"], rec["event"], rec):
-                self.counts["events"] += 1
-            else:
-                self.counts["duplicates"] += 1
-            self.link.acknowledge(rec["seq"])      # only now: the transaction is committed
-            self.last_heard = time.time()
-            return
-        if kind in ("reply", "timeout"):
+        if kind == "timeout":
             w = self._waiting.pop(rec["seq"], None)
-            if kind == "reply":
-                with self.j.tx():
-                    self.j.frame(self.wheel, rec)
             if w is not None:
                 w[1] = rec
                 w[0].set()
             return
-        with self.j.tx():
-            self.j.frame(self.wheel, rec)
+        self.counts["frames"] += 1
+        try:
+            with self.table.lock, self.j.tx():      # the table's lock first, as every caller takes them
+                fid = self.j.frame(self.wheel, rec)
+                if kind == "event":
+                    fresh = self.table.on_event(rec["boot"], rec["seq"], rec["event"], fid)
+        except BaseException:
+            self.table.reload()
+            raise
+        if kind == "event":
+            self.counts["events" if fresh else "duplicates"] += 1
+            self._taken = max(self._taken, rec["seq"])
+            self.link.acknowledge(rec["seq"])      # only now: the transaction is committed
+            self.last_heard = time.time()
+            return
+        if kind == "reply":
+            w = self._waiting.pop(rec["seq"], None)
+            if w is not None:
+                w[1] = rec
+                w[0].set()
+            return
         if kind == "status":
             self.wheel_status = rec["status"]
             self.last_heard = time.time()
+            self.table.on_status(self.link.boot, rec["status"], self._taken)
             self.broker.publish("status", rec["status"])
         elif kind == "welcome":
+            first = rec["info"].get("first")
+            self._taken = first - 1             # the wheel holds nothing before `first` unacknowledged
             self.connected = True
             self.welcome = rec["info"]
             self.last_heard = time.time()
@@ -225,6 +245,9 @@ class Daemon:
             self._queue_internal("open_table" if self.want_open else "close_table", {})
         elif kind == "duplicate":
             self.counts["duplicates"] += 1
+        elif kind == "stale" and rec.get("detail") == "welcome replayed":
+            self.counts["replays"] += 1
+            log.warning("frame stale: a WELCOME replayed inside its session, refused")
         elif kind in ("reject", "stale", "gap"):
             key = {"reject": "rejects", "stale": "stale", "gap": "gaps"}[kind]
             self.counts[key] += 1
@@ -253,10 +276,11 @@ class Daemon:
         return rec["reply"] if rec and rec["kind"] == "reply" else None
 
     def open_table(self, is_open: bool):
+        """Open or close the table: the table first (a close refuses bets at once, whatever the
+        link does), then the wheel, told again after every (re)connection."""
         self.want_open = is_open
-        reply = self.command("open_table" if is_open else "close_table")
         self.table.set_open(is_open)
-        return reply
+        return self.command("open_table" if is_open else "close_table")
 
     # -- status -------------------------------------------------------------------------------------
     def status(self) -> dict:
@@ -272,3 +296,7 @@ class Daemon:
 
 def _ms():
     return int(time.monotonic() * 1000)
+
+
+def _ms_float():
+    return time.monotonic() * 1000.0

@@ -1,14 +1,17 @@
-"""The game at the table (le jeu): the betting window, the wheel's events, settlement, exactly once.
+"""The game at the table (le jeu): bets in, the wheel's events in, settlement exactly once.
 
-Driven by two inputs only: bets from the API (`place`, `cancel`) and the wheel's events
-(`on_event`, in order, as the link delivers them). Each call is one journal transaction; the
+Driven by three inputs: bets from the API (`place`, `cancel`, `consent`), the wheel's STATUS
+frames (`on_status`: the evidence that betting is open, game.Window) and its events (`on_event`,
+in order, as a source of wheel events delivers them). Each call is one journal transaction; the
 state that must survive a restart (phase, spin, imprisoned stakes, carried replays) is saved in
-the same transaction, so after a kill the daemon resumes exactly where the journal says.
+the same transaction, so after a kill the daemon resumes exactly where the journal says. The
+rules of the window are in game.py, the SQL in ledger.py.
 
-Phases: `closed` (table closed: bets refused) -> `betting` ("faites vos jeux": bets accepted,
-also while the ball runs) -> `no_more_bets` (the wheel called rien ne va plus for spin N: open
-bets are locked to N, new ones are refused as poussette and recorded) -> the result settles N
-and betting reopens; a void (misspin) unlocks N's bets, which play on the relaunch.
+Phases: `closed` (bets refused; only an explicit open reopens) -> `betting` (bets accepted on
+fresh evidence from the wheel, also while the ball runs) -> `no_more_bets` (the wheel called rien
+ne va plus for spin N: open bets placed before the call are locked to N, those at or after it,
+however late the call arrives, are refused as poussette) -> the result settles N and betting
+reopens; a void (misspin) unlocks N's bets, which play on the relaunch.
 """
 
 from __future__ import annotations
@@ -18,22 +21,42 @@ import logging
 import threading
 import time
 
+from cylindre.link import protocol as pr
+from cylindre.link.protocol import HISTORY
 from cylindre.rules.bets import BetError, parse_bet, zero_choice
 from cylindre.rules.limits import Limits
 from cylindre.rules.settle import settle_spin
-from cylindre.spin.controller import HISTORY
 
+from . import game
+from .game import BETTING, CLOSED, NO_MORE
 from .journal import Journal
+from .ledger import Ledger
 
 log = logging.getLogger("cylindre.table")
 
-CLOSED, BETTING, NO_MORE = "closed", "betting", "no_more_bets"
 MAX_STAKE = 10**11           # cents: refuse absurd amounts before they reach the rules
 CHOICES = ("prison", "partage")
 
+# what a player may say in a bet (the rules' words and their aliases); anything else is refused
+BET_FIELDS = ("player", "type", "bet", "numbers", "number", "which", "stake", "unit", "replay", "rejouer",
+              "zero_choice", "chance", "chances", "final", "form", "forme", "k", "neighbours", "neighbors",
+              "voisins", "numero", "centre", "center", "a_placer", "payes_a_placer", "paye_a_placer", "placed")
+# what only the table (or the chef de table) sets
+STATE_FIELDS = ("id", "carried", "status", "locked", "spin", "result", "reason", "played", "label", "at",
+                "placed_at", "wheel_boot", "wheel_ms", "consent", "supervisor_consent", "chef_consent", "chef")
+CONSENT_FIELDS = ("consent", "supervisor_consent", "chef_consent", "chef")
+MAX_TEXT = 64
+MAX_LIST = 37
+MAX_KEY = 128
+_REFUSALS = {
+    "table_closed": "the table is closed",
+    "poussette": "rien ne va plus: the bet came after the call (poussette), it is refused",
+    "wheel_not_heard": "no fresh word from the wheel that betting is open (link slow or down): the bet is refused",
+}
+
 
 class Refused(Exception):
-    """A bet the table refuses now (HTTP 409): `code` is table_closed, poussette or not_open."""
+    """A bet the table refuses now (HTTP 409): `code` is table_closed, poussette, wheel_not_heard, not_open..."""
 
     def __init__(self, code, message, bet=None):
         super().__init__(message)
@@ -50,13 +73,94 @@ class NotFound(Exception):
     """No such bet or spin (HTTP 404)."""
 
 
+def esc(text) -> str:
+    """A client's string as it may appear in a log line: control characters escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+
+
+def parse_bet_request(body) -> tuple:
+    """A client's bet, checked before anything is recorded: (player, bet dict, zero choice).
+
+    Framework-free (the HTTP layer only hands over the decoded JSON). Refuses, naming the field:
+    a field the rules do not know, a field only the table sets (`carried`, `status`, `consent`,
+    ...: consent for a straddle is the chef de table's, POST /bets/{id}/consent), wrong types,
+    control characters in the player's name, strings over 64 characters, lists over 37 items."""
+    if not isinstance(body, dict):
+        raise Invalid("a bet is a JSON object")
+    for k in body:
+        if k in CONSENT_FIELDS:
+            raise Invalid("%s: consent to a straddle is the chef de table's, given with POST /bets/{id}/consent" % k)
+        if k in STATE_FIELDS:
+            raise Invalid("%s: set by the table, never by a player" % k)
+        if k not in BET_FIELDS:
+            raise Invalid("%s: unknown field (a bet has %s)" % (esc(k)[:40], ", ".join(BET_FIELDS)))
+    player = body.get("player")
+    if not isinstance(player, str) or not player.strip() or len(player) > MAX_TEXT:
+        raise Invalid("player: a name of 1 to 64 characters is required")
+    if not player.isprintable():
+        raise Invalid("player: control characters (newline, tab, ...) are not allowed in a name")
+    bet = {k: v for k, v in body.items() if k != "player"}
+    for k in ("stake", "unit"):
+        if k in bet and (not isinstance(bet[k], int) or isinstance(bet[k], bool)):
+            raise Invalid(f"{k}: integer cents are required (got {bet[k]!r})"[:200])
+        if k in bet and not 0 < bet[k] <= MAX_STAKE:
+            raise Invalid(f"{k}: must be between 1 and {MAX_STAKE} cents")
+    for k, v in body.items():
+        _check_value(k, v, 0)
+    choice = bet.get("zero_choice")
+    if choice is not None:
+        if not (choice in CHOICES or (isinstance(choice, dict) and set(choice) == {"move"}
+                                       and isinstance(choice["move"], str))):
+            raise Invalid('zero_choice: "prison", "partage" or {"move": "<even chance>"}')
+        try:
+            zero_choice(choice, "zero_choice")      # the rules' own reading ({"move": "vert"} is refused)
+        except BetError as e:
+            raise Invalid(e.message) from None
+    return player, bet, choice
+
+
+def _check_value(k, v, depth):
+    if depth > 2:
+        raise Invalid("%s: nested too deep" % k)
+    if isinstance(v, str):
+        if len(v) > MAX_TEXT:
+            raise Invalid("%s: at most %d characters" % (k, MAX_TEXT))
+    elif isinstance(v, list):
+        if len(v) > MAX_LIST:
+            raise Invalid("%s: at most %d items" % (k, MAX_LIST))
+        for x in v:
+            _check_value(k, x, depth + 1)
+    elif isinstance(v, dict):
+        if len(v) > 4:
+            raise Invalid("%s: too many keys" % k)
+        for x in v.values():
+            _check_value(k, x, depth + 1)
+    elif isinstance(v, int) and not isinstance(v, bool):
+        if abs(v) > MAX_STAKE:
+            raise Invalid("%s: number out of range" % k)
+    elif not (v is None or isinstance(v, bool)):
+        raise Invalid("%s: %s is not allowed here" % (k, type(v).__name__))
+
+
+def _check_key(key):
+    if key is None:
+        return None
+    if not isinstance(key, str) or not 1 <= len(key) <= MAX_KEY or not all(33 <= ord(c) < 127 for c in key):
+        raise Invalid("Idempotency-Key: 1 to 128 printable ASCII characters, no spaces")
+    return key
+
+
 class Table:
-    def __init__(self, journal: Journal, wheel: str, limits: Limits | None = None, publish=None):
+    def __init__(self, journal: Journal, wheel: str, limits: Limits | None = None, publish=None, clock=None):
         self.j = journal
         self.wheel = wheel
         self.limits = limits or Limits()
         self.publish = publish or (lambda kind, body: None)
+        self.clock = clock or (lambda: time.monotonic() * 1000.0)     # host ms, the link's clock
         self.lock = threading.RLock()
+        self.ledger = Ledger(journal, wheel)
+        self.window = game.Window()
+        self.created = False
         with self.j.tx():
             st = self.j.load_state(wheel)
             if st is None:
@@ -64,75 +168,92 @@ class Table:
                       "carry": [], "next_bet": 1, "boot": None, "last_number": None,
                       "last_launch": None}
                 self.j.save_state(wheel, st)
+                self.created = True
         self.st = st
 
     # -- bets --------------------------------------------------------------------------------
-    def place(self, body: dict) -> dict:
-        """Validate and record a bet; raise Invalid (400) or Refused (409, recorded as refused)."""
-        if not isinstance(body, dict):
-            raise Invalid("a bet is a JSON object")
-        player = body.get("player")
-        if not isinstance(player, str) or not player.strip() or len(player) > 64:
-            raise Invalid("player: a name of 1 to 64 characters is required")
-        bet = {k: v for k, v in body.items() if k not in ("player", "id")}
-        for k in ("stake", "unit"):
-            if k in bet and (not isinstance(bet[k], int) or isinstance(bet[k], bool)):
-                raise Invalid(f"{k}: integer cents are required (got {bet[k]!r})")
-            if k in bet and not 0 < bet[k] <= MAX_STAKE:
-                raise Invalid(f"{k}: must be between 1 and {MAX_STAKE} cents")
-        choice = bet.get("zero_choice")
-        if choice is not None:
-            if not (choice in CHOICES or (isinstance(choice, dict) and set(choice) == {"move"}
-                                           and isinstance(choice["move"], str))):
-                raise Invalid('zero_choice: "prison", "partage" or {"move": "<even chance>"}')
-            try:
-                zero_choice(choice, "zero_choice")      # the rules' own reading ({"move": "vert"} is refused)
-            except BetError as e:
-                raise Invalid(e.message) from None
-        with self.lock, self.j.tx() as db:
+    def place(self, body: dict, idempotency_key=None) -> dict:
+        """Validate and record a bet; raise Invalid (400) or Refused (409, recorded as refused).
+        With an `idempotency_key`, a second call returns (or raises) the first answer, stored
+        with the bet in the same transaction."""
+        key = _check_key(idempotency_key)
+        player, bet, choice = parse_bet_request(body)
+        with self.lock, self.j.tx():
+            if key is not None:
+                first = self.ledger.answer_for(key)
+                if first is not None:
+                    return self._replay(first)
+            now = self.clock()
             bid = "B%06d" % self.st["next_bet"]
             bet["id"] = bid
             rules_bet = {k: v for k, v in bet.items() if k != "zero_choice"}
+            status, reason, where = self.window.admit(self.st["phase"], now)
             try:
                 parsed = parse_bet(rules_bet, self.limits)
             except BetError as e:
-                raise Invalid(e.message) from None
+                parsed = self._needs_consent(rules_bet, e)
+                if status == "open":
+                    status = "awaiting_consent"
             if choice is not None and parsed.family != "simple":
                 # the rules settle a choice at zero on even chances only (settle_spin refuses it)
                 raise Invalid("zero_choice: %s is not an even chance; a choice at zero (prison, partage, "
                               "move) applies only to rouge, noir, pair, impair, manque and passe" % parsed.label)
-            phase = self.st["phase"]
-            status, reason = "open", None
-            if phase == CLOSED:
-                status, reason = "refused", "table_closed"
-            elif phase == NO_MORE:
-                status, reason = "refused", "poussette"
             self.st["next_bet"] += 1
-            db.execute("INSERT INTO bets (id, wheel, player, at, body, stake, status, spin, reason) "
-                       "VALUES (?,?,?,?,?,?,?,?,?)",
-                       (bid, self.wheel, player, time.time(), json.dumps(bet, sort_keys=True),
-                        parsed.stake, status, self.st["locked_spin"] if status == "refused" else None, reason))
-            self.j.save_state(self.wheel, self.st)
             out = {"id": bid, "player": player, "label": parsed.label, "stake": parsed.stake,
                    "played": getattr(parsed, "played", parsed.stake), "status": status, "bet": bet}
+            if status == "refused":
+                answer = {"http": 409, "error": reason, "message": _REFUSALS[reason], "bet": dict(out, reason=reason)}
+            else:
+                answer = {"http": 201, "bet": out}
+            self.ledger.add(bid, player, bet, parsed.stake, status, self.st["locked_spin"] if status == "refused" else None,
+                            reason, where, key, answer if key is not None else None)
+            self.j.save_state(self.wheel, self.st)
         if status == "refused":
-            msg = ("rien ne va plus: the bet came after the call (poussette), it is refused"
-                   if reason == "poussette" else "the table is closed")
-            log.warning("bet %s of %s refused (%s): %s %d cents", bid, player, reason, parsed.label, parsed.stake)
+            log.warning("bet %s of %s refused (%s): %s %d cents", bid, esc(player), reason, parsed.label, parsed.stake)
             self.publish("bet", {**out, "reason": reason})
-            raise Refused(reason, msg, out)
-        log.info("bet %s of %s: %s, %d cents", bid, player, parsed.label, parsed.stake)
+            raise Refused(reason, _REFUSALS[reason], out)
+        log.info("bet %s of %s: %s, %d cents%s", bid, esc(player), parsed.label, parsed.stake,
+                 " (awaiting the chef de table's consent)" if status == "awaiting_consent" else "")
         self.publish("bet", out)
         return out
 
-    def cancel(self, bid: str) -> dict:
-        with self.lock, self.j.tx() as db:
-            row = db.execute("SELECT * FROM bets WHERE id=? AND wheel=?", (bid, self.wheel)).fetchone()
+    def _replay(self, first):
+        if first["http"] == 201:
+            return first["bet"]
+        raise Refused(first["error"], first["message"], first["bet"])
+
+    def _needs_consent(self, rules_bet, err):
+        """A straddle the rules refuse without consent is recorded as awaiting it; anything
+        else the rules refuse is a 400."""
+        try:
+            parsed = parse_bet(dict(rules_bet, consent=True), self.limits)
+        except BetError:
+            raise Invalid(err.message) from None
+        return parsed
+
+    def consent(self, bid: str) -> dict:
+        """The chef de table's consent to a straddle awaiting it: the bet joins the layout (open)."""
+        with self.lock, self.j.tx():
+            row = self.ledger.row(bid)
             if row is None:
                 raise NotFound(f"no bet {bid}")
-            if row["status"] != "open":
+            if row["status"] != "awaiting_consent":
+                raise Refused("not_awaiting_consent", f"bet {bid} is {row['status']}: only a straddle awaiting consent takes it")
+            body = json.loads(row["body"])
+            body["consent"] = True
+            self.ledger.set_status(bid, "open", body=body)
+        log.info("bet %s: the chef de table consents", bid)
+        self.publish("bet", {"id": bid, "status": "open", "consent": True})
+        return self.bet(bid)
+
+    def cancel(self, bid: str) -> dict:
+        with self.lock, self.j.tx():
+            row = self.ledger.row(bid)
+            if row is None:
+                raise NotFound(f"no bet {bid}")
+            if row["status"] not in ("open", "awaiting_consent"):
                 raise Refused("not_open", f"bet {bid} is {row['status']}: only an open bet can be withdrawn")
-            db.execute("UPDATE bets SET status='cancelled' WHERE id=?", (bid,))
+            self.ledger.set_status(bid, "cancelled")
         log.info("bet %s withdrawn", bid)
         self.publish("cancel", {"id": bid})
         return {"id": bid, "status": "cancelled"}
@@ -143,8 +264,8 @@ class Table:
         layout, status `open`: it plays the next spin)."""
         if action not in ("refund", "play"):
             raise Invalid('action: "refund" or "play"')
-        with self.lock, self.j.tx() as db:
-            row = db.execute("SELECT * FROM bets WHERE id=? AND wheel=?", (bid, self.wheel)).fetchone()
+        with self.lock, self.j.tx():
+            row = self.ledger.row(bid)
             if row is None:
                 raise NotFound(f"no bet {bid}")
             if row["status"] != "held":
@@ -153,29 +274,43 @@ class Table:
             if action == "refund":
                 result = {"id": bid, "outcome": "refunded", "staked": row["stake"], "returned": row["stake"],
                           "lost": 0, "won": 0, "imprisoned": 0}
-                db.execute("UPDATE bets SET status='refunded', reason=?, result=? WHERE id=?",
-                           (reason, json.dumps(result, sort_keys=True), bid))
+                self.ledger.set_status(bid, "refunded", reason=reason, result=result)
             else:
-                db.execute("UPDATE bets SET status='open', spin=NULL, reason=? WHERE id=?", (reason, bid))
+                self.ledger.reopen(bid, reason)
         log.warning("held bet %s resolved by the supervisor: %s", bid, action)
         self.publish("bet", {"id": bid, "status": "refunded" if action == "refund" else "open"})
         return self.bet(bid)
 
+    # -- the wheel's statuses: the evidence that betting is open ---------------------------------
+    def on_status(self, boot, status, taken):
+        """A STATUS frame of wheel boot `boot`, taken when events up to `taken` were journaled."""
+        with self.lock:
+            self.window.on_status(boot, status, taken)
+
     # -- the wheel's events ------------------------------------------------------------------------
     def on_event(self, boot, seq, ev, frame_rec) -> bool:
-        """Journal one delivered event and act on it, atomically. False if it was a resend."""
+        """Journal one delivered event and act on it, atomically. False if it was a resend.
+        `frame_rec` is the link's record (journaled here as the event's frame) or the id of a
+        frame row the caller already wrote in the same transaction."""
         try:
-            return self._on_event(boot, seq, ev, frame_rec)
+            with self.j.tx():
+                fid = frame_rec if isinstance(frame_rec, int) else self.j.frame(self.wheel, frame_rec)
+                return self._on_event(boot, seq, ev, fid)
         except BaseException:
-            with self.lock:     # the transaction rolled back: so does the state in memory
-                self.st = self.j.load_state(self.wheel)
+            if self.j.depth == 0:
+                self.reload()
             raise
 
-    def _on_event(self, boot, seq, ev, frame_rec):
+    def reload(self):
+        """The transaction rolled back: so does the state in memory."""
+        with self.lock:
+            self.st = self.j.load_state(self.wheel)
+
+    def _on_event(self, boot, seq, ev, fid):
         said = []
         paid = self._paid = []
+        self._late = []
         with self.lock, self.j.tx() as db:
-            fid = self.j.frame(self.wheel, frame_rec)
             if not self.j.event(self.wheel, boot, seq, ev, fid):
                 return False
             kind = ev.get("ev")
@@ -183,62 +318,75 @@ class Table:
             st = self.st
             before = st.get("boot")
             st["boot"] = boot or before     # the wheel boot of the last event taken
-            if kind == "boot":
+            if kind == pr.BOOT:
                 if before is not None and boot != before:
                     said += self._recover(db, boot, seq, ev)
                 if isinstance(spin, int):
                     st["boot_spin"] = spin
-            elif kind == "launch":
+            elif kind == pr.LAUNCH:
                 if st["locked_spin"] is not None and st["locked_spin"] != spin:
                     log.warning("launch of spin %s while spin %s has no result: its bets play again", spin, st["locked_spin"])
                     self._unlock(db)
                 st["spin"] = spin
                 st["last_launch"] = spin
-            elif kind == "rnvp":
-                if st["phase"] == BETTING:
-                    self._lock_bets(db, spin)
+                st["launch_at"] = [boot, ev.get("at_ms")]
+            elif kind == pr.RNVP:
+                if st["locked_spin"] != spin:
+                    self._unlock(db)
+                    self._lock_bets(db, spin, boot, ev.get("at_ms"))
                     said.append("rien ne va plus")
-            elif kind == "result" and self._voided(db, boot, spin):
+            elif kind == pr.RESULT and self._voided(db, boot, spin):
                 self._anomaly(db, fid, spin, "result %r of spin %s, which the wheel voided: ignored (the bets"
                               " of the relaunch are not settled with it)" % (ev.get("number"), spin))
-            elif kind == "result":
-                said += self._settle(db, spin, ev.get("number"))
-            elif kind == "void" and self._settled(db, spin):
+            elif kind == pr.RESULT:
+                said += self._settle(db, spin, ev.get("number"), call=self._launch_at(boot, spin, ev))
+            elif kind == pr.VOID and self._settled(db, spin):
                 # a restart just after a result the host already has: the result stands
                 log.warning("void (%s) of spin %s, which is already settled: ignored", ev.get("reason"), spin)
-            elif kind == "void":
+            elif kind == pr.VOID:
                 if st["locked_spin"] == spin:
                     self._unlock(db)
-                if st["phase"] != CLOSED:
-                    st["phase"] = BETTING
+                st["phase"] = game.after_spin(st["phase"])
                 said.append("coup nul (%s) : les mises restent en jeu pour le prochain lancer" % ev.get("reason"))
             said = [x if isinstance(x, tuple) else (spin, x) for x in said]
-            for n, text in said:
-                self.j.announce(self.wheel, n, text)
+            for x in said:
+                self.j.announce(self.wheel, x[0], x[1])
             self.j.save_state(self.wheel, st)
         self.publish("wheel", ev)
-        for n, text in said:
-            log.info("[spin %s] %s", n, text)
-            if text.startswith("tout est payé") or text == "faites vos jeux":
-                for body in paid:       # the payments go between the winners and "tout est payé"
+        for body in self._late:
+            self.publish("bet", body)
+        for x in said:
+            if len(x) > 2 and paid:     # the payments go where the settlement put them (PAY)
+                for body in paid:
                     self.publish("settlement", body)
                 paid = []
-            self.publish("announce", {"spin": n, "text": text})
+            log.info("[spin %s] %s", x[0], x[1])
+            self.publish("announce", {"spin": x[0], "text": x[1]})
         for body in paid:
             self.publish("settlement", body)
         return True
 
-    def _lock_bets(self, db, spin):
-        self.st["phase"] = NO_MORE
+    def _lock_bets(self, db, spin, boot=None, call_ms=None):
+        """The call of spin `spin` at wheel instant `call_ms` of boot `boot`: the open bets placed
+        before it are locked to the spin, those at or after it are refused (poussette), however
+        late the call reached us. A closed table stays closed."""
+        self.st["phase"] = game.after_call(self.st["phase"])
         self.st["locked_spin"] = spin
-        db.execute("UPDATE bets SET status='locked', spin=? WHERE wheel=? AND status='open'", (spin, self.wheel))
+        for r in self.ledger.open_bets():
+            if game.late(r["wheel_boot"], r["wheel_ms"], boot, call_ms):
+                self.ledger.set_status(r["id"], "refused", reason="poussette", spin=spin)
+                self._late.append({"id": r["id"], "player": r["player"], "stake": r["stake"], "status": "refused",
+                                   "reason": "poussette"})
+                log.warning("bet %s of %s refused (poussette): it reached the table %.0f ms after the wheel's call of spin %s",
+                            r["id"], esc(r["player"]), r["wheel_ms"] - call_ms, spin)
+        self.ledger.lock_open(spin)
 
     def _unlock(self, db):
-        db.execute("UPDATE bets SET status='open', spin=NULL WHERE wheel=? AND status='locked'", (self.wheel,))
+        self.ledger.unlock()
         self.st["locked_spin"] = None
 
     def _settled(self, db, spin):
-        return db.execute("SELECT 1 FROM settlements WHERE wheel=? AND spin=?", (self.wheel, spin)).fetchone() is not None
+        return self.ledger.settled(spin)
 
     def _voided(self, db, boot, spin):
         """Did this boot of the wheel void `spin`? (A boot's counter only goes up, so a void and a
@@ -246,13 +394,12 @@ class Table:
         after its flash record was lost.) A void of a spin already settled changed nothing."""
         if not isinstance(spin, int) or self._settled(db, spin):
             return False
-        return db.execute("SELECT 1 FROM events WHERE wheel=? AND boot=? AND spin=? AND ev='void' LIMIT 1",
-                          (self.wheel, boot or "", spin)).fetchone() is not None
+        return self.j.voided(self.wheel, boot, spin)
 
     def _anomaly(self, db, fid, spin, why):
         """An event the table must not act on (the wheel contradicts itself): its frame stays in
         the journal as kind `anomaly` with the reason, and the log says it loudly."""
-        db.execute("UPDATE frames SET kind='anomaly', reason=? WHERE id=?", (why, fid))
+        self.j.mark(fid, "anomaly", why)
         log.error("anomaly from the wheel: %s", why)
 
     # -- a power cut of the wheel (docs/daemon.md, "Recovery") -------------------------------------
@@ -262,8 +409,7 @@ class Table:
         every result the journal lacks, and release or hold the bets locked to a lost spin."""
         st = self.st
         locked = st["locked_spin"]
-        row = db.execute("SELECT MAX(spin) FROM settlements WHERE wheel=?", (self.wheel,)).fetchone()
-        last_settled = row[0]
+        last_settled = self.ledger.last_settled()
         # lost results can only be of spins from `floor` on: every result before the last launch
         # heard (or the last settlement, or the previous boot's counter) came in order before it
         known = [v for v in (st.get("spin"), None if last_settled is None else last_settled + 1,
@@ -297,8 +443,7 @@ class Table:
             elif ev.get("interrupted") != locked:
                 # the spin ended without a result (a void the power cut kept from us)
                 self._unlock(db)
-                if st["phase"] != CLOSED:
-                    st["phase"] = BETTING
+                st["phase"] = game.after_spin(st["phase"])
                 log.warning("spin %s ended without a result before the wheel restarted: its bets play again", locked)
                 said.append((locked, "coup nul : les mises restent en jeu pour le prochain lancer"))
             # interrupted by this restart: the void (restart) that follows releases the bets
@@ -314,7 +459,7 @@ class Table:
                 continue
             log.warning("spin %s: result %s recovered from the wheel's flash after its restart", spin, number)
             said.append((spin, "coup %d : résultat retrouvé dans la mémoire du cylindre après une coupure" % spin))
-            said += [(spin, text) for text in self._settle(db, spin, number, lock_open=False,
+            said += [x if isinstance(x, tuple) else (spin, x) for x in self._settle(db, spin, number, lock_open=False,
                                                            source={"from": "history", "boot": boot, "seq": seq})]
             if spin > (st.get("spin") or 0):
                 st["spin"] = spin
@@ -323,14 +468,21 @@ class Table:
     def _hold(self, db, spin, why):
         """Bets locked to a spin whose result is unknown: neither paid nor played again."""
         reason = "result of spin %s unknown after the wheel restarted: %s" % (spin, why)
-        db.execute("UPDATE bets SET status='held', reason=? WHERE wheel=? AND status='locked'", (reason, self.wheel))
+        self.ledger.hold_locked(reason)
         self.st["locked_spin"] = None
-        if self.st["phase"] != CLOSED:
-            self.st["phase"] = BETTING
+        self.st["phase"] = game.after_spin(self.st["phase"])
         log.error("bets of spin %s are held for the supervisor: %s", spin, why)
         return (spin, "coup %s : mises retenues pour le chef de table (résultat inconnu)" % spin)
 
-    def _settle(self, db, spin, number, lock_open=True, source=None):
+    def _launch_at(self, boot, spin, ev):
+        """A result without its call (never from a correct controller): the window is taken to
+        have closed at the spin's launch (the earliest it can have), or else at the result."""
+        la = self.st.get("launch_at")
+        if self.st.get("last_launch") == spin and la and la[0] == boot:
+            return boot, la[1]
+        return boot, ev.get("at_ms")
+
+    def _settle(self, db, spin, number, lock_open=True, source=None, call=(None, None)):
         """Settle spin `spin` once: the PRIMARY KEY (wheel, spin) makes a second time impossible."""
         if not isinstance(number, int) or not 0 <= number <= 36:
             log.error("result of spin %s without a valid number: %r", spin, number)
@@ -348,9 +500,8 @@ class Table:
             if st["phase"] == BETTING:
                 log.warning("result of spin %s without rien ne va plus: locking the open bets now", spin)
             self._unlock(db)
-            self._lock_bets(db, spin)
-        rows = db.execute("SELECT id, body FROM bets WHERE wheel=? AND status='locked' AND spin=? ORDER BY id",
-                          (self.wheel, spin)).fetchall()
+            self._lock_bets(db, spin, *call)
+        rows = self.ledger.locked(spin)
         bets, choices = [], {}
         for r in rows:
             b = json.loads(r["body"])
@@ -360,9 +511,9 @@ class Table:
             bets.append(b)
         bets += st["carry"]
         for p in st["prisoners"]:       # a prisoner keeps the choice its player gave with the bet
-            row = db.execute("SELECT body FROM bets WHERE id=?", (p.get("id"),)).fetchone()
-            if row is not None:
-                zc = json.loads(row["body"]).get("zero_choice")
+            body = self.ledger.body(p.get("id"))
+            if body is not None:
+                zc = body.get("zero_choice")
                 if zc is not None:
                     choices[p["id"]] = zc
         try:
@@ -371,7 +522,7 @@ class Table:
             # a bet valid when placed but not now (limits changed): refuse it and settle the rest
             log.error("spin %s: %s; that bet is returned", spin, e.message)
             bad = e.bet
-            db.execute("UPDATE bets SET status='refused', reason=? WHERE id=?", ("invalid at settlement: " + e.message, bad))
+            self.ledger.set_status(bad, "refused", reason="invalid at settlement: " + e.message)
             bets = [b for b in bets if b.get("id") != bad]
             res = settle_spin(number, bets, st["prisoners"], {k: v for k, v in choices.items() if k != bad} or None, self.limits)
         if source is not None:
@@ -379,24 +530,22 @@ class Table:
         fresh = [r for r in res["results"] if not r.get("carried")]
         staked = sum(r["staked"] for r in fresh)
         paid = sum(r["paid"] for r in res["results"])
-        db.execute("INSERT INTO settlements (wheel, spin, number, at, staked, paid, result) VALUES (?,?,?,?,?,?,?)",
-                   (self.wheel, spin, number, time.time(), staked, paid, json.dumps(res, sort_keys=True)))
-        for r in res["results"]:
-            if r.get("carried"):
-                continue
-            db.execute("UPDATE bets SET status='settled', result=? WHERE id=?", (json.dumps(r, sort_keys=True), r["id"]))
+        self.ledger.settle(spin, number, staked, paid, res)
         st["prisoners"] = res["prisoners"]
         st["carry"] = res["carry"]
         if st["locked_spin"] == spin:
             st["locked_spin"] = None
         st["last_number"] = number
-        if st["phase"] != CLOSED and st["locked_spin"] is None:
-            st["phase"] = BETTING
+        if st["locked_spin"] is None:
+            st["phase"] = game.after_spin(st["phase"])
         t = res["totals"]
         log.info("spin %s settled: number %d, %d bets, staked %d, paid %d, lost %d, en prison %d (cents)",
                  spin, number, len(res["results"]), t["staked"], t["paid"], t["lost"], t["imprisoned"])
-        said = list(res["announcements"])
-        said.append("faites vos jeux")
+        # the payments go between the winners and the rules' closing "tout est payé" (there is
+        # one when something was paid), else before "faites vos jeux": marked, never read from text
+        said = list(res["announcements"]) + ["faites vos jeux"]
+        pay_at = len(said) - (2 if res["payment_order"] else 1)
+        said[pay_at] = (spin, said[pay_at], "PAY")
         self._paid.append({"spin": spin, "number": number, "totals": res["totals"],
                            "results": res["results"], "payment_order": res["payment_order"],
                            "paying_croupier": res["paying_croupier"]})
@@ -410,8 +559,8 @@ class Table:
                 st["phase"] = BETTING
                 text = "faites vos jeux"
             elif not is_open and st["phase"] != CLOSED:
-                if st["locked_spin"] is not None:
-                    self._unlock(self.j.db)
+                # bets locked to a spin the wheel has called stay locked: its result or its void
+                # (a close that reaches the wheel voids the spin) decides them
                 st["phase"] = CLOSED
                 text = "la table est fermée"
             else:
@@ -425,44 +574,30 @@ class Table:
     def state(self) -> dict:
         with self.lock:
             st = dict(self.st)
-            agg = self.j.one("SELECT COUNT(*) AS n, COALESCE(SUM(stake),0) AS s FROM bets WHERE wheel=? AND status IN ('open','locked')",
-                             (self.wheel,))
-            held = self.j.one("SELECT COUNT(*) AS n FROM bets WHERE wheel=? AND status='held'", (self.wheel,))
+            n, stakes, held = self.ledger.on_table()
+            admit = self.window.admit(st["phase"], self.clock())
         return {"wheel": self.wheel, "phase": st["phase"], "spin": st["spin"], "locked_spin": st["locked_spin"],
-                "last_number": st["last_number"], "bets_on_table": agg["n"], "stakes_on_table": agg["s"], "bets_held": held["n"],
-                "prisoners": st["prisoners"], "carry": st["carry"]}
+                "last_number": st["last_number"], "bets_on_table": n, "stakes_on_table": stakes, "bets_held": held,
+                "prisoners": st["prisoners"], "carry": st["carry"],
+                "accepting_bets": admit[0] == "open", "refusing": admit[1]}
 
     def bet(self, bid):
-        r = self.j.one("SELECT * FROM bets WHERE id=? AND wheel=?", (bid, self.wheel))
+        r = self.ledger.get(bid)
         if r is None:
             raise NotFound(f"no bet {bid}")
         return _bet_row(r)
 
     def bets(self, status=None, spin=None, player=None, limit=500):
-        sql, args = "SELECT * FROM bets WHERE wheel=?", [self.wheel]
-        if status:
-            sql += " AND status=?"
-            args.append(status)
-        if spin is not None:
-            sql += " AND spin=?"
-            args.append(spin)
-        if player:
-            sql += " AND player=?"
-            args.append(player)
-        sql += " ORDER BY id DESC LIMIT ?"
-        args.append(limit)
-        return [_bet_row(r) for r in self.j.query(sql, args)]
+        return [_bet_row(r) for r in self.ledger.find(status, spin, player, limit)]
 
     def history(self, limit=10):
-        rows = self.j.query("SELECT spin, number, at, staked, paid FROM settlements WHERE wheel=? ORDER BY spin DESC LIMIT ?",
-                            (self.wheel, limit))
-        return rows
+        return self.ledger.history(limit)
 
     def recall(self, spin: int) -> dict:
         """A spin with its evidence (the wheel's events, the raw frames) and its settlement."""
         evs = self.j.query("SELECT e.boot, e.seq, e.at, e.ev, e.body, f.raw FROM events e LEFT JOIN frames f ON f.id = e.frame_id "
                            "WHERE e.wheel=? AND e.spin=? ORDER BY e.at, e.seq", (self.wheel, spin))
-        st = self.j.one("SELECT * FROM settlements WHERE wheel=? AND spin=?", (self.wheel, spin))
+        st = self.ledger.settlement(spin)
         if not evs and st is None:
             raise NotFound(f"no spin {spin} in the journal")
         bets = self.bets(spin=spin, limit=100000)

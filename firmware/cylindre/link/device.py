@@ -40,6 +40,7 @@ import os
 from binascii import hexlify, unhexlify
 
 from cylindre.link import frame as fr
+from cylindre.link import protocol as pr
 from cylindre.link.mac import Hmac, parse_key
 
 try:
@@ -51,10 +52,9 @@ _CAPACITY = const(64)
 _RESERVE = const(16)
 _WINDOW = const(8)
 _RTO_MS = const(400)
-_HEARTBEAT_MS = const(1000)
-_EVICTABLE = ("launch", "drop", "fault")
-_SPIN_END = ("result", "void", "boot")
-COMMANDS = ("open_table", "close_table", "get_settings", "set_setting", "status", "history", "set_time")
+_EVICTABLE = (pr.LAUNCH, pr.DROP, pr.FAULT)
+_SPIN_END = (pr.RESULT, pr.VOID, pr.BOOT)
+COMMANDS = pr.COMMANDS
 
 
 def _json(obj):
@@ -118,11 +118,12 @@ class DeviceLink:
         self._progress_ms = 0
         self.accepting = True
         self._tell = False
-        self._sent_at = 0
         self.evicted = 0
         self.overrun = 0
         self.rejected = 0
         self.last_status = None
+        self._status_at = 0
+        self._echo = None           # [host ms of the last ACK's stamp, our clock when it came]
         self.wall_offset_ms = None
 
     # -- wiring ---------------------------------------------------------------------------
@@ -142,14 +143,16 @@ class DeviceLink:
     def emit(self, event):
         """The Controller's `emit`: statuses go out as they are, other events via the outbox."""
         kind = event.get("ev")
+        now = self._clock()
         if self.cammegh is not None:
-            self.cammegh.event(event, self._clock())
-        if kind == "status":
+            self.cammegh.event(event, now)
+        if kind == pr.STATUS:
             self.last_status = event
-            if self._dn is not None:
-                self._status_seq += 1
-                self._send(fr.STATUS, self._status_seq, 0, _json(event))
+            self._send_status(now)
             return
+        # the instant the controller handed it over, on the link's clock (the host maps the call
+        # of rien ne va plus onto its own time with it; on the Pico this is `t` in ms)
+        event["at_ms"] = now
         if kind == "boot" and self._ctl is not None and "history" not in event:
             # the games kept in flash as this boot found them: the host settles from them a
             # result whose event died in RAM with the power (docs/protocol.md section 6)
@@ -218,6 +221,7 @@ class DeviceLink:
             self.rejected += 1
             return
         if t == fr.ACK:
+            self._stamp(f.payload, self._clock())
             self._acked(f.ack)
         elif t == fr.COMMAND:
             self._command(f)
@@ -231,6 +235,7 @@ class DeviceLink:
         self._cmd_seq = 0
         self._reply = None
         self._status_seq = 0
+        self._echo = None
         first = self._seqs[0] if self._seqs else self._next_seq
         info = {"wheel": self.wheel, "nonce": hexlify(self._dn).decode(),
                 "peer": hexlify(hn).decode(), "boot": self.boot, "first": first,
@@ -240,6 +245,30 @@ class DeviceLink:
         self._sent = 0
         self._progress_ms = self._clock()
         self._pump()
+
+    def _send_status(self, now):
+        """A STATUS frame: the controller's last status, stamped by the link with its clock
+        (`at_ms`), the last event number emitted so far (`emitted`: the host knows it has every
+        event said before this instant) and the echo of the host's last ACK stamp."""
+        if self._dn is None:
+            return
+        st = self.last_status or {"ev": pr.STATUS, "state": "unknown"}
+        out = {}
+        for k in st:
+            out[k] = st[k]
+        out["at_ms"] = now
+        out["emitted"] = self._next_seq - 1
+        out["echo"] = self._echo
+        self._status_at = now
+        self._status_seq += 1
+        self._send(fr.STATUS, self._status_seq, 0, _json(out))
+
+    def _stamp(self, payload, now):
+        """An ACK may carry the host's clock (`{"h": ms}`): kept with ours, echoed in STATUS."""
+        if payload:
+            h = json.loads(payload).get("h")
+            if isinstance(h, int) and not isinstance(h, bool):
+                self._echo = [h, now]
 
     def _acked(self, ack):
         if ack >= self._next_seq:
@@ -330,11 +359,11 @@ class DeviceLink:
             self.cammegh.poll(now)
         if self._dn is None:
             return
-        if now - self._sent_at >= _HEARTBEAT_MS:
-            # the controller's own status comes every 500 ms; if it falls silent (table closed on
-            # a simulated board, a stalled loop) the last one is repeated so the host keeps the session
-            self._status_seq += 1
-            self._send(fr.STATUS, self._status_seq, 0, _json(self.last_status or {"ev": "status", "state": "unknown"}))
+        if now - self._status_at >= pr.STATUS_MS:
+            # the controller's own status comes every 500 ms by default; if it falls silent (table
+            # closed on a simulated board, a stalled loop, a longer status_us) the link repeats the
+            # last one, freshly stamped: the host takes bets only on fresh evidence from the wheel
+            self._send_status(now)
         if self._sent and now - self._progress_ms >= self.rto_ms:
             self._sent = 0           # go back to the oldest unacknowledged event
             self._progress_ms = now
@@ -352,7 +381,6 @@ class DeviceLink:
             self._sent += 1
 
     def _send(self, ftype, seq, ack, payload):
-        self._sent_at = self._clock()
         data = fr.build(self._hmac, ftype, seq, ack, payload, self._dn, self._hn)
         try:
             self._write(data)

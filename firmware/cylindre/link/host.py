@@ -11,7 +11,7 @@ chunk received becomes exactly one record (a dict) for the caller to journal:
 | `gap`       | an event ahead of the next expected one (dropped; the wheel goes back and resends) |
 | `status`    | a periodic status: `status` |
 | `reply`     | the reply to command `seq`: `reply` |
-| `stale`     | authentic but from an earlier session, or a replay inside this session |
+| `stale`     | authentic but from an earlier session, or a replay inside this session (a WELCOME to a HELLO already answered: `detail` "welcome replayed", counted in `replays`) |
 | `reject`    | not authentic or not a frame: `reason` (cobs, short, crc, length, type, version, mac, json) |
 
 Kinds `event`, `duplicate` and `gap` carry `seq`; every record carries `raw` (the wire chunk).
@@ -59,7 +59,9 @@ class HostLink:
         self._status_seq = 0
         self._cmd_seq = 0
         self._pending = None        # [seq, payload, sent_at, tries, cmd, created_at]
+        self._answered = False      # our current HELLO has had its WELCOME: never another one
         self.sessions = 0
+        self.replays = 0            # frames refused because they would rewind a session
 
     @property
     def in_session(self):
@@ -72,6 +74,7 @@ class HostLink:
             self._old = ([(self._hn, self._dn)] + self._old)[:2]
         self._hn = self._urandom(8)
         self._dn = None
+        self._answered = False
         self._hello_at = self._clock()
         payload = _json({"nonce": hexlify(self._hn).decode(), "v": fr.VERSION})
         self._raw_send(fr.build(self._hmac, fr.HELLO, 0, 0, payload, self._hn, fr.NO_NONCE))
@@ -168,6 +171,12 @@ class HostLink:
             return {"kind": "reject", "reason": "mac", "detail": "welcome not authentic"}
         if not f.verify(self._hmac, dn, self._hn):
             return {"kind": "reject", "reason": "mac", "detail": "welcome not authentic"}
+        if self._answered:
+            # one WELCOME per HELLO: a second one (a replay of the first, or the wheel answering a
+            # HELLO the line repeated) would rewind the expected event and the command numbering
+            # of a live session. A wheel that really restarted answers our next HELLO, fresh nonce.
+            self.replays += 1
+            return {"kind": "stale", "detail": "welcome replayed"}
         if self.wheel is not None and info.get("wheel") != self.wheel:
             return {"kind": "reject", "reason": "wheel", "detail": "wheel %r, expected %r"
                     % (info.get("wheel"), self.wheel)}
@@ -175,6 +184,7 @@ class HostLink:
         if not isinstance(first, int) or first < 1:
             return {"kind": "reject", "reason": "json", "detail": "welcome without a first seq"}
         self._dn = dn
+        self._answered = True
         self.info = info
         self.boot = info.get("boot")
         self.expected = first
@@ -204,10 +214,12 @@ class HostLink:
         self._send_ack()
 
     def _send_ack(self):
+        """ACK frames carry the host's clock (`{"h": ms}`); the wheel echoes the last one with its
+        own clock in its STATUS frames, from which the host bounds the wheel-to-host offset."""
         if self._dn is None:
             return
         self._acked_at = self._clock()
-        self._send(fr.ACK, 0, self.acked, b"")
+        self._send(fr.ACK, 0, self.acked, _json({"h": self._acked_at}))
 
     def command(self, cmd, args=None):
         """Send a command; its `reply` (or `timeout`) comes back as a record. One at a time."""

@@ -14,9 +14,9 @@ from cylindre.spin.ball import Ball, MIN_LAP_US
 from cylindre.spin.pockets import Pockets
 from cylindre.spin.health import Health, OK, STUCK, SILENT
 from cylindre.spin.predict import predict, fit
+from cylindre.link.protocol import HISTORY
 
 FW = "cylindre-fw 0.1"
-HISTORY = 10
 MIN_FIT_LAPS = 4       # laps before the prediction may call rien ne va plus (the lap limit may)
 OFF_WHEEL_LAPS = 2.5    # gone this many laps before the predicted drop: off the wheel (a lap
                         # missed by every sensor is waited for up to there: see _drop_wait)

@@ -1,0 +1,31 @@
+"""The link protocol's shared words (docs/protocol.md): event kinds, commands, the wheel's
+history length and the status period. The wheel's controller, its link and the host's daemon all
+import them from here, so neither end reaches into the other's internals.
+
+Runs on MicroPython: plain constants only.
+"""
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+    const = int
+
+HISTORY = const(10)         # games the controller keeps in flash and the `boot` event carries
+STATUS_MS = const(500)      # the link sends a STATUS frame at least this often (a heartbeat)
+
+# event kinds (`ev`), docs/events.md
+BOOT = "boot"
+LAUNCH = "launch"
+RNVP = "rnvp"               # rien ne va plus: the wheel's call, the end of the betting window
+DROP = "drop"
+RESULT = "result"
+VOID = "void"
+FAULT = "fault"
+STATUS = "status"
+EVICTED = "evicted"
+
+# controller states of a STATUS (`state`) in which the spin of the moment has been called
+CALLED_STATES = ("no_more_bets", "ball_dropped")
+
+# commands the host may send (section 7)
+COMMANDS = ("open_table", "close_table", "get_settings", "set_setting", "status", "history", "set_time")
