@@ -1,7 +1,11 @@
-"""The floor's HTTP app around today's daemon, with no wheel: tokens for every role, a test client."""
+"""The floor's HTTP app around the daemon, with no port: tokens for every role, a test client, a
+stand-in wheel whose STATUS frames keep the betting window open (daemonkit.Wheel), a live server."""
 
 from __future__ import annotations
 
+import socket
+import threading
+import time
 import warnings
 
 import pytest
@@ -10,8 +14,9 @@ with warnings.catch_warnings():
     from starlette.testclient import TestClient
 
 from host_tools.daemon.auth import ROLES
-from host_tools.daemon.service import Daemon
-from host_tools.daemon.web import Floor, create_app
+from host_tools.daemon.web import Floor, create_app, server
+
+from daemonkit import Wheel
 
 
 class NoPort:
@@ -62,10 +67,11 @@ class Table:
     """The app, its floor and one token per role; `call(role, method, path, **kw)`."""
 
     def __init__(self, path, conf=None, open_table=True, command=None):
-        self.daemon = Daemon(NoPort(), bytes(32), path, open_table=open_table)
+        self.floor = Floor.build(NoPort(), bytes(32), path, open_table=open_table)
+        self.daemon = self.floor.d
+        self.feed = Wheel(self.daemon.table, boot="boot0")     # fresh evidence that betting is open
         self.wheel = FakeWheel() if command is None else command
         self.daemon.command = self.wheel
-        self.floor = Floor(self.daemon)
         self.app = create_app(self.floor, {"allowed_hosts": ["testserver"], **(conf or {})})
         self.client = TestClient(self.app, raise_server_exceptions=False)
         self.tokens = {r: self.floor.tokens.add(f"{r}-1", r) for r in ROLES}
@@ -77,12 +83,44 @@ class Table:
         return self.client.request(method, path, headers=headers, **kw)
 
     def event(self, seq, ev, boot="boot0"):
-        return self.daemon.table.on_event(boot, seq, ev, {"kind": "event", "ftype": "E", "seq": seq, "raw": b"\x01\x02"})
+        """One event of the wheel, taken as the daemon's I/O thread takes it (Daemon._record)."""
+        self.daemon._record({"kind": "event", "ftype": "E", "boot": boot, "seq": seq, "event": ev, "raw": b"\x01\x02"})
 
     def close(self):
         self.floor.events.close()
         self.daemon.stop_flag.set()
         self.daemon.j.close()
+
+
+class Served:
+    """The app on a real uvicorn server (web.server, as the daemon runs it) on a free port."""
+
+    def __init__(self, app):
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        self.server = server(app)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]}, daemon=True)
+        self.thread.start()
+        while not self.server.started:
+            time.sleep(0.01)
+        self.port = sock.getsockname()[1]
+        self.base = f"http://127.0.0.1:{self.port}"
+
+    def stop(self):
+        self.server.should_exit = True
+        self.thread.join(5)
+
+
+@pytest.fixture
+def served(tmp_path):
+    """A Table whose app listens on 127.0.0.1:`t.port`."""
+    t = Table(tmp_path / "j.sqlite", conf={"http": "127.0.0.1:0"})
+    srv = Served(t.app)
+    t.port, t.base = srv.port, srv.base
+    yield t
+    t.floor.events.close()
+    srv.stop()
+    t.close()
 
 
 @pytest.fixture

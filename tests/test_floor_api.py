@@ -202,3 +202,13 @@ def test_the_example_config_of_packaging_is_valid():
     from pathlib import Path
     c = config.merge(config.load(Path(__file__).parent.parent / "packaging" / "table.toml"), {})
     assert (c["http"], c["log_format"], c["wheel"]) == ("127.0.0.1:8737", "json", "T1")
+
+
+def test_the_documented_bet_has_exactly_the_fields_the_table_takes(table):
+    from host_tools.daemon.table import BET_FIELDS
+    doc = table.client.get("/openapi.json").json()
+    bet = doc["components"]["schemas"]["BetIn"]
+    assert set(bet["properties"]) == set(BET_FIELDS) and bet["additionalProperties"] is False
+    post = doc["paths"]["/bets"]["post"]
+    assert post["requestBody"]["content"]["application/json"]["schema"]["$ref"] == "#/components/schemas/BetIn"
+    assert [p["name"] for p in post["parameters"]] == ["idempotency-key"]

@@ -24,6 +24,7 @@ ROUTES = {
     ("POST", "/table/open"): "chef",
     ("POST", "/table/close"): "chef",
     ("POST", "/bets/B000001/resolve"): "chef",
+    ("POST", "/bets/B000001/consent"): "chef",
     ("GET", "/audit"): "chef",
     ("PUT", "/wheel/settings"): "admin",
     ("POST", "/wheel/time"): "admin",

@@ -7,28 +7,7 @@ import socket
 import threading
 import time
 
-import pytest
-import uvicorn
-
-from floorkit import Table
-
-
-@pytest.fixture
-def served(tmp_path):
-    t = Table(tmp_path / "j.sqlite", conf={"http": "127.0.0.1:0"})
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(t.app, log_config=None, access_log=False, lifespan="off"))
-    th = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    th.start()
-    while not server.started:
-        time.sleep(0.01)
-    t.port = sock.getsockname()[1]
-    yield t
-    t.floor.events.close()
-    server.should_exit = True
-    th.join(5)
-    t.close()
+from floorkit import served  # noqa: F401  (fixture)
 
 
 class Stream:

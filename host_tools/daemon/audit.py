@@ -1,9 +1,9 @@
 """The audit trail (journal d'audit): who did what to the table or the wheel, and what it changed.
 
-One row per privileged action, written durably before the answer goes back: when, the token's
-name and role, the action, its target (a bet, a setting), the state before and after, the spin it
-touched, whether it was done, and for wheel commands the wheel's own answer. A refused attempt
-(wrong role) is recorded too, with `done` false.
+One row per privileged action, written durably before the answer goes back (a change of the
+table's in the change's own transaction): when, the token's name and role, the action, its target
+(a bet, a setting), the state before and after, the spin it touched, whether it was done, and for
+wheel commands the wheel's own answer. A refused attempt (wrong role) is recorded too, `done` false.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ class Audit:
 
     def record(self, who, role, action, target=None, before=None, after=None, answer=None, spin=None,
                done=True) -> int:
-        """Journal one action (its own durable transaction); returns its id."""
+        """Journal one action (in the open transaction, or its own); returns its id."""
         row = (self.clock(), who, role, action, None if target is None else str(target),
                spin if isinstance(spin, int) and not isinstance(spin, bool) else None,
                _json(before), _json(after), _json(answer), 1 if done else 0)
@@ -40,6 +40,11 @@ class Audit:
             cur = self.db.execute("INSERT INTO audit (at, who, role, action, target, spin, before, after, answer, done) "
                                   "VALUES (?,?,?,?,?,?,?,?,?,?)", row)
         return cur.lastrowid
+
+    def answer(self, row_id, answer):
+        """Add the wheel's answer to an action recorded before it was asked."""
+        with self.lock:
+            self.db.execute("UPDATE audit SET answer=? WHERE id=?", (_json(answer), row_id))
 
     def rows(self, limit=100, before_id=None, spin=None, who=None, action=None) -> list[dict]:
         """Newest first."""

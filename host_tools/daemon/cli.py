@@ -132,16 +132,15 @@ def run(args) -> int:
         except (OSError, ValueError, LimitError) as e:
             print(f"cylindre daemon: --limits {c['limits']}: {e}", file=sys.stderr)
             return 2
-    from .service import Daemon
     from .web import Floor, create_app
     import sqlite3
     host, port = parse_hostport(c["http"])
     try:
         _create_private(c["journal"])
-        d = Daemon(c["port"], key, c["journal"], wheel=c["wheel"], limits=limits, open_table=c["open"], baud=c["baud"],
-                   silence_ms=c["silence_ms"])
+        floor = Floor.build(c["port"], key, c["journal"], wheel=c["wheel"], limits=limits, open_table=c["open"],
+                            baud=c["baud"], silence_ms=c["silence_ms"])
+        d = floor.d
         secure_file(c["journal"])
-        floor = Floor(d)
         app = create_app(floor, c)
     except (sqlite3.Error, OSError, RuntimeError) as e:
         print(f"cylindre daemon: cannot open the journal {c['journal']}: {e}", file=sys.stderr)
@@ -153,11 +152,9 @@ def run(args) -> int:
     except OSError as e:
         print(f"cylindre daemon: cannot serve HTTP on {host}:{port}: {e}", file=sys.stderr)
         return 2
-    import uvicorn
-    server = uvicorn.Server(uvicorn.Config(
-        app, log_config=None, access_log=bool(c["verbose"]), proxy_headers=bool(c["behind_proxy"]),
-        ssl_certfile=c["tls_cert"], ssl_keyfile=c["tls_key"], timeout_graceful_shutdown=2, server_header=False,
-        lifespan="off"))
+    from .web import server as http_server
+    server = http_server(app, behind_proxy=bool(c["behind_proxy"]), tls_cert=c["tls_cert"], tls_key=c["tls_key"],
+                         access_log=bool(c["verbose"]))
     done = threading.Event()
 
     def _stop(signum, frame):

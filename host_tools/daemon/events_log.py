@@ -1,14 +1,14 @@
 """The published events, numbered and journaled, so a display that reconnects misses nothing.
 
-Every event the table publishes (announce, bet, cancel, settlement, wheel, link) gets the next id
-of the `event_log` table and is then handed to the live subscribers in id order; an SSE client
-that reconnects with `Last-Event-ID: N` is sent the journaled events after N, then the live ones.
+Every event the table publishes (announce, bet, cancel, settlement, wheel, link) becomes a row of
+the `event_log` table *in the transaction of the change it reports* (the daemon and the floor call
+the table inside one `Journal.tx`): an event and its money change commit together or not at all.
+Live subscribers get it only once that transaction has committed (`Journal.after_commit`), in
+commit order, so a client never sees an event whose change rolled back; an SSE client that
+reconnects with `Last-Event-ID: N` is sent the journaled events after N, then the live ones.
 Status events (the wheel's heartbeat, twice a second) are a live gauge: sent only to clients that
 ask for them, never journaled, and without an id, so they never move a client's resume point.
-
-The log has its own connection to the journal file with `synchronous=NORMAL`: an event row costs
-no fsync of its own (the money is in the journal's tables, which stay `FULL`; the next journal
-commit makes the event rows durable too). The oldest rows beyond `KEEP` are pruned.
+The oldest rows beyond `KEEP` are pruned.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import json
 import queue
-import sqlite3
 import threading
 import time
 
@@ -39,36 +38,37 @@ class _Sub:
 
 
 class EventLog:
-    """Drop-in for the daemon's broker (`subscribe`, `unsubscribe`, `publish`), with ids that persist."""
+    """The publisher the daemon is built with (`publish`), and the subscriptions of the live stream."""
 
     def __init__(self, journal, maxsize=2000, keep=KEEP, clock=time.time):
-        path = getattr(journal, "path", ":memory:")
-        if path == ":memory:":
-            self.db, self.lock = journal.db, journal.lock      # a test journal: one connection
-            self._own = False
-        else:
-            self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10)
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.lock = threading.RLock()
-            self._own = True
+        self.j = journal
+        self.lock = threading.RLock()           # the subscribers; the rows are under the journal's lock
         self.maxsize, self.keep, self.clock = maxsize, keep, clock
         self._subs: list[_Sub] = []
         self._n = 0
-        with self.lock:
-            self.db.execute(SCHEMA)
+        with self.j.tx() as db:
+            db.execute(SCHEMA)
 
     # -- publishing ------------------------------------------------------------------------------
     def publish(self, kind, body):
+        """Journal the event in the open transaction (or its own) and hand it to the live
+        subscribers once that commits; a status is handed over at once, never journaled."""
         data = json.dumps(body, ensure_ascii=False, default=str)
+        if kind in EPHEMERAL:
+            self._deliver((None, kind, data))
+            return None
+        with self.j.tx() as db:
+            eid = db.execute("INSERT INTO event_log (at, kind, data) VALUES (?,?,?)",
+                             (self.clock(), kind, data)).lastrowid
+            self._n += 1
+            if self._n % PRUNE_EVERY == 0:
+                db.execute("DELETE FROM event_log WHERE id <= ?", (eid - self.keep,))
+            self.j.after_commit(lambda msg=(eid, kind, data): self._deliver(msg))
+        return eid
+
+    def _deliver(self, msg):
+        kind = msg[1]
         with self.lock:
-            eid = None
-            if kind not in EPHEMERAL:
-                eid = self.db.execute("INSERT INTO event_log (at, kind, data) VALUES (?,?,?)",
-                                      (self.clock(), kind, data)).lastrowid
-                self._n += 1
-                if self._n % PRUNE_EVERY == 0:
-                    self.db.execute("DELETE FROM event_log WHERE id <= ?", (eid - self.keep,))
-            msg = (eid, kind, data)
             for sub in list(self._subs):
                 if sub.kinds is not None and kind not in sub.kinds:
                     continue
@@ -82,7 +82,6 @@ class EventLog:
                         sub.loop.call_soon_threadsafe(self._put_async, sub, msg)
                     except RuntimeError:        # its event loop is gone
                         self._subs.remove(sub)
-        return eid
 
     def _put_async(self, sub, msg):
         try:
@@ -122,7 +121,7 @@ class EventLog:
 
     # -- reading back ----------------------------------------------------------------------------
     def since(self, after: int, kinds=None, limit=10_000) -> list[tuple]:
-        """The journaled events after id `after`, oldest first, as (id, kind, data)."""
+        """The journaled (committed) events after id `after`, oldest first, as (id, kind, data)."""
         sql, args = "SELECT id, kind, data FROM event_log WHERE id > ?", [after]
         if kinds is not None:
             kinds = [k for k in kinds if k not in EPHEMERAL]
@@ -130,17 +129,17 @@ class EventLog:
             args += kinds
         sql += " ORDER BY id LIMIT ?"
         args.append(limit)
-        with self.lock:
-            return [tuple(r) for r in self.db.execute(sql, args).fetchall()]
+        with self.j.lock:                       # never inside another thread's open transaction
+            return [tuple(r) for r in self.j.db.execute(sql, args).fetchall()]
 
     def bounds(self) -> tuple[int, int]:
         """(oldest kept id, newest id); (0, 0) when empty."""
-        with self.lock:
-            r = self.db.execute("SELECT COALESCE(MIN(id), 0), COALESCE(MAX(id), 0) FROM event_log").fetchone()
+        with self.j.lock:
+            r = self.j.db.execute("SELECT COALESCE(MIN(id), 0), COALESCE(MAX(id), 0) FROM event_log").fetchone()
         return r[0], r[1]
 
     def close(self):
-        """Hang up on every subscriber; close the log's own connection."""
+        """Hang up on every subscriber."""
         with self.lock:
             for sub in list(self._subs):
                 if sub.loop is None:
@@ -151,5 +150,3 @@ class EventLog:
                     except RuntimeError:
                         pass
             self._subs.clear()
-            if self._own:
-                self.db.close()

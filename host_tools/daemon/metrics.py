@@ -2,7 +2,8 @@
 
 Link counters are read from the daemon at scrape time (one source of truth); the rest is counted
 as it happens: spins and voids from the wheel's published events, bets placed and refused at the
-API, the settlement latency from the wheel's result frame in hand to its settlement committed.
+API, frames sent and the settlement latency (the wheel's result frame in hand to its settlement
+committed) as the daemon's observer (`service.Observer`).
 Each app has its own registry, so several tables (or tests) in one process never mix.
 """
 
@@ -17,6 +18,8 @@ SETTLE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 
 
 
 class Metrics:
+    """The daemon's observer and the floor's counters, in one registry."""
+
     def __init__(self, daemon=None):
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
@@ -29,7 +32,18 @@ class Metrics:
                                 buckets=SETTLE_BUCKETS, registry=r)
         self.frames_out = Counter("cylindre_frames_out", "frames sent to the wheel", registry=r)
         if daemon is not None:
-            r.register(_LinkCollector(daemon))
+            self.watch(daemon)
+
+    def watch(self, daemon):
+        """Read the daemon's link counters at each scrape."""
+        self.registry.register(_LinkCollector(daemon))
+
+    # the daemon's observer
+    def frame_out(self):
+        self.frames_out.inc()
+
+    def settled(self, seconds):
+        self.settle.observe(seconds)
 
     def observe(self, kind, body):
         """Count one published event."""

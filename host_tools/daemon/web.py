@@ -16,25 +16,29 @@ import asyncio
 import json
 import logging
 import time
+from contextlib import contextmanager
 from typing import Annotated, Any, Literal, Optional, Union
 
-from fastapi import Depends, FastAPI, Header, Path, Query, Request
+from fastapi import Body, Depends, FastAPI, Header, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from . import config as cfg
 from .audit import Audit
 from .auth import Identity, Tokens
 from .events_log import KINDS, EventLog
+from .journal import Journal
 from .metrics import CONTENT_TYPE, Metrics
-from .table import Invalid, NotFound, Refused
+from .service import Daemon
+from .table import BET_FIELDS, Invalid, NotFound, Refused
 
 log = logging.getLogger("cylindre.api")
-MAX_DEPTH = 16          # nesting of a request body
+MAX_DEPTH = 8           # nesting of a request body (a bet needs 3)
 MAX_INT_DIGITS = 15     # a number in a request body (cents up to 10^15 - 1)
 BET_ID = r"^[A-Za-z0-9._-]{1,40}$"
 
@@ -47,44 +51,61 @@ class ApiError(Exception):
 
 # -- the adapter to the daemon ------------------------------------------------------------------------
 class Floor:
-    """The daemon, its table and the floor's own parts (tokens, audit, event log, metrics)."""
+    """The daemon, its table and the floor's own parts (tokens, audit, event log, metrics).
 
-    def __init__(self, daemon):
+    Every change goes through `step()`: one journal transaction holding the table's change, the
+    events it publishes and its audit row, so they commit together or not at all."""
+
+    @classmethod
+    def build(cls, port, key, journal, **daemon_kw) -> "Floor":
+        """The daemon built with the floor's publisher (the journaled event log, counted by the
+        metrics) and observer (the metrics)."""
+        j = journal if isinstance(journal, Journal) else Journal(journal)
+        events, metrics = EventLog(j), Metrics()
+
+        def publish(kind, body):
+            metrics.observe(kind, body)
+            events.publish(kind, body)
+        return cls(Daemon(port, key, j, publish=publish, observer=metrics, **daemon_kw), events, metrics)
+
+    def __init__(self, daemon, events: EventLog, metrics: Metrics):
         self.d = daemon
         self.table = daemon.table
-        j = daemon.j
-        self.tokens = Tokens(j.db, j.lock)
-        self.audit = Audit(j.db, j.lock)
-        self.events = EventLog(j)
-        self.metrics = Metrics(daemon)
-        # phase-1 wiring onto today's daemon: the log replaces its broker, the table publishes
-        # through us, its event handling is timed, the port's writes are counted
-        daemon.broker = self.events
-        daemon.table.publish = self.publish
-        self._on_event = daemon.table.on_event
-        daemon.table.on_event = self._timed_on_event
-        port_write = getattr(daemon.port, "write", None)
-        if port_write is not None:
-            def counted(data, _w=port_write):
-                self.metrics.frames_out.inc()
-                return _w(data)
-            daemon.port.write = counted
+        self.j = daemon.j
+        self.tokens = Tokens(self.j.db, self.j.lock)
+        self.audit = Audit(self.j.db, self.j.lock)
+        self.events = events
+        self.metrics = metrics
+        metrics.watch(daemon)
 
-    def publish(self, kind, body):
-        self.metrics.observe(kind, body)
-        self.events.publish(kind, body)
-
-    def _timed_on_event(self, boot, seq, ev, frame_rec):
-        t0 = time.perf_counter()
-        fresh = self._on_event(boot, seq, ev, frame_rec)
-        if fresh and isinstance(ev, dict) and ev.get("ev") == "result":
-            self.metrics.settle.observe(time.perf_counter() - t0)
-        return fresh
+    @contextmanager
+    def step(self):
+        """One transaction around table calls (the table's lock first, as the I/O thread takes
+        them). A refused bet is recorded: it commits, then the refusal goes on; anything else
+        raised rolls the transaction back, and the table's state in memory with it."""
+        refused = None
+        try:
+            with self.table.lock, self.j.tx():
+                try:
+                    yield
+                except Refused as e:
+                    refused = e
+        except (Invalid, NotFound, ApiError):
+            raise                               # refused before anything changed
+        except BaseException:
+            self.table.reload()
+            raise
+        if refused is not None:
+            raise refused
 
     # money and the game
-    def place(self, body: dict) -> dict:
+    def place(self, body, idempotency_key=None, who: Identity | None = None) -> dict:
+        """One bet, durable (with its event and who placed it) before this returns. A batcher of
+        placements would run several `table.place` calls in one `step()` and answer each after
+        its commit (issue 12)."""
         try:
-            out = self.table.place(body)
+            with self.step():
+                out = self.table.place(body, idempotency_key=idempotency_key, by=_by(who))
         except Refused as e:
             self.metrics.refused.labels(e.code).inc()
             raise
@@ -94,21 +115,43 @@ class Floor:
         self.metrics.placed.inc()
         return out
 
-    def cancel(self, bid):
-        return self.table.cancel(bid)
+    def cancel(self, bid, who: Identity):
+        with self.step():
+            before = self.table.bet(bid)
+            out = self.table.cancel(bid, by=_by(who))
+            self.audit.record(who.name, who.role, "bet_cancel", bid, {"status": before["status"]},
+                              {"status": out["status"]}, spin=before.get("spin"))
+        return out
 
-    def resolve(self, bid, action):
-        return self.table.resolve_held(bid, action)
+    def resolve(self, bid, action, who: Identity):
+        with self.step():
+            before = self.table.bet(bid)
+            out = self.table.resolve_held(bid, action)
+            self.audit.record(who.name, who.role, "bet_resolve", bid, {"status": before["status"]},
+                              {"status": out["status"], "action": action}, spin=before.get("spin"))
+        return out
 
-    def has_consent(self) -> bool:
-        return callable(getattr(self.table, "consent", None))
+    def consent(self, bid, who: Identity):
+        with self.step():
+            before = self.table.bet(bid)
+            out = self.table.consent(bid)
+            self.audit.record(who.name, who.role, "bet_consent", bid, {"status": before["status"]},
+                              {"status": out.get("status")}, spin=before.get("spin"))
+        return out
 
-    def consent(self, bid):
-        return self.table.consent(bid)
-
-    def set_open(self, is_open: bool):
-        reply = self.d.open_table(is_open)
-        return reply
+    def set_open(self, is_open: bool, who: Identity) -> dict:
+        """Open or close the table, audited in the same transaction; then the wheel is told
+        (Daemon.open_table) and its answer added to the audit row."""
+        with self.step():
+            before = self.table.state()["phase"]
+            self.d.want_open = is_open
+            self.table.set_open(is_open)
+            after = self.table.state()
+            row = self.audit.record(who.name, who.role, "table_open" if is_open else "table_close", None,
+                                    {"phase": before}, {"phase": after["phase"]}, spin=after["spin"])
+        reply = self.d.open_table(is_open)      # the table is already so: this tells the wheel
+        self.audit.answer(row, reply if reply is not None else {"timeout": "the wheel did not answer"})
+        return {"table": self.table.state(), "wheel_confirmed": bool(reply and reply.get("ok"))}
 
     # reads
     def state(self):
@@ -174,19 +217,42 @@ Pocket = Annotated[StrictInt, Field(ge=0, le=36)]
 
 
 class BetIn(BaseModel):
-    """A bet (docs/settle.md). Money is integer cents: a string or a fraction is refused."""
+    """A bet (docs/settle.md), as the generated document shows it. The gate is the table's own
+    `parse_bet_request` (framework-free): it refuses, naming it, a field not listed here or one only
+    the table sets (`carried`, `status`, `consent`, ...). Money is integer cents."""
     model_config = ConfigDict(extra="forbid", strict=True)
-    player: StrictStr = Field(min_length=1, max_length=64)
-    type: StrictStr = Field(max_length=32, description="plein cheval transversale carre sixain douzaine colonne rouge "
+    player: StrictStr = Field(min_length=1, max_length=64, description="no control characters")
+    type: StrictStr = Field(max_length=64, description="plein cheval transversale carre sixain douzaine colonne rouge "
                             "noir pair impair manque passe, or a called bet: voisins tiers orphelins nassa jeu_zero "
                             "voisins_numero finale finale_cheval finale_chevaux")
-    numbers: Optional[list[Pocket]] = Field(default=None, max_length=37)
-    which: Optional[StrictInt] = Field(default=None, ge=1, le=3, description="dozen or column 1..3")
+    bet: Optional[StrictStr] = Field(default=None, max_length=64, description="alias of type")
+    numbers: Optional[Union[list[StrictInt], StrictInt]] = Field(default=None, description="the numbers covered (0..36)")
+    number: Optional[StrictInt] = Field(default=None, description="alias of numbers (one number); voisins: the centre")
+    which: Optional[Union[StrictInt, list[StrictInt]]] = Field(
+        default=None, description="dozen or column 1..3; two of them is a straddle, awaiting the chef's consent")
     stake: Optional[StrictInt] = Field(default=None, ge=1, le=10**11, description="cents (bets on the layout)")
     unit: Optional[StrictInt] = Field(default=None, ge=1, le=10**11, description="cents per chip (called bets)")
-    replay: Optional[StrictStr] = Field(default=None, max_length=16, description="called bets: refaire, completer or tout")
+    replay: Optional[StrictStr] = Field(default=None, max_length=64, description="called bets: refaire, completer or tout")
+    rejouer: Optional[StrictStr] = Field(default=None, max_length=64, description="alias of replay")
     zero_choice: Optional[Union[Literal["prison", "partage"], ZeroMove]] = Field(
         default=None, description='even chances only: at zero "prison" (default), "partage" or {"move": "<chance>"}')
+    chance: Optional[StrictStr] = Field(default=None, max_length=64, description="an even chance by name")
+    chances: Optional[list[StrictStr]] = Field(default=None, max_length=37, description="even chances by name")
+    final: Optional[Union[StrictInt, StrictStr, list[StrictInt]]] = Field(
+        default=None, description='finales: a last digit, or a pair "8/9"')
+    form: Optional[StrictStr] = Field(default=None, max_length=64, description='orphelins: "plein" for en plein')
+    forme: Optional[StrictStr] = Field(default=None, max_length=64, description="alias of form")
+    k: Optional[StrictInt] = Field(default=None, description="voisins of a number: how many neighbours each side")
+    neighbours: Optional[StrictInt] = Field(default=None, description="alias of k")
+    neighbors: Optional[StrictInt] = Field(default=None, description="alias of k")
+    voisins: Optional[StrictInt] = Field(default=None, description="alias of k")
+    numero: Optional[StrictInt] = Field(default=None, description="voisins of a number: the centre")
+    centre: Optional[StrictInt] = Field(default=None, description="alias of numero")
+    center: Optional[StrictInt] = Field(default=None, description="alias of numero")
+    a_placer: Optional[bool] = Field(default=None, description="called bets: payés à placer")
+    payes_a_placer: Optional[bool] = Field(default=None, description="alias of a_placer")
+    paye_a_placer: Optional[bool] = Field(default=None, description="alias of a_placer")
+    placed: Optional[bool] = Field(default=None, description="alias of a_placer")
 
 
 class Placed(Model):
@@ -203,6 +269,11 @@ class RefusedBet(Error):
     bet: Optional[Placed] = None
 
 
+class Who(BaseModel):
+    name: str = Field(description="the token's name")
+    role: str
+
+
 class BetRow(Model):
     id: str
     player: str
@@ -213,6 +284,8 @@ class BetRow(Model):
     spin: Optional[int] = None
     reason: Optional[str] = None
     result: Optional[dict[str, Any]] = None
+    placed_by: Optional[Who] = Field(default=None, description="the token that placed it")
+    withdrawn_by: Optional[Who] = Field(default=None, description="the token that withdrew it")
 
 
 class Cancelled(Model):
@@ -353,7 +426,9 @@ class Guard:
             return await self.app(scope, receive, send)
         ctype = headers.get("content-type")
         length = headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > self.max_body):
+        if length is not None and (not length.isdigit() or len(length) > 12):
+            return await _error(send, 400, "bad_request", "Content-Length must be a non-negative integer")
+        if length is not None and int(length) > self.max_body:
             return await _error(send, 413, "too_large", f"body over {self.max_body} bytes")
         body, more = b"", True
         while more:
@@ -382,6 +457,11 @@ class Guard:
         return await self.app(scope, replay, send)
 
 
+def _by(who: Identity | None):
+    """Who, as the ledger keeps it on a bet row."""
+    return None if who is None else {"name": who.name, "role": who.role}
+
+
 def _same_origin(origin, host, scope):
     scheme = "https" if scope.get("scheme") == "https" else "http"
     return origin.lower() in (f"{scheme}://{host}".lower(), f"https://{host}".lower())
@@ -396,25 +476,35 @@ def _json_problem(body: bytes) -> str | None:
     def bad_constant(name):
         raise ValueError(f"{name} is not JSON")
 
+    if _bracket_depth(body) > MAX_DEPTH:            # before parsing: 5,000 brackets cost no recursion
+        return f"JSON nested deeper than {MAX_DEPTH} levels"
     try:
-        doc = json.loads(body.decode("utf-8"), parse_int=bounded_int, parse_constant=bad_constant)
-    except RecursionError:
-        return f"nested deeper than {MAX_DEPTH}"
-    except (UnicodeDecodeError, ValueError) as e:
-        return f"the body is not acceptable JSON: {e}"
-    if _depth(doc) > MAX_DEPTH:
-        return f"nested deeper than {MAX_DEPTH}"
+        json.loads(body.decode("utf-8"), parse_int=bounded_int, parse_constant=bad_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        return f"the body is not acceptable JSON: {str(e)[:200]}"
     return None
 
 
-def _depth(x, d=1):
-    if d > MAX_DEPTH:
-        return d
-    if isinstance(x, dict):
-        return max([_depth(v, d + 1) for v in x.values()], default=d)
-    if isinstance(x, list):
-        return max([_depth(v, d + 1) for v in x], default=d)
-    return d
+def _bracket_depth(raw: bytes) -> int:
+    """The deepest nesting of brackets in a JSON text, outside strings."""
+    depth = top = 0
+    in_str = esc = False
+    for b in raw:
+        if in_str:
+            if esc:
+                esc = False
+            elif b == 0x5C:
+                esc = True
+            elif b == 0x22:
+                in_str = False
+        elif b == 0x22:
+            in_str = True
+        elif b in (0x5B, 0x7B):
+            depth += 1
+            top = max(top, depth)
+        elif b in (0x5D, 0x7D):
+            depth -= 1
+    return top
 
 
 async def _error(send, status, code, message):
@@ -590,57 +680,43 @@ def create_app(floor: Floor, conf: dict | None = None) -> FastAPI:
 
     # -- bets (croupier) -------------------------------------------------------------------------------
     @app.post("/bets", status_code=201, response_model=Placed, responses={**ERRORS, 409: {"model": RefusedBet}},
-              summary="place a bet (plain or called); 409 when refused (table closed, poussette: recorded)")
-    def place(body: BetIn, who=Depends(need("croupier", "bet_place"))):
+              summary="place a bet (plain or called); 409 when refused (table_closed, poussette, wheel_not_heard: "
+                      "recorded); an unknown field or one the table sets (carried, status, consent, ...) is 400; "
+                      "a retry with the same Idempotency-Key gets the first answer",
+              openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
+                  "schema": {"$ref": "#/components/schemas/BetIn"}}}}})
+    def place(body: Annotated[Any, Body()], who=Depends(need("croupier", "bet_place")),
+              idempotency_key: Optional[str] = Header(None, max_length=128, description="1 to 128 printable ASCII "
+                                                      "characters: a retry with it returns the first answer")):
         try:
-            return floor.place(body.model_dump(exclude_unset=True))
+            return floor.place(body, idempotency_key, who)
         except Refused as e:
             return JSONResponse({"error": e.code, "message": e.message, "bet": e.bet}, 409)
 
     @app.delete("/bets/{bid}", response_model=Cancelled, responses={**ERRORS, 404: E, 409: E}, summary="withdraw an open bet")
     def cancel(bid: str = Path(pattern=BET_ID), who=Depends(need("croupier", "bet_cancel"))):
-        before = floor.bet(bid)
-        out = floor.cancel(bid)
-        audit.record(who.name, who.role, "bet_cancel", bid, {"status": before["status"]}, {"status": out["status"]},
-                     spin=before.get("spin"))
-        return out
+        return floor.cancel(bid, who)
 
     # -- the table (chef) ------------------------------------------------------------------------------
-    def table_change(is_open: bool, who: Identity):
-        before = floor.table_state()
-        reply = floor.set_open(is_open)
-        after = floor.table_state()
-        audit.record(who.name, who.role, "table_open" if is_open else "table_close", None,
-                     {"phase": before["phase"]}, {"phase": after["phase"]}, answer=reply, spin=after["spin"])
-        return {"table": after, "wheel_confirmed": bool(reply and reply.get("ok"))}
-
     @app.post("/table/open", response_model=TableChange, responses=ERRORS, summary="open the table (tells the wheel)")
     def table_open(who=Depends(need("chef", "table_open"))):
-        return table_change(True, who)
+        return floor.set_open(True, who)
 
     @app.post("/table/close", response_model=TableChange, responses=ERRORS,
               summary="close the table (tells the wheel; a spin in progress is void)")
     def table_close(who=Depends(need("chef", "table_close"))):
-        return table_change(False, who)
+        return floor.set_open(False, who)
 
     @app.post("/bets/{bid}/resolve", response_model=BetRow, responses={**ERRORS, 404: E, 409: E},
               summary="the supervisor's decision on a held bet: refund, or play the next spin")
     def resolve(body: ResolveIn, bid: str = Path(pattern=BET_ID), who=Depends(need("chef", "bet_resolve"))):
-        before = floor.bet(bid)
-        out = floor.resolve(bid, body.action)
-        audit.record(who.name, who.role, "bet_resolve", bid, {"status": before["status"]},
-                     {"status": out["status"], "action": body.action}, spin=before.get("spin"))
-        return out
+        return floor.resolve(bid, body.action, who)
 
-    if floor.has_consent():                 # the straddle consent step (issue 8), when the table has it
-        @app.post("/bets/{bid}/consent", response_model=BetRow, responses={**ERRORS, 404: E, 409: E},
-                  summary="the chef's consent to a bet that needs it")
-        def consent(bid: str = Path(pattern=BET_ID), who=Depends(need("chef", "bet_consent"))):
-            before = floor.bet(bid)
-            out = floor.consent(bid)
-            audit.record(who.name, who.role, "bet_consent", bid, {"status": before["status"]},
-                         {"status": out.get("status")}, spin=before.get("spin"))
-            return out
+    @app.post("/bets/{bid}/consent", response_model=BetRow, responses={**ERRORS, 404: E, 409: E},
+              summary="the chef de table's consent to a straddle awaiting it (two dozens or two columns): "
+                      "the bet joins the layout; 409 not_awaiting_consent otherwise")
+    def consent(bid: str = Path(pattern=BET_ID), who=Depends(need("chef", "bet_consent"))):
+        return floor.consent(bid, who)
 
     @app.get("/audit", response_model=list[AuditRow], responses=ERRORS, summary="privileged actions, newest first")
     def audit_rows(who=Depends(need("chef")), limit: int = Query(100, ge=1, le=10000),
@@ -709,8 +785,12 @@ def _document_errors(app):
                 r.pop("422", None)
                 r["default"] = {"description": "an error", "content": {"application/json": {
                     "schema": {"$ref": "#/components/schemas/Error"}}}}
+        schemas = doc.setdefault("components", {}).setdefault("schemas", {})
         for name in ("HTTPValidationError", "ValidationError"):
-            doc.get("components", {}).get("schemas", {}).pop(name, None)
+            schemas.pop(name, None)
+        bet = BetIn.model_json_schema(ref_template="#/components/schemas/{model}")
+        schemas.update(bet.pop("$defs", {}))
+        schemas["BetIn"] = bet
         app.openapi_schema = doc
         return doc
 
@@ -756,3 +836,45 @@ async def _stream(floor: Floor, kinds, after):
 def _sse(eid, kind, data) -> bytes:
     head = f"id: {eid}\n" if eid is not None else ""
     return f"{head}event: {kind}\ndata: {data}\n\n".encode("utf-8")
+
+
+# -- serving -------------------------------------------------------------------------------------------
+class JsonH11(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol, answering a request it cannot parse (a negative or malformed
+    Content-Length, a bad header line) with our JSON error instead of a text/plain one. It then
+    closes gently: our side first (FIN), the rest of the client's request read and dropped for up
+    to LINGER_S, so the client reads the answer instead of a connection reset."""
+
+    LINGER_S = 2.0
+    _lingering = False
+
+    def send_400_response(self, msg: str) -> None:
+        import h11
+        data = json.dumps({"error": "bad_request", "message": "malformed HTTP request (request line, a header, or a "
+                           "Content-Length that is not a non-negative integer)"}).encode()
+        self.transport.write(self.conn.send(h11.Response(status_code=400, reason=b"Bad Request", headers=[
+            (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
+            (b"connection", b"close")])))
+        self.transport.write(self.conn.send(h11.Data(data=data)))
+        self.transport.write(self.conn.send(h11.EndOfMessage()))
+        self._lingering = True
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.loop.call_later(self.LINGER_S, self.transport.close)
+
+    def data_received(self, data: bytes) -> None:
+        if not self._lingering:
+            super().data_received(data)
+
+    def eof_received(self) -> None:
+        if self._lingering:
+            self.transport.close()
+
+
+def server(app, *, behind_proxy=False, tls_cert=None, tls_key=None, access_log=False):
+    """The uvicorn server of the app (run it with `.run(sockets=[...])`)."""
+    import uvicorn
+    return uvicorn.Server(uvicorn.Config(
+        app, http=JsonH11, log_config=None, access_log=access_log, proxy_headers=behind_proxy,
+        ssl_certfile=tls_cert, ssl_keyfile=tls_key, timeout_graceful_shutdown=2, server_header=False,
+        lifespan="off"))
