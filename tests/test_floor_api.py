@@ -212,3 +212,49 @@ def test_the_documented_bet_has_exactly_the_fields_the_table_takes(table):
     post = doc["paths"]["/bets"]["post"]
     assert post["requestBody"]["content"]["application/json"]["schema"]["$ref"] == "#/components/schemas/BetIn"
     assert [p["name"] for p in post["parameters"]] == ["idempotency-key"]
+
+
+# -- limits -----------------------------------------------------------------------------------------
+def test_limits_change_between_spins_only_audited_and_kept_over_a_restart(tmp_path):
+    from floorkit import Table
+    t = Table(tmp_path / "j.sqlite")
+    try:
+        assert t.call("display", "GET", "/table/limits").json()["plein"] == {"min": 50, "max": 100000}
+        r = t.call("admin", "PUT", "/table/limits", json={"plein": {"min": 500}, "rouge": {"max": 50000}})
+        assert r.status_code == 200 and r.json()["plein"] == {"min": 500, "max": 100000}
+        assert r.json()["simple"] == {"min": 50, "max": 50000}
+        small = t.call("croupier", "POST", "/bets", json={"player": "a", "type": "plein", "numbers": [3], "stake": 100})
+        assert small.status_code == 400 and "minimum" in small.json()["message"]
+        row = t.call("admin", "GET", "/audit?action=table_limits").json()[0]
+        assert (row["who"], row["before"]["plein"], row["after"]["plein"]) == ("admin-1", {"min": 50, "max": 100000},
+                                                                             {"min": 500, "max": 100000})
+        for bad in ({"plein": {"min": 900, "max": 800}}, {"vert": {"min": 1}}, {"plein": {"min": "5"}}):
+            r = t.call("admin", "PUT", "/table/limits", json=bad)
+            assert r.status_code == 400 and r.json()["error"] in ("bad_request", "bad_json"), (bad, r.text)
+        t.event(1, {"ev": "launch", "t": 1, "spin": 1})
+        t.event(2, {"ev": "rnvp", "t": 2, "spin": 1})
+        r = t.call("admin", "PUT", "/table/limits", json={"plein": {"min": 50}})
+        assert r.status_code == 409 and r.json()["error"] == "spin_in_progress"
+    finally:
+        t.close()
+    from floorkit import NoPort
+    from host_tools.daemon.web import Floor
+    again = Floor.build(NoPort(), bytes(32), tmp_path / "j.sqlite")     # a restart: the journaled limits apply
+    try:
+        assert again.table.limits.min("plein") == 500
+    finally:
+        again.j.close()
+
+
+def test_a_limits_file_at_start_wins_over_the_journal(tmp_path):
+    from cylindre.rules.limits import Limits
+    from host_tools.daemon.web import Floor
+    from floorkit import NoPort
+    f = Floor.build(NoPort(), bytes(32), tmp_path / "j.sqlite")
+    f.limits.save(Limits().updated({"plein": {"min": 700}}).to_json())
+    f.j.close()
+    g = Floor.build(NoPort(), bytes(32), tmp_path / "j.sqlite", limits=Limits().updated({"plein": {"min": 200}}))
+    try:
+        assert g.table.limits.min("plein") == 200 and g.limits.load()["plein"]["min"] == 200
+    finally:
+        g.j.close()

@@ -26,12 +26,14 @@ ROUTES = {
     ("POST", "/bets/B000001/resolve"): "chef",
     ("POST", "/bets/B000001/consent"): "chef",
     ("GET", "/audit"): "chef",
+    ("GET", "/table/limits"): "display",
+    ("PUT", "/table/limits"): "admin",
     ("PUT", "/wheel/settings"): "admin",
     ("POST", "/wheel/time"): "admin",
 }
 ROLES = ("display", "croupier", "chef", "admin")
 BODIES = {"/bets": {"player": "ann", "type": "rouge", "stake": 500}, "/wheel/settings": {"name": "min_laps", "value": 5},
-          "/bets/B000001/resolve": {"action": "refund"}}
+          "/bets/B000001/resolve": {"action": "refund"}, "/table/limits": {"plein": {"min": 100}}}
 
 
 def test_the_table_lists_every_route_of_the_document(table):

@@ -33,9 +33,12 @@ from .audit import Audit
 from .auth import Identity, Tokens
 from .events_log import KINDS, EventLog
 from .journal import Journal
+from .limits_store import LimitsStore
 from .metrics import CONTENT_TYPE, Metrics
 from .service import Daemon
 from .table import BET_FIELDS, Invalid, NotFound, Refused
+
+from cylindre.rules.limits import KINDS as LIMIT_KINDS, LimitError, Limits
 
 log = logging.getLogger("cylindre.api")
 MAX_DEPTH = 8           # nesting of a request body (a bet needs 3)
@@ -66,7 +69,9 @@ class Floor:
         def publish(kind, body):
             metrics.observe(kind, body)
             events.publish(kind, body)
-        return cls(Daemon(port, key, j, publish=publish, observer=metrics, **daemon_kw), events, metrics)
+        floor = cls(Daemon(port, key, j, publish=publish, observer=metrics, **daemon_kw), events, metrics)
+        floor._start_limits(from_file=daemon_kw.get("limits") is not None)
+        return floor
 
     def __init__(self, daemon, events: EventLog, metrics: Metrics):
         self.d = daemon
@@ -76,7 +81,17 @@ class Floor:
         self.audit = Audit(self.j.db, self.j.lock)
         self.events = events
         self.metrics = metrics
+        self.limits = LimitsStore(self.j, daemon.wheel)
         metrics.watch(daemon)
+
+    def _start_limits(self, from_file: bool):
+        """A limits file given at start is journaled as the limits in force; without one, the
+        limits journaled last (a change over HTTP) apply."""
+        stored = self.limits.load()
+        if from_file or stored is None:
+            self.limits.save(self.table.limits.to_json())
+        else:
+            self.table.limits = Limits().updated(stored)
 
     @contextmanager
     def step(self):
@@ -152,6 +167,29 @@ class Floor:
         reply = self.d.open_table(is_open)      # the table is already so: this tells the wheel
         self.audit.answer(row, reply if reply is not None else {"timeout": "the wheel did not answer"})
         return {"table": self.table.state(), "wheel_confirmed": bool(reply and reply.get("ok"))}
+
+    def set_limits(self, spec: dict, who: Identity) -> dict:
+        """New limits for the kinds in `spec`, between spins only (409 spin_in_progress while a
+        spin is called); journaled and audited (before -> after) with the change."""
+        old = self.table.limits
+        try:
+            with self.step():
+                st = self.table.state()
+                if st["phase"] == "no_more_bets" or st["locked_spin"] is not None:
+                    raise Refused("spin_in_progress", "limits change between spins only: spin %s is called"
+                                  % (st["locked_spin"] or st["spin"]))
+                try:
+                    new = old.updated(spec)
+                except LimitError as e:
+                    raise Invalid(str(e)) from None
+                self.limits.save(new.to_json())
+                self.audit.record(who.name, who.role, "table_limits", None, old.to_json(), new.to_json(), spin=st["spin"])
+                self.table.limits = new
+        except BaseException:
+            with self.table.lock:
+                self.table.limits = old
+            raise
+        return new.to_json()
 
     # reads
     def state(self):
@@ -389,6 +427,17 @@ class SettingIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     name: StrictStr = Field(min_length=1, max_length=40)
     value: Union[StrictInt, bool, StrictStr] = Field(description="the wheel enforces its safe bounds")
+
+
+class KindLimit(BaseModel):
+    min: int = Field(description="cents")
+    max: int = Field(description="cents")
+
+
+class KindLimitIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    min: Optional[StrictInt] = Field(default=None, ge=1, le=10**11, description="cents; left out: unchanged")
+    max: Optional[StrictInt] = Field(default=None, ge=1, le=10**11, description="cents; left out: unchanged")
 
 
 class Health(Model):
@@ -706,6 +755,17 @@ def create_app(floor: Floor, conf: dict | None = None) -> FastAPI:
               summary="close the table (tells the wheel; a spin in progress is void)")
     def table_close(who=Depends(need("chef", "table_close"))):
         return floor.set_open(False, who)
+
+    @app.get("/table/limits", response_model=dict[str, KindLimit], responses=ERRORS,
+             summary="the table limits in force, by kind: " + ", ".join(LIMIT_KINDS) + " (cents)")
+    def limits(who=display):
+        return floor.table.limits.to_json()
+
+    @app.put("/table/limits", response_model=dict[str, KindLimit], responses={**ERRORS, 409: E},
+             summary="change the limits of some kinds ({kind: {min, max}}, cents; even-chance names mean simple), "
+                     "between spins only (409 spin_in_progress); audited before -> after")
+    def set_limits(body: dict[str, KindLimitIn], who=Depends(need("admin", "table_limits"))):
+        return floor.set_limits({k: v.model_dump(exclude_none=True) for k, v in body.items()}, who)
 
     @app.post("/bets/{bid}/resolve", response_model=BetRow, responses={**ERRORS, 404: E, 409: E},
               summary="the supervisor's decision on a held bet: refund, or play the next spin")
