@@ -1,10 +1,15 @@
-"""Bets through the HTTP API: `make bench ARGS=api [--clients 32] [--seconds 10]`.
+"""Bets through the HTTP API: `make bench ARGS="api [--clients 32] [--seconds 10] [--against DIR]"`.
 
-Starts `cylindre daemon` as its own process (table open, no wheel attached, a fresh journal in a
-temporary folder), then CLIENTS threads each place bets back to back on a keep-alive connection
-for SECONDS. A 201 comes back only after the bet's transaction is committed (SQLite, synchronous
-FULL): the time to the 201 is the latency to durable. Prints bets/s and latency percentiles;
-writes bench/out/api.json.
+Starts the simulated wheel (`cylindre wheel`, idle: its STATUS frames say betting is open, no
+ball is launched) on a pseudo-terminal and `cylindre daemon` on it, each its own process (table
+open, a fresh journal in a temporary folder), then CLIENTS threads each place bets back to back on
+a keep-alive connection for SECONDS. A 201 comes back only after the bet's transaction is
+committed (SQLite, synchronous FULL): the time to the 201 is the latency to durable. Prints bets/s
+and latency percentiles; writes bench/out/api.json.
+
+`--against DIR`: the same load on the daemon of another checkout (an earlier version, with its own
+`.venv`), for before/after figures in the same conditions; it is run without a wheel (before issue
+8 the daemon took bets without word from the wheel) and its answers to the token are ignored.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ OUT = Path("bench/out/api.json")
 def add_arguments(p):
     p.add_argument("--clients", type=int, default=32, help="concurrent clients (default 32)")
     p.add_argument("--seconds", type=float, default=10.0, help="how long they place bets (default 10)")
+    p.add_argument("--against", metavar="DIR", help="run the daemon of this checkout (its .venv) instead: before/after")
 
 
 def _free_port():
@@ -46,7 +52,7 @@ def _client(port, token, n, stop, lat, errors):
         try:
             c.request("POST", "/bets", body, headers)
             r = c.getresponse()
-            r.read()
+            answer = r.read()
         except (OSError, http.client.HTTPException):
             errors.append("connection")
             c.close()
@@ -55,9 +61,36 @@ def _client(port, token, n, stop, lat, errors):
         if r.status == 201:
             lat.append(time.perf_counter() - t0)
         else:
-            errors.append(r.status)
+            try:
+                errors.append(f"{r.status} {json.loads(answer).get('error')}")
+            except ValueError:
+                errors.append(str(r.status))
         i += 1
     c.close()
+
+
+def _wheel(work, key):
+    """The simulated wheel, idle on a pseudo-terminal: (process, pty path)."""
+    path_file = work / "wheel.path"
+    wheel = subprocess.Popen([sys.executable, "-m", "host_tools.simwheel", "--key", str(key), "--pause", "1e9",
+                              "--path-file", str(path_file), "--quiet"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    end = time.monotonic() + 20
+    while not (path_file.exists() and path_file.read_text().strip()):
+        if wheel.poll() is not None or time.monotonic() > end:
+            raise RuntimeError("the simulated wheel did not start")
+        time.sleep(0.05)
+    return wheel, path_file.read_text().split()[0]
+
+
+def _stop(p):
+    if p is None:
+        return
+    p.terminate()
+    try:
+        p.wait(10)
+    except subprocess.TimeoutExpired:
+        p.kill()
 
 
 def run(args) -> int:
@@ -67,22 +100,31 @@ def run(args) -> int:
     new_key(work / "T1.key")
     token = issue(work / "journal.sqlite", "bench", "croupier")
     port = _free_port()
-    daemon = subprocess.Popen([sys.executable, "-m", "host_tools.daemon", "--port", str(work / "no-wheel"),
+    python, cwd, wheel = sys.executable, None, None
+    if args.against:
+        cwd = Path(args.against).resolve()
+        python = str(cwd / ".venv" / "bin" / "python")
+        tty = str(work / "no-wheel")
+    else:
+        wheel, tty = _wheel(work, work / "T1.key")
+    daemon = subprocess.Popen([python, "-m", "host_tools.daemon", "--port", tty,
                                "--key", str(work / "T1.key"), "--journal", str(work / "journal.sqlite"),
                                "--http", f"127.0.0.1:{port}", "--open", "--log", str(work / "daemon.log")],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                              cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         end = time.monotonic() + 30
         while True:
             try:
                 c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
                 c.request("GET", "/state", headers={"Authorization": "Bearer " + token})
-                if c.getresponse().status == 200:
+                r = c.getresponse()
+                st = json.loads(r.read()) if r.status == 200 else None
+                if st is not None and (args.against or st["table"].get("accepting_bets")):
                     break
-            except OSError:
+            except (OSError, ValueError):
                 pass
             if daemon.poll() is not None or time.monotonic() > end:
-                print(f"[bench] api: the daemon did not come up; see {work / 'daemon.log'}")
+                print(f"[bench] api: the daemon did not come up (or took no bets); see {work / 'daemon.log'}")
                 return 1
             time.sleep(0.1)
         stop = threading.Event()
@@ -99,11 +141,8 @@ def run(args) -> int:
             t.join(35)
         wall = time.perf_counter() - t0
     finally:
-        daemon.terminate()
-        try:
-            daemon.wait(10)
-        except subprocess.TimeoutExpired:
-            daemon.kill()
+        _stop(daemon)
+        _stop(wheel)
     lat = sorted(x for ls in lats for x in ls)
     if not lat:
         print("[bench] api: no bet placed")
@@ -115,12 +154,17 @@ def run(args) -> int:
     figures = {"clients": args.clients, "seconds": round(wall, 2), "bets": len(lat), "errors": len(errors),
                "bets_per_s": round(len(lat) / wall, 1), "latency_ms_p50": round(pct(50), 2),
                "latency_ms_p99": round(pct(99), 2), "latency_ms_max": round(lat[-1] * 1e3, 2),
-               "latency_ms_mean": round(statistics.fmean(lat) * 1e3, 2),
+               "latency_ms_mean": round(statistics.fmean(lat) * 1e3, 2), "against": args.against,
+               "refused": {str(k): errors.count(k) for k in set(errors)},
                "python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count()}
-    print(f"api: {args.clients} clients placing bets for {wall:.1f} s through POST /bets (each 201 after its commit)")
+    print(f"api: {args.clients} clients placing bets for {wall:.1f} s through POST /bets (each 201 after its commit)"
+          + (f", daemon of {args.against}" if args.against else ""))
     print(f"  {figures['bets_per_s']:.0f} bets/s ({len(lat)} bets, {len(errors)} errors); latency to durable "
           f"p50 {figures['latency_ms_p50']:.1f} ms, p99 {figures['latency_ms_p99']:.1f} ms, max {figures['latency_ms_max']:.1f} ms")
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(figures, indent=2) + "\n")
-    print(f"  written {OUT}")
+    if errors:
+        print(f"  answers other than 201: {figures['refused']}")
+    out = OUT if not args.against else OUT.with_name("api-against.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(figures, indent=2) + "\n")
+    print(f"  written {out}")
     return 0 if not errors else 1
