@@ -36,7 +36,7 @@ from .journal import Journal
 from .limits_store import LimitsStore
 from .metrics import CONTENT_TYPE, Metrics
 from .service import Daemon
-from .table import BET_FIELDS, Invalid, NotFound, Refused
+from .table import Invalid, NotFound, Refused
 
 from cylindre.rules.limits import KINDS as LIMIT_KINDS, LimitError, Limits
 
@@ -194,9 +194,6 @@ class Floor:
     # reads
     def state(self):
         return self.d.status()
-
-    def table_state(self):
-        return self.table.state()
 
     def bets(self, **kw):
         return self.table.bets(**kw)
