@@ -52,13 +52,14 @@ def _free_port():
 
 
 class Api:
-    def __init__(self, base):
+    def __init__(self, base, token):
         self.base = base
+        self.token = token
 
     def call(self, method, path, body=None, timeout=10):
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.base + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
+                                     headers={"Content-Type": "application/json", "Authorization": "Bearer " + self.token})
         try:
             with urllib.request.urlopen(req, timeout=timeout) as r:
                 return r.status, json.loads(r.read())
@@ -112,17 +113,24 @@ class Players:
             self.say(f"  Eve    pose un plein après l'annonce: refusé ({body.get('error')})")
 
 
-def _sse(url, on_event, stop):
-    """Read the daemon's Server-Sent Events and call on_event(kind, data) for each."""
+def _sse(url, on_event, stop, token):
+    """Read the daemon's Server-Sent Events and call on_event(kind, data) for each; a reconnection
+    resumes after the last event id seen (Last-Event-ID), so none is lost or seen twice."""
+    last = None
     while not stop.is_set():
+        headers = {"Authorization": "Bearer " + token}
+        if last is not None:
+            headers["Last-Event-ID"] = last
         try:
-            with urllib.request.urlopen(url, timeout=30) as r:
+            with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=30) as r:
                 kind, data = None, []
                 for raw in r:
                     if stop.is_set():
                         return
                     line = raw.decode("utf-8").rstrip("\n")
-                    if line.startswith("event: "):
+                    if line.startswith("id: "):
+                        last = line[4:]
+                    elif line.startswith("event: "):
                         kind = line[7:]
                     elif line.startswith("data: "):
                         data.append(line[6:])
@@ -176,12 +184,14 @@ def run(args) -> int:
                 return 1
             time.sleep(0.05)
         pty = pty_file.read_text().split()[0]
+        from host_tools.daemon.auth import issue
+        token = issue(work / "journal.sqlite", "demo", "admin")     # the demo's players and chef, one identity
         daemon = subprocess.Popen([py, "-m", "host_tools.daemon", "--port", pty, "--key", str(key),
                                    "--journal", str(work / "journal.sqlite"), "--http", f"127.0.0.1:{port}",
                                    "--open", "--log", str(work / "daemon.log")],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         procs.append(daemon)
-        api = Api(base)
+        api = Api(base, token)
         end = time.monotonic() + 30
         while True:
             try:
@@ -234,7 +244,7 @@ def run(args) -> int:
             elif kind == "wheel" and data.get("ev") == "launch":
                 say(f"— lancer, coup {data['spin']} —")
 
-        listener = threading.Thread(target=_sse, args=(base + "/events", on_event, stop), daemon=True)
+        listener = threading.Thread(target=_sse, args=(base + "/events", on_event, stop, token), daemon=True)
         listener.start()
         time.sleep(0.3)
         with cv:

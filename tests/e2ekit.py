@@ -17,6 +17,7 @@ from pathlib import Path
 
 from cylindre.link import frame as fr
 from cylindre.link.mac import Hmac
+from host_tools.daemon.auth import issue
 from host_tools.daemon.keys import new_key
 from host_tools.simwheel import PtyPort, SimulatedBoard
 
@@ -73,6 +74,7 @@ class Rig:
         self.key_path = tmp / "T1.key"
         self.key = new_key(self.key_path)
         self.journal = tmp / "journal.sqlite"
+        self.token = issue(self.journal, "e2e", "admin")
         self.http = free_port()
         self.base = f"http://127.0.0.1:{self.http}"
         self.line = FaultyLine(PtyPort(), seed)
@@ -114,7 +116,7 @@ class Rig:
 
     def api(self, method, path, body=None, timeout=5):
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.base + path, data=data, method=method, headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(self.base + path, data=data, method=method, headers={"Content-Type": "application/json", "Authorization": "Bearer " + self.token})
         try:
             with urllib.request.urlopen(req, timeout=timeout) as r:
                 return r.status, json.loads(r.read())

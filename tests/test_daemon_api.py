@@ -1,4 +1,5 @@
-"""The HTTP API on a real server: bets, errors, state, history, recall, SSE, OpenAPI."""
+"""The HTTP API on a real server (the floor app on uvicorn): bets, errors, state, history, recall,
+SSE, OpenAPI. Calls carry the admin's token; the roles are test_floor_roles.py's."""
 
 import json
 import threading
@@ -7,51 +8,35 @@ import urllib.request
 
 import pytest
 
-from host_tools.daemon.api import make_server, serve_in_thread
-from host_tools.daemon.service import Daemon
-from daemonkit import Wheel
-
-
-class NoPort:
-    """A port that is never there: the API works without the wheel; commands time out."""
-
-    url = "none"
-    s = None
-
-    def open(self):
-        self.error = "no such port"
-        return False
-
-    def close(self):
-        pass
-
-    def write(self, data):
-        pass
+from floorkit import Served, Table
 
 
 @pytest.fixture
 def api(tmp_path):
-    d = Daemon(NoPort(), bytes(32), tmp_path / "j.sqlite", open_table=True)
-    d.start()
-    srv = make_server(d, "127.0.0.1", 0)
-    serve_in_thread(srv)
-    base = "http://127.0.0.1:%d" % srv.server_address[1]
+    t = Table(tmp_path / "j.sqlite", conf={"http": "127.0.0.1:0"})
+    t.daemon.command = lambda cmd, args=None, timeout=5.0: None      # no wheel: commands time out
+    srv = Served(t.app)
+    base = srv.base
 
-    def call(method, path, body=None, raw=None):
+    def call(method, path, body=None, raw=None, role="admin"):
         data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-        req = urllib.request.Request(base + path, data=data, method=method, headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(base + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json",
+                                              "Authorization": "Bearer " + t.tokens[role]})
         try:
             with urllib.request.urlopen(req, timeout=10) as r:
                 return r.status, json.loads(r.read())
         except urllib.error.HTTPError as e:
             return e.code, json.loads(e.read())
 
-    call.daemon = d
-    d.test_wheel = Wheel(d.table, boot="boot0")     # statuses and events of a stand-in wheel
+    call.daemon = t.daemon
+    t.daemon.test_wheel = t.feed             # statuses and events of a stand-in wheel
     call.base = base
+    call.table = t
     yield call
-    srv.shutdown()
-    d.stop()
+    t.floor.events.close()
+    srv.stop()
+    t.close()
 
 
 def _event(d, seq, ev):
@@ -63,7 +48,7 @@ def _event(d, seq, ev):
 def test_openapi_lists_every_route(api):
     st, doc = api("GET", "/openapi.json")
     assert st == 200 and doc["openapi"].startswith("3.")
-    for path in ("/bets", "/bets/{id}", "/state", "/events", "/history", "/spins/{spin}", "/table/open"):
+    for path in ("/bets", "/bets/{bid}", "/bets/{bid}/consent", "/state", "/events", "/history", "/spins/{spin}", "/table/open"):
         assert path in doc["paths"]
 
 
@@ -152,7 +137,8 @@ def test_live_event_stream(api):
     ready = threading.Event()
 
     def listen():
-        with urllib.request.urlopen(api.base + "/events", timeout=10) as r:
+        req = urllib.request.Request(api.base + "/events", headers={"Authorization": "Bearer " + api.table.tokens["display"]})
+        with urllib.request.urlopen(req, timeout=10) as r:
             ready.set()
             for raw in r:
                 line = raw.decode().strip()
@@ -175,7 +161,8 @@ def test_status_command_prints_link_wheel_and_table(api, capsys):
     import argparse
     from host_tools.daemon import status_cli
     api("POST", "/bets", {"player": "ana", "type": "noir", "stake": 1000})
-    code = status_cli.run(argparse.Namespace(http=api.base[len("http://"):], json=False))
+    code = status_cli.run(argparse.Namespace(http=api.base[len("http://"):], json=False,
+                                             token=api.table.tokens["display"]))
     out = capsys.readouterr().out
     assert code == 1                                   # the link is down: no wheel on this port
     assert out.startswith("link   DOWN") and "wheel  T1" in out

@@ -130,7 +130,7 @@ def test_host_to_wheel_commands_through_the_api(tmp_path):
             if "in progress" not in err.get("message", ""):
                 break
             time.sleep(0.1)
-        assert st == 400 and "min_laps" in err["message"]            # the controller's safe bounds
+        assert st == 502 and err["error"] == "wheel_refused" and "min_laps" in err["message"]   # the controller's safe bounds
         assert rig.board.replay.ctl.s["min_laps"] == 4
         for _ in range(40):                                           # settings change between spins only
             st, s = rig.api("PUT", "/wheel/settings", {"name": "rnvp_lead_laps_x10", "value": 25})

@@ -6,30 +6,30 @@ import socket
 
 import pytest
 
-from host_tools.daemon.api import make_server, serve_in_thread
-from host_tools.daemon.service import Daemon
-from daemonkit import Wheel
-from test_daemon_api import NoPort
+from floorkit import Served, Table
 
 BET = {"player": "ana", "type": "plein", "numbers": [17], "stake": 1000}
 
 
 @pytest.fixture
 def srv(tmp_path):
-    d = Daemon(NoPort(), bytes(32), tmp_path / "j.sqlite", open_table=True)
-    d.start()
-    s = make_server(d, "127.0.0.1", 0)
-    serve_in_thread(s)
-    Wheel(d.table, boot="boot0")
-    yield d, s.server_address[1]
-    s.shutdown()
-    d.stop()
+    t = Table(tmp_path / "j.sqlite", conf={"http": "127.0.0.1:0"})
+    s = Served(t.app)
+    _auth[0] = t.tokens
+    yield t.daemon, s.port
+    t.floor.events.close()
+    s.stop()
+    t.close()
 
 
-def _raw(port, head, body=b""):
-    """Send bytes as they are; return (status, JSON answer)."""
+_auth = [None]          # the tokens of the table under test, by role
+
+
+def _raw(port, head, body=b"", role="chef"):
+    """Send bytes as they are (with a token of `role`); return (status, JSON answer)."""
+    auth = b"\r\nAuthorization: Bearer " + _auth[0][role].encode()
     with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
-        c.sendall(head + b"\r\nConnection: close\r\n\r\n" + body)
+        c.sendall(head + auth + b"\r\nConnection: close\r\n\r\n" + body)
         data = b""
         while True:
             chunk = c.recv(65536)
@@ -41,13 +41,13 @@ def _raw(port, head, body=b""):
 
 
 def _post(port, body: bytes, extra=b""):
-    return _raw(port, b"POST /bets HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d%s"
-                % (len(body), extra), body)
+    return _raw(port, b"POST /bets HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d%s"
+                % (len(body), extra), body, role="croupier")
 
 
 def test_a_negative_content_length_is_refused_and_nothing_stored(srv):
     d, port = srv
-    st, err = _raw(port, b"POST /bets HTTP/1.1\r\nHost: x\r\nContent-Length: -1", b"x" * (1 << 20))
+    st, err = _raw(port, b"POST /bets HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: -1", b"x" * (1 << 20))
     assert st == 400 and "Content-Length" in err["message"]
     assert not d.table.bets()
 
@@ -79,5 +79,5 @@ def test_the_chef_consents_to_a_straddle_through_its_own_endpoint(srv):
     d, port = srv
     st, b = _post(port, json.dumps({"player": "bo", "type": "colonne", "which": [1, 2], "stake": 2000}).encode())
     assert st == 201 and b["status"] == "awaiting_consent"
-    st, ok = _raw(port, b"POST /bets/%s/consent HTTP/1.1\r\nHost: x\r\nContent-Length: 0" % b["id"].encode())
+    st, ok = _raw(port, b"POST /bets/%s/consent HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0" % b["id"].encode())
     assert st == 200 and ok["status"] == "open" and ok["bet"]["consent"] is True

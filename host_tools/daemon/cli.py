@@ -1,13 +1,20 @@
-"""`cylindre daemon --port PORT`: run the table from a wheel on a serial port or pseudo-terminal."""
+"""`cylindre daemon`: run the table from a wheel on a serial port or pseudo-terminal.
+
+Settings come from `--config table.toml` (keys in config.py and docs/daemon.md), each flag given
+on the command line overriding the file. The HTTP API is the ASGI app of web.py on uvicorn.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
 import logging.handlers
+import os
 import signal
+import socket
 import sys
 import threading
+import time
 from pathlib import Path
 
 HELP = "run the table host: serial link to the wheel, journal, game flow, HTTP API"
@@ -15,42 +22,79 @@ LOG_FORMAT = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
 
 
 def add_arguments(p):
+    # every setting defaults to None here: the config file's value, or its default, applies
+    p.add_argument("--config", metavar="FILE", help="TOML file of settings (docs/daemon.md); flags override it")
     p.add_argument("--port", help="serial device (/dev/ttyACM0), pseudo-terminal, or pyserial URL")
-    p.add_argument("--key", default="keys/T1.key", help="the wheel's link key file (64 hex chars; default keys/T1.key)")
-    p.add_argument("--new-key", metavar="FILE", help="write a fresh random wheel key to FILE and exit")
-    p.add_argument("--wheel", default="T1", help="the wheel's id, as provisioned in its firmware (default T1)")
-    p.add_argument("--journal", default="var/journal.sqlite", help="SQLite journal (default var/journal.sqlite)")
-    p.add_argument("--http", default="127.0.0.1:8737", help="HOST:PORT of the HTTP API (default 127.0.0.1:8737)")
+    p.add_argument("--key", help="the wheel's link key file (64 hex chars, mode 0600; default keys/T1.key)")
+    p.add_argument("--new-key", metavar="FILE", help="write a fresh random wheel key to FILE (mode 0600) and exit")
+    p.add_argument("--wheel", help="the wheel's id, as provisioned in its firmware (default T1)")
+    p.add_argument("--journal", help="SQLite journal, created 0600 (default var/journal.sqlite)")
+    p.add_argument("--http", help="HOST:PORT of the HTTP API (default 127.0.0.1:8737); a non-loopback HOST "
+                                  "needs --tls-cert/--tls-key or --behind-proxy")
+    p.add_argument("--tls-cert", help="PEM certificate: serve HTTPS")
+    p.add_argument("--tls-key", help="PEM private key of --tls-cert (mode 0600)")
+    p.add_argument("--behind-proxy", action="store_true", default=None,
+                   help="a reverse proxy on this host terminates TLS (allows a non-loopback --http; "
+                        "trusts its X-Forwarded-For)")
+    p.add_argument("--allowed-host", dest="allowed_hosts", action="append", metavar="HOST",
+                   help="a Host header to serve besides the loopback names and the bind address (repeatable)")
+    p.add_argument("--cors-origin", dest="cors_origins", action="append", metavar="ORIGIN",
+                   help="an origin allowed to call the API from a browser (repeatable; default: CORS off)")
     p.add_argument("--limits", help="JSON file of table limits (docs/rules-api.md), default the house limits")
-    p.add_argument("--open", action="store_true", help="open the table at start")
-    p.add_argument("--baud", type=int, default=115200)
-    p.add_argument("--silence-ms", type=int, default=3000,
+    p.add_argument("--open", action="store_true", default=None, help="open the table at start")
+    p.add_argument("--baud", type=int, help="serial speed (default 115200)")
+    p.add_argument("--silence-ms", type=int,
                    help="re-open the session after this long without a valid frame (default 3000; 1500 to 60000)")
-    p.add_argument("--log", help="also write the log to this file")
-    p.add_argument("--verbose", "-v", action="store_true", help="debug logging")
+    p.add_argument("--log", help="also write the log to this file (created 0640)")
+    p.add_argument("--log-format", choices=("text", "json"), help="text (default) or json: one JSON object a line")
+    p.add_argument("--verbose", "-v", action="store_true", default=None, help="debug logging, HTTP access log")
     p.add_argument("--dump-statuses", action="store_true",
                    help="print every status frame in --journal (rows and compressed blocks) as JSON lines and exit")
 
 
-def setup_logging(path=None, verbose=False):
+class JsonFormatter(logging.Formatter):
+    """One JSON object a line: at (UTC, ISO 8601), level, logger, msg, and exc when there is one."""
+
+    def format(self, record):
+        out = {"at": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + ".%03dZ" % record.msecs,
+               "level": record.levelname, "logger": record.name, "msg": record.getMessage()}
+        if record.exc_info:
+            out["exc"] = self.formatException(record.exc_info)
+        return json.dumps(out, ensure_ascii=False)
+
+
+def setup_logging(path=None, verbose=False, fmt="text"):
     handlers = [logging.StreamHandler(sys.stderr)]
     if path:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         # reopened when logrotate (or anyone) moves the file away: the log never fills the disk unseen
         handlers.append(logging.handlers.WatchedFileHandler(path, encoding="utf-8"))
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format=LOG_FORMAT, handlers=handlers, force=True)
+        from .keys import secure_file
+        secure_file(path, 0o640)
+    formatter = JsonFormatter() if fmt == "json" else logging.Formatter(LOG_FORMAT)
+    for h in handlers:
+        h.setFormatter(formatter)
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, handlers=handlers, force=True)
 
 
 def parse_hostport(text):
-    host, _, port = text.rpartition(":")
+    from .config import ConfigError, hostport
     try:
-        return host or "127.0.0.1", int(port)
-    except ValueError:
-        raise SystemExit(f"--http: expected HOST:PORT, got {text!r}") from None
+        return hostport(text)
+    except ConfigError as e:
+        raise SystemExit(f"--{e}") from None
+
+
+def settings(args) -> dict:
+    """The config file overlaid with the flags given (ConfigError if either is wrong)."""
+    from . import config
+    flags = {k: getattr(args, k, None) for k in config.KEYS}
+    return config.merge(config.load(args.config), flags)
 
 
 def run(args) -> int:
-    from .keys import KeyError_, load_key, new_key
+    from .config import ConfigError
+    from .keys import KeyError_, load_key, new_key, secure_file
     if args.new_key:
         try:
             new_key(args.new_key)
@@ -59,44 +103,58 @@ def run(args) -> int:
             return 2
         print(f"new wheel key written to {args.new_key} (copy it to the Pico as /wheel.key)")
         return 0
+    try:
+        c = settings(args)
+    except ConfigError as e:
+        print(f"cylindre daemon: {e}", file=sys.stderr)
+        return 2
     if args.dump_statuses:
-        return dump_statuses(args.journal)
-    if not args.port:
-        print("cylindre daemon: --port is required", file=sys.stderr)
+        return dump_statuses(c["journal"])
+    if not c["port"]:
+        print("cylindre daemon: --port (or port in the config) is required", file=sys.stderr)
         return 2
-    if not 1500 <= args.silence_ms <= 60000:
-        print("cylindre daemon: --silence-ms must be 1500 to 60000 (the wheel speaks every 500 ms)", file=sys.stderr)
-        return 2
-    setup_logging(args.log, args.verbose)
+    os.umask(0o027)                     # the log 0640 at most; the journal and keys 0600 below
+    setup_logging(c["log"], c["verbose"], c["log_format"])
     log = logging.getLogger("cylindre.daemon")
     try:
-        key = load_key(args.key)
+        key = load_key(c["key"])
+        if c["tls_key"]:
+            from .keys import private
+            private(c["tls_key"])
     except KeyError_ as e:
         print(f"cylindre daemon: {e}", file=sys.stderr)
         return 2
     limits = None
-    if args.limits:
+    if c["limits"]:
         from cylindre.rules.limits import Limits, LimitError
         try:
-            limits = Limits().updated(json.loads(Path(args.limits).read_text()))
+            limits = Limits().updated(json.loads(Path(c["limits"]).read_text()))
         except (OSError, ValueError, LimitError) as e:
-            print(f"cylindre daemon: --limits {args.limits}: {e}", file=sys.stderr)
+            print(f"cylindre daemon: --limits {c['limits']}: {e}", file=sys.stderr)
             return 2
-    from .api import make_server, serve_in_thread
-    from .service import Daemon
-    host, port = parse_hostport(args.http)
+    from .web import Floor, create_app
     import sqlite3
+    host, port = parse_hostport(c["http"])
     try:
-        d = Daemon(args.port, key, args.journal, wheel=args.wheel, limits=limits, open_table=args.open, baud=args.baud,
-                   silence_ms=args.silence_ms)
+        _create_private(c["journal"])
+        floor = Floor.build(c["port"], key, c["journal"], wheel=c["wheel"], limits=limits, open_table=c["open"],
+                            baud=c["baud"], silence_ms=c["silence_ms"])
+        d = floor.d
+        secure_file(c["journal"])
+        app = create_app(floor, c)
     except (sqlite3.Error, OSError, RuntimeError) as e:
-        print(f"cylindre daemon: cannot open the journal {args.journal}: {e}", file=sys.stderr)
+        print(f"cylindre daemon: cannot open the journal {c['journal']}: {e}", file=sys.stderr)
         return 2
     try:
-        srv = make_server(d, host, port)
+        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
     except OSError as e:
         print(f"cylindre daemon: cannot serve HTTP on {host}:{port}: {e}", file=sys.stderr)
         return 2
+    from .web import server as http_server
+    server = http_server(app, behind_proxy=bool(c["behind_proxy"]), tls_cert=c["tls_cert"], tls_key=c["tls_key"],
+                         access_log=bool(c["verbose"]))
     done = threading.Event()
 
     def _stop(signum, frame):
@@ -105,15 +163,29 @@ def run(args) -> int:
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     d.start()
-    serve_in_thread(srv)
-    log.info("daemon up: wheel %s on %s, journal %s, API http://%s:%d/ (OpenAPI at /openapi.json)",
-             args.wheel, args.port, args.journal, host, srv.server_address[1])
+    web = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="cylindre-http", daemon=True)
+    web.start()
+    scheme = "https" if c["tls_cert"] else "http"
+    log.info("daemon up: wheel %s on %s, journal %s, API %s://%s:%d/ (OpenAPI at /openapi.json)",
+             c["wheel"], c["port"], c["journal"], scheme, host, sock.getsockname()[1])
     done.wait()
     log.info("stopping")
-    srv.shutdown()
+    floor.events.close()
+    server.should_exit = True
+    web.join(timeout=5)
     d.stop()
     d.j.close()
     return 0
+
+
+def _create_private(path):
+    """Create the journal file 0600 before SQLite does (its -wal and -shm copy that mode)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.close(os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
 
 
 def dump_statuses(path) -> int:

@@ -68,6 +68,7 @@ class Journal:
         self.db.execute("PRAGMA foreign_keys=ON")
         self.lock = threading.RLock()
         self._depth = 0
+        self._after = []            # called once the open transaction commits (after_commit)
         with self.tx():
             for statement in _statements(SCHEMA):
                 self.db.execute(statement)
@@ -90,11 +91,19 @@ class Journal:
             except BaseException:
                 self._depth = depth
                 if depth == 0:
+                    self._after.clear()
                     self.db.execute("ROLLBACK")
                 raise
             self._depth = depth
             if depth == 0:
+                after, self._after = self._after, []
                 self.db.execute("COMMIT")
+                for fn in after:            # still under the lock: in commit order
+                    fn()
+
+    def after_commit(self, fn):
+        """Call `fn()` when the transaction open now commits, never if it rolls back (inside tx)."""
+        self._after.append(fn)
 
     @property
     def depth(self):

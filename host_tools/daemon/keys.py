@@ -2,6 +2,7 @@
 
 A key file holds 64 hexadecimal characters (and an optional trailing newline). The host keeps it
 (e.g. `keys/T1.key`, mode 0600); the flash step copies the same file to the Pico as `/wheel.key`.
+A key file that its group or other users may read or write is refused, as ssh refuses a key.
 """
 
 from __future__ import annotations
@@ -19,8 +20,33 @@ class KeyError_(ValueError):
     pass
 
 
-def load_key(path: str | Path) -> bytes:
+def private(path: str | Path) -> None:
+    """Raise KeyError_ if the group or other users have any access to the file (POSIX modes)."""
     p = Path(path)
+    try:
+        mode = p.stat().st_mode & 0o777
+    except FileNotFoundError:
+        raise KeyError_(f"key file {p} does not exist (make one: cylindre daemon --new-key {p})") from None
+    except OSError as e:
+        raise KeyError_(f"key file {p} cannot be read: {e}") from None
+    if os.name == "posix" and mode & 0o077:
+        raise KeyError_(f"key file {p} has mode {mode:04o}: others may read it; refused (chmod 600 {p})")
+
+
+def secure_file(path: str | Path, mode: int = 0o600) -> None:
+    """Narrow a file the daemon writes (journal and its -wal/-shm, log) to `mode`, if it exists."""
+    for q in (Path(path), Path(f"{path}-wal"), Path(f"{path}-shm")):
+        try:
+            if q.exists() and (q.stat().st_mode & 0o777) & ~mode:
+                os.chmod(q, mode)
+        except OSError:
+            pass
+
+
+def load_key(path: str | Path, check_mode: bool = True) -> bytes:
+    p = Path(path)
+    if check_mode:
+        private(p)
     try:
         text = p.read_text(encoding="ascii").strip()
     except FileNotFoundError:

@@ -3,7 +3,8 @@
 Called inside the journal's transactions (`Journal.tx`) by the table; nothing here decides a
 rule, it records what the table decided. A bet row keeps, beside its body, where it stands on the
 wheel's clock (`wheel_boot`, `wheel_ms`: the latest wheel instant it can have arrived, see
-game.py) and, when its client gave one, its `Idempotency-Key` with the first answer given.
+game.py) and, when its client gave one, its `Idempotency-Key` with the first answer given; who
+placed it and who withdrew it (`placed_by`, `withdrawn_by`: the token's name and role, JSON).
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from __future__ import annotations
 import json
 import time
 
-MIGRATIONS = (("wheel_boot", "TEXT"), ("wheel_ms", "REAL"), ("idem_key", "TEXT"), ("answer", "TEXT"))
+MIGRATIONS = (("wheel_boot", "TEXT"), ("wheel_ms", "REAL"), ("idem_key", "TEXT"), ("answer", "TEXT"),
+              ("placed_by", "TEXT"), ("withdrawn_by", "TEXT"))
 
 
 class Ledger:
@@ -30,12 +32,18 @@ class Ledger:
         return self.j.db
 
     # -- bets ----------------------------------------------------------------------------------
-    def add(self, bid, player, bet, stake, status, spin, reason, where, idem_key=None, answer=None):
+    def add(self, bid, player, bet, stake, status, spin, reason, where, idem_key=None, answer=None, by=None):
         self.db.execute("INSERT INTO bets (id, wheel, player, at, body, stake, status, spin, reason, wheel_boot, "
-                        "wheel_ms, idem_key, answer) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        "wheel_ms, idem_key, answer, placed_by) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                         (bid, self.wheel, player, time.time(), json.dumps(bet, sort_keys=True), stake, status, spin,
                          reason, where[0], where[1], idem_key,
-                         None if answer is None else json.dumps(answer, sort_keys=True, default=str)))
+                         None if answer is None else json.dumps(answer, sort_keys=True, default=str),
+                         None if by is None else json.dumps(by, sort_keys=True)))
+
+    def withdrawn(self, bid, by=None):
+        """The bet is withdrawn (cancelled), by whom."""
+        self.db.execute("UPDATE bets SET status='cancelled', withdrawn_by=? WHERE id=?",
+                        (None if by is None else json.dumps(by, sort_keys=True), bid))
 
     def answer_for(self, idem_key):
         """The first answer given to this Idempotency-Key, or None."""

@@ -3,7 +3,9 @@
 One I/O thread owns the port and the link: it reads, journals every record in one place
 (`_record`), hands events and statuses to the table, and acknowledges an event only after its
 transaction is committed. HTTP threads reach the wheel through `command()`, which the I/O thread
-sends one at a time.
+sends one at a time. What the table and the link publish goes to the `publish(kind, body)` the
+daemon is built with (the floor's journaled event log), called inside the transaction of the
+change it reports; the `observer` hears frames sent and settlement times (the floor's metrics).
 
 The source of wheel events is a seam: the link session (`HostLink`) is one source; whatever
 delivers the wheel's events (with its boot, its sequence number and the wheel's clock in `at_ms`)
@@ -12,8 +14,6 @@ and its statuses calls `Table.on_event` / `Table.on_status` the way `_record` do
 
 from __future__ import annotations
 
-import itertools
-import json
 import logging
 import queue
 import threading
@@ -27,34 +27,14 @@ from .table import Table
 log = logging.getLogger("cylindre.daemon")
 
 
-class Broker:
-    """Fan-out of live events to the SSE clients; a slow client is dropped, never waited for."""
+class Observer:
+    """What the daemon tells its observer (the floor's metrics); this one listens to nothing."""
 
-    def __init__(self):
-        self._subs: list[queue.Queue] = []
-        self._lock = threading.Lock()
-        self._ids = itertools.count(1)
+    def frame_out(self):
+        """A frame was written to the wheel."""
 
-    def subscribe(self) -> queue.Queue:
-        q: queue.Queue = queue.Queue(maxsize=2000)
-        with self._lock:
-            self._subs.append(q)
-        return q
-
-    def unsubscribe(self, q):
-        with self._lock:
-            if q in self._subs:
-                self._subs.remove(q)
-
-    def publish(self, kind, body):
-        msg = (next(self._ids), kind, json.dumps(body, ensure_ascii=False, default=str))
-        with self._lock:
-            for q in list(self._subs):
-                try:
-                    q.put_nowait(msg)
-                except queue.Full:
-                    self._subs.remove(q)
-                    q.put(None)  # tells the client's handler to hang up (its queue is full)
+    def settled(self, seconds):
+        """A result frame in hand to its settlement committed took `seconds`."""
 
 
 class SerialPort:
@@ -97,11 +77,12 @@ class SerialPort:
 
 class Daemon:
     def __init__(self, port, key, journal, wheel="T1", limits=None, open_table=False, baud=115200,
-                 silence_ms=3000):
-        self.broker = Broker()
+                 silence_ms=3000, publish=None, observer=None):
+        self.publish = publish or (lambda kind, body: None)
+        self.observer = observer or Observer()
         self.j = journal if isinstance(journal, Journal) else Journal(journal)
         self.wheel = wheel
-        self.table = Table(self.j, wheel, limits, publish=self.broker.publish, clock=_ms_float)
+        self.table = Table(self.j, wheel, limits, publish=self.publish, clock=_ms_float)
         self.port = port if not isinstance(port, str) else SerialPort(port, baud)
         self.link = HostLink(self._write, _ms, key, wheel=wheel, silence_ms=silence_ms)
         self._taken = 0             # the last event of the link's boot the journal has (in order)
@@ -133,6 +114,7 @@ class Daemon:
 
     def _write(self, data):
         self.port.write(data)
+        self.observer.frame_out()
 
     def _run(self):
         next_try = 0.0
@@ -207,6 +189,7 @@ class Daemon:
                 w[0].set()
             return
         self.counts["frames"] += 1
+        t0 = time.perf_counter()
         try:
             with self.table.lock, self.j.tx():      # the table's lock first, as every caller takes them
                 fid = self.j.frame(self.wheel, rec)
@@ -216,6 +199,8 @@ class Daemon:
             self.table.reload()
             raise
         if kind == "event":
+            if fresh and rec["event"].get("ev") == "result":
+                self.observer.settled(time.perf_counter() - t0)
             self.counts["events" if fresh else "duplicates"] += 1
             self._taken = max(self._taken, rec["seq"])
             self.link.acknowledge(rec["seq"])      # only now: the transaction is committed
@@ -231,7 +216,7 @@ class Daemon:
             self.wheel_status = rec["status"]
             self.last_heard = time.time()
             self.table.on_status(self.link.boot, rec["status"], self._taken)
-            self.broker.publish("status", rec["status"])
+            self.publish("status", rec["status"])
         elif kind == "welcome":
             first = rec["info"].get("first")
             self._taken = first - 1             # the wheel holds nothing before `first` unacknowledged
@@ -240,7 +225,7 @@ class Daemon:
             self.last_heard = time.time()
             log.info("link up: wheel %s, boot %s, firmware %s, resending from event %s",
                      rec["info"].get("wheel"), rec["info"].get("boot"), rec["info"].get("fw"), rec["info"].get("first"))
-            self.broker.publish("link", {"up": True, "info": rec["info"]})
+            self.publish("link", {"up": True, "info": rec["info"]})
             self._queue_internal("set_time", {"epoch_ms": int(time.time() * 1000)})
             self._queue_internal("open_table" if self.want_open else "close_table", {})
         elif kind == "duplicate":

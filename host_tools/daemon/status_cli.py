@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 import urllib.error
@@ -14,6 +15,9 @@ HELP = "show the link, the wheel and the table of a running daemon"
 def add_arguments(p):
     p.add_argument("--http", default="127.0.0.1:8737", help="the daemon's HOST:PORT (default 127.0.0.1:8737)")
     p.add_argument("--json", action="store_true", help="print the raw JSON")
+    p.add_argument("--token", default=os.environ.get("CYLINDRE_TOKEN"),
+                   help="an API token of role display or above (default $CYLINDRE_TOKEN; cylindre token add)")
+    p.add_argument("--https", action="store_true", help="the daemon serves HTTPS (tls_cert in its config)")
 
 
 def _eur(cents):
@@ -21,10 +25,16 @@ def _eur(cents):
 
 
 def run(args) -> int:
-    url = f"http://{args.http}/state"
+    url = f"{'https' if getattr(args, 'https', False) else 'http'}://{args.http}/state"
+    token = getattr(args, "token", None)
+    headers = {"Authorization": "Bearer " + token} if token else {}
     try:
-        with urllib.request.urlopen(url, timeout=5) as r:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=5) as r:
             st = json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        why = "give a token: --token or $CYLINDRE_TOKEN" if e.code == 401 else e.reason
+        print(f"cylindre status: {url}: {e.code} ({why})", file=sys.stderr)
+        return 2
     except (urllib.error.URLError, OSError, ValueError) as e:
         print(f"cylindre status: no daemon at {url}: {e}", file=sys.stderr)
         return 2

@@ -172,10 +172,10 @@ class Table:
         self.st = st
 
     # -- bets --------------------------------------------------------------------------------
-    def place(self, body: dict, idempotency_key=None) -> dict:
+    def place(self, body: dict, idempotency_key=None, by=None) -> dict:
         """Validate and record a bet; raise Invalid (400) or Refused (409, recorded as refused).
         With an `idempotency_key`, a second call returns (or raises) the first answer, stored
-        with the bet in the same transaction."""
+        with the bet in the same transaction. `by`: who placed it ({"name", "role"}), kept on its row."""
         key = _check_key(idempotency_key)
         player, bet, choice = parse_bet_request(body)
         with self.lock, self.j.tx():
@@ -206,7 +206,7 @@ class Table:
             else:
                 answer = {"http": 201, "bet": out}
             self.ledger.add(bid, player, bet, parsed.stake, status, self.st["locked_spin"] if status == "refused" else None,
-                            reason, where, key, answer if key is not None else None)
+                            reason, where, key, answer if key is not None else None, by)
             self.j.save_state(self.wheel, self.st)
         if status == "refused":
             log.warning("bet %s of %s refused (%s): %s %d cents", bid, esc(player), reason, parsed.label, parsed.stake)
@@ -246,14 +246,14 @@ class Table:
         self.publish("bet", {"id": bid, "status": "open", "consent": True})
         return self.bet(bid)
 
-    def cancel(self, bid: str) -> dict:
+    def cancel(self, bid: str, by=None) -> dict:
         with self.lock, self.j.tx():
             row = self.ledger.row(bid)
             if row is None:
                 raise NotFound(f"no bet {bid}")
             if row["status"] not in ("open", "awaiting_consent"):
                 raise Refused("not_open", f"bet {bid} is {row['status']}: only an open bet can be withdrawn")
-            self.ledger.set_status(bid, "cancelled")
+            self.ledger.withdrawn(bid, by)
         log.info("bet %s withdrawn", bid)
         self.publish("cancel", {"id": bid})
         return {"id": bid, "status": "cancelled"}
@@ -636,6 +636,9 @@ def _games(history):
 def _bet_row(r):
     out = {"id": r["id"], "player": r["player"], "placed_at": r["at"], "bet": json.loads(r["body"]),
            "stake": r["stake"], "status": r["status"], "spin": r["spin"], "reason": r["reason"]}
+    for k in ("placed_by", "withdrawn_by"):
+        if r.get(k):
+            out[k] = json.loads(r[k])
     if r.get("result"):
         out["result"] = json.loads(r["result"])
     return out
