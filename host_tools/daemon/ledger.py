@@ -63,8 +63,10 @@ class Ledger:
         return self.db.execute("SELECT id, player, wheel_boot, wheel_ms, stake, body FROM bets WHERE wheel=? AND status='open' "
                                "ORDER BY id", (self.wheel,)).fetchall()
 
-    def lock_open(self, spin):
-        self.db.execute("UPDATE bets SET status='locked', spin=? WHERE wheel=? AND status='open'", (spin, self.wheel))
+    def lock(self, spin, ids):
+        """These open bets are locked to `spin` (the call found them on the layout before it)."""
+        self.db.executemany("UPDATE bets SET status='locked', spin=? WHERE id=? AND wheel=? AND status='open'",
+                            [(spin, bid, self.wheel) for bid in ids])
 
     def unlock(self):
         self.db.execute("UPDATE bets SET status='open', spin=NULL WHERE wheel=? AND status='locked'", (self.wheel,))
@@ -72,9 +74,10 @@ class Ledger:
     def hold_locked(self, reason):
         self.db.execute("UPDATE bets SET status='held', reason=? WHERE wheel=? AND status='locked'", (reason, self.wheel))
 
-    def locked(self, spin):
-        return self.db.execute("SELECT id, body FROM bets WHERE wheel=? AND status='locked' AND spin=? ORDER BY id",
-                               (self.wheel, spin)).fetchall()
+    def locked(self):
+        """Every bet locked to a called spin (normally that one spin's), with its spin."""
+        return self.db.execute("SELECT id, spin, body FROM bets WHERE wheel=? AND status='locked' ORDER BY id",
+                               (self.wheel,)).fetchall()
 
     def body(self, bid):
         r = self.db.execute("SELECT body FROM bets WHERE id=?", (bid,)).fetchone()
