@@ -6,7 +6,7 @@ import pytest
 
 from host_tools.daemon import game
 from host_tools.daemon.journal import Journal
-from host_tools.daemon.table import Invalid, Refused, Table, parse_bet_request
+from host_tools.daemon.table import Invalid, Mismatch, Refused, Table, parse_bet_request
 from daemonkit import Wheel
 
 PLEIN = {"player": "eve", "type": "plein", "numbers": [17], "stake": 1000}
@@ -168,3 +168,14 @@ def test_the_same_idempotency_key_returns_the_first_answer(t):
     assert t3.place(PLEIN, idempotency_key="k-1") == a
     with pytest.raises(Invalid):
         t.place(PLEIN, idempotency_key="a key with spaces")
+
+
+def test_a_key_used_again_with_another_bet_is_refused_naming_the_first(t):
+    Wheel(t)
+    a = t.place(PLEIN, idempotency_key="k-1")
+    for other in (dict(PLEIN, stake=100000), dict(PLEIN, numbers=[18]), dict(PLEIN, player="bob")):
+        with pytest.raises(Mismatch) as e:
+            t.place(other, idempotency_key="k-1")
+        assert e.value.code == "idempotency_mismatch" and e.value.bet["id"] == a["id"] and a["id"] in e.value.message
+    assert len(t.bets()) == 1 and t.bet(a["id"])["stake"] == 1000          # nothing placed, nothing changed
+    assert t.place(dict(reversed(list(PLEIN.items()))), idempotency_key="k-1") == a    # same bet, keys in another order

@@ -61,11 +61,12 @@ def openapi() -> dict:
                         "responses": {"200": ok, "400": _ERR}},
                 "post": {"summary": "place a bet (plain or called); 409 when refused (table_closed, poussette, wheel_not_heard: "
                                     "recorded); unknown fields and fields the table sets (carried, status, consent, ...) are 400; "
-                                    "an Idempotency-Key header makes a retry return the first answer",
+                                    "an Idempotency-Key header makes a retry return the first answer (422 idempotency_mismatch if "
+                                    "the key was used for another request)",
                          "parameters": [{"name": "Idempotency-Key", "in": "header", "required": False,
                                          "schema": {"type": "string", "maxLength": 128}}],
                          "requestBody": {"required": True, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Bet"}}}},
-                         "responses": {"201": ok, "400": _ERR, "409": _ERR, "413": _ERR}}},
+                         "responses": {"201": ok, "400": _ERR, "409": _ERR, "413": _ERR, "422": _ERR}}},
             "/bets/{id}": {
                 "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
                 "get": {"summary": "one bet with its result once settled", "responses": {"200": ok, "404": _ERR}},
@@ -154,7 +155,7 @@ def make_server(daemon, host="127.0.0.1", port=8737) -> ThreadingHTTPServer:
         except Invalid as e:
             raise ApiError(400, "invalid_bet", str(e)) from None
         except Refused as e:
-            return 409, {"error": e.code, "message": e.message, "bet": e.bet}
+            return e.http, {"error": e.code, "message": e.message, "bet": e.bet}
 
     @route("POST", r"/bets/(?P<id>[A-Za-z0-9._-]{1,40})/consent")
     def _consent(h, m, q):
@@ -282,7 +283,7 @@ def make_server(daemon, host="127.0.0.1", port=8737) -> ThreadingHTTPServer:
             except NotFound as e:
                 self._send(404, {"error": "not_found", "message": str(e)})
             except Refused as e:
-                self._send(409, {"error": e.code, "message": e.message})
+                self._send(e.http, {"error": e.code, "message": e.message})
             except Invalid as e:
                 self._send(400, {"error": "invalid", "message": str(e)})
             except (BrokenPipeError, ConnectionResetError):

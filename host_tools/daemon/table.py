@@ -17,6 +17,7 @@ reopens; a void (misspin) unlocks N's bets, which play on the relaunch.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import threading
@@ -56,12 +57,19 @@ _REFUSALS = {
 
 class Refused(Exception):
     """A bet the table refuses now (HTTP 409): `code` is table_closed, poussette, wheel_not_heard, not_open..."""
+    http = 409
 
     def __init__(self, code, message, bet=None):
         super().__init__(message)
         self.code = code
         self.message = message
         self.bet = bet
+
+
+class Mismatch(Refused):
+    """An Idempotency-Key already used for another bet (HTTP 422 idempotency_mismatch): the
+    retry is not the same request, so neither its bet nor the first answer is given."""
+    http = 422
 
 
 class Invalid(Exception):
@@ -136,6 +144,11 @@ def _check_value(k, v, depth):
         raise Invalid("%s: %s is not allowed here" % (k, type(v).__name__))
 
 
+def request_digest(body) -> str:
+    """A request's fingerprint, for Idempotency-Key retries: the same JSON, in any key order."""
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
 def _check_key(key):
     if key is None:
         return None
@@ -172,11 +185,12 @@ class Table:
         with the bet in the same transaction."""
         key = _check_key(idempotency_key)
         player, bet, choice = parse_bet_request(body)
+        asked = None if key is None else request_digest(body)
         with self.lock, self.j.tx():
             if key is not None:
                 first = self.ledger.answer_for(key)
                 if first is not None:
-                    return self._replay(first)
+                    return self._replay(key, first, asked)
             now = self.clock()
             bid = "B%06d" % self.st["next_bet"]
             bet["id"] = bid
@@ -200,7 +214,7 @@ class Table:
             else:
                 answer = {"http": 201, "bet": out}
             self.ledger.add(bid, player, bet, parsed.stake, status, self.st["locked_spin"] if status == "refused" else None,
-                            reason, where, key, answer if key is not None else None)
+                            reason, where, key, None if key is None else dict(answer, request=asked))
             self.j.save_state(self.wheel, self.st)
         if status == "refused":
             log.warning("bet %s of %s refused (%s): %s %d cents", bid, esc(player), reason, parsed.label, parsed.stake)
@@ -211,7 +225,13 @@ class Table:
         self.publish("bet", out)
         return out
 
-    def _replay(self, first):
+    def _replay(self, key, first, asked):
+        """The first answer to `key`, if this is the same request (a journal from before requests
+        were fingerprinted cannot tell, and answers)."""
+        if first.get("request", asked) != asked:
+            bet = first["bet"]
+            raise Mismatch("idempotency_mismatch", "Idempotency-Key %s was used for bet %s with another request (%s):"
+                           " nothing placed; use a new key for a new bet" % (key, bet["id"], bet.get("label")), bet)
         if first["http"] == 201:
             return first["bet"]
         raise Refused(first["error"], first["message"], first["bet"])
