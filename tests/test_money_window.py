@@ -179,3 +179,36 @@ def test_a_key_used_again_with_another_bet_is_refused_naming_the_first(t):
         assert e.value.code == "idempotency_mismatch" and e.value.bet["id"] == a["id"] and a["id"] in e.value.message
     assert len(t.bets()) == 1 and t.bet(a["id"])["stake"] == 1000          # nothing placed, nothing changed
     assert t.place(dict(reversed(list(PLEIN.items()))), idempotency_key="k-1") == a    # same bet, keys in another order
+
+
+def test_no_withdrawal_while_the_wheel_is_not_heard(t):
+    """A cut cable must not let a player take back a losing bet once the ball has landed."""
+    w = Wheel(t)
+    b = t.place(PLEIN)
+    w.send({"ev": "launch", "t": 1, "spin": 1})
+    t.clock.advance(game.FRESH_MS + 1)               # the call and the result are on a cut line
+    with pytest.raises(Refused) as e:
+        t.cancel(b["id"])
+    assert e.value.code == "wheel_not_heard"
+    w.send({"ev": "rnvp", "t": 2, "spin": 1})
+    w.send({"ev": "result", "t": 3, "spin": 1, "number": 3})
+    assert t.bet(b["id"])["result"]["outcome"] == "lost"
+
+
+def test_a_withdrawal_after_the_call_is_undone_when_the_call_arrives(t):
+    w = Wheel(t)
+    b = t.place(PLEIN)
+    late = None
+    w.send({"ev": "launch", "t": 1, "spin": 1})
+    call_ms = int(t.clock()) + 100                    # the wheel calls here ...
+    t.clock.advance(300)
+    w.status(at=call_ms - 50)                         # a status from before the call, delayed
+    late = t.place(dict(PLEIN, player="zoe"))         # placed after the call, withdrawn after it too
+    assert t.cancel(b["id"])["status"] == "cancelled"     # taken now: the call has not reached us
+    t.cancel(late["id"])
+    w.send({"ev": "rnvp", "t": 2, "spin": 1}, at=call_ms)      # ... and the call arrives late
+    assert t.bet(b["id"])["status"] == "locked" and t.bet(b["id"])["spin"] == 1     # it plays
+    assert t.bet(late["id"])["status"] == "cancelled"          # never on the layout before the call
+    w.send({"ev": "result", "t": 3, "spin": 1, "number": 3})
+    assert t.bet(b["id"])["result"]["outcome"] == "lost"
+    _money(t)

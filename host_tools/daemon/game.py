@@ -73,6 +73,23 @@ class Window:
         return "open", None, where
 
 
+def withdrawal(window, phase, now_ms):
+    """(status, reason, where) for taking an open bet back at host instant `now_ms`: like a bet,
+    only on fresh word that the spin is not called (a cut line must not let a losing bet be taken
+    back once the ball has landed), also at a closed table; `where` is the latest wheel instant it
+    can be, against which the call judges it (`call`: a withdrawal at or after it is undone)."""
+    status, reason, where = window.admit(BETTING if phase == CLOSED else phase, now_ms)
+    return status, ("no_more_bets" if reason == "poussette" else reason), where
+
+
+def call_floor(state, boot, ev):
+    """The earliest wheel instant the call of a step on `ev` can be (the shell reads the
+    withdrawals from then on): the spin's launch in this boot, else the event's own instant."""
+    la = state.get("launch_at")
+    cands = [x for x in (ev.get("at_ms"), la[1] if la and la[0] == boot else None) if _int(x)]
+    return min(cands) if cands else None
+
+
 def after_call(phase):
     """Rien ne va plus: betting stops; a closed table stays closed."""
     return NO_MORE if phase == BETTING else phase
@@ -110,6 +127,7 @@ def open_close(phase, is_open):
 # poussettes its call refused, then the croupier's words with each settlement where the rules put
 # the payments; nothing reads the French text to find that place.
 Refuse = namedtuple("Refuse", "bet reason spin")            # one bet refused (spin None: unchanged)
+Reinstate = namedtuple("Reinstate", "bet reason")            # a withdrawal after the call is undone: open
 Lock = namedtuple("Lock", "spin bets")                       # these open bets are locked to the spin
 Unlock = namedtuple("Unlock", "")                            # every locked bet goes back on the layout
 Hold = namedtuple("Hold", "reason")                          # every locked bet waits for the supervisor
@@ -126,10 +144,13 @@ INFO, WARNING, ERROR = 20, 30, 40       # logging's levels, without importing it
 class Facts:
     """What the ledger knows that one step needs, read by the shell before the step: the core
     reads nothing itself. Bets are dicts with `id`, `body` (the bet, a dict) and for open bets
-    `player`, `stake`, `wheel_boot`, `wheel_ms`; locked bets carry their `spin`."""
+    `player`, `stake`, `wheel_boot`, `wheel_ms`; locked bets carry their `spin`; withdrawn bets
+    (`withdrawn`, those the call may judge) also `cancel_boot`, `cancel_ms`."""
 
-    def __init__(self, open_bets=(), locked=(), settled=(), last_settled=None, voided=False, bodies=None):
+    def __init__(self, open_bets=(), locked=(), settled=(), last_settled=None, voided=False, bodies=None,
+                 withdrawn=()):
         self.open_bets = list(open_bets)
+        self.withdrawn = list(withdrawn)
         self.locked = list(locked)
         self.settled = set(settled)         # among the spins the step may touch, those settled
         self.last_settled = last_settled    # the highest spin settled for this wheel
@@ -212,11 +233,23 @@ class _Step:
     def call(self, spin, boot=None, call_ms=None):
         """The call of spin `spin` at wheel instant `call_ms` of boot `boot`: the open bets placed
         before it are locked to the spin, those at or after it are refused (poussette), however
-        late the call reached us. A closed table stays closed."""
+        late the call reached us; a bet taken back at or after it (and placed before it) is put
+        back and locked: it plays. A closed table stays closed."""
         st = self.st
         st["phase"] = after_call(st["phase"])
         st["locked_spin"] = spin
         keep = []
+        for b in self.facts.withdrawn:
+            if (late(b.get("cancel_boot"), b.get("cancel_ms"), boot, call_ms)
+                    and not late(b.get("wheel_boot"), b.get("wheel_ms"), boot, call_ms)):
+                self.fx.append(Reinstate(b["id"], "withdrawn %.0f ms after the wheel's call of spin %s: it plays"
+                                         % (b["cancel_ms"] - call_ms, spin)))
+                self.fx.append(Publish("bet", {"id": b["id"], "player": b.get("player"), "stake": b.get("stake"),
+                                               "status": "locked", "reason": "withdrawn after the call"}))
+                self.log(WARNING, "bet %s of %s: its withdrawal came %.0f ms after the wheel's call of spin %s;"
+                         " it is put back and plays" % (b["id"], esc(b.get("player")), b["cancel_ms"] - call_ms, spin))
+                self.open.append(b)
+        self.open.sort(key=lambda b: b["id"])
         for b in self.open:
             if late(b.get("wheel_boot"), b.get("wheel_ms"), boot, call_ms):
                 self.fx.append(Refuse(b["id"], "poussette", spin))

@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import time
 
-MIGRATIONS = (("wheel_boot", "TEXT"), ("wheel_ms", "REAL"), ("idem_key", "TEXT"), ("answer", "TEXT"))
+MIGRATIONS = (("wheel_boot", "TEXT"), ("wheel_ms", "REAL"), ("idem_key", "TEXT"), ("answer", "TEXT"),
+              ("cancel_boot", "TEXT"), ("cancel_ms", "REAL"))
 
 
 class Ledger:
@@ -55,6 +56,20 @@ class Ledger:
             sets.append("result=?")
             args.append(json.dumps(result, sort_keys=True))
         self.db.execute("UPDATE bets SET %s WHERE id=?" % ", ".join(sets), args + [bid])
+
+    def cancel(self, bid, where):
+        """The player took the bet back, at the latest wheel instant `where` (boot, ms)."""
+        self.db.execute("UPDATE bets SET status='cancelled', cancel_boot=?, cancel_ms=? WHERE id=?",
+                        (where[0], where[1], bid))
+
+    def withdrawn_since(self, boot, ms):
+        """Bets taken back in wheel boot `boot` at or after its instant `ms` (a call may undo them)."""
+        return self.db.execute("SELECT id, player, stake, body, wheel_boot, wheel_ms, cancel_boot, cancel_ms FROM bets "
+                               "WHERE wheel=? AND status='cancelled' AND cancel_boot=? AND cancel_ms>=? ORDER BY id",
+                               (self.wheel, boot, ms)).fetchall()
+
+    def reinstate(self, bid, reason):
+        self.db.execute("UPDATE bets SET status='open', reason=? WHERE id=? AND status='cancelled'", (reason, bid))
 
     def reopen(self, bid, reason):
         self.db.execute("UPDATE bets SET status='open', spin=NULL, reason=? WHERE id=?", (reason, bid))

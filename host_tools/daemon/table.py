@@ -55,6 +55,13 @@ _REFUSALS = {
 }
 
 
+_KEPT = {
+    "no_more_bets": "rien ne va plus: the bet stays on the layout",
+    "wheel_not_heard": "no fresh word from the wheel that the spin is not called (link slow or down): the bet stays"
+                       " on the layout",
+}
+
+
 class Refused(Exception):
     """A bet the table refuses now (HTTP 409): `code` is table_closed, poussette, wheel_not_heard, not_open..."""
     http = 409
@@ -261,13 +268,22 @@ class Table:
         return self.bet(bid)
 
     def cancel(self, bid: str) -> dict:
+        """The player takes an open bet back: only on fresh word that the spin is not called
+        (409 wheel_not_heard, no_more_bets); a withdrawal the wheel's call turns out to precede is
+        undone when the call arrives (game.withdrawal). A straddle awaiting consent plays nothing:
+        it may be taken back at any time."""
         with self.lock, self.j.tx():
             row = self.ledger.row(bid)
             if row is None:
                 raise NotFound(f"no bet {bid}")
             if row["status"] not in ("open", "awaiting_consent"):
                 raise Refused("not_open", f"bet {bid} is {row['status']}: only an open bet can be withdrawn")
-            self.ledger.set_status(bid, "cancelled")
+            where = (None, None)
+            if row["status"] == "open":
+                status, reason, where = game.withdrawal(self.window, self.st["phase"], self.clock())
+                if status != "open":
+                    raise Refused(reason, _KEPT[reason])
+            self.ledger.cancel(bid, where)
         log.info("bet %s withdrawn", bid)
         self.publish("cancel", {"id": bid})
         return {"id": bid, "status": "cancelled"}
@@ -333,6 +349,7 @@ class Table:
         """What the ledger knows that the game's step on `ev` needs (game.Facts)."""
         kind, spin = ev.get("ev"), ev.get("spin")
         calls = kind in (pr.RNVP, pr.RESULT)            # a step that may lock the open bets
+        floor = game.call_floor(self.st, boot, ev)
         settles = kind in (pr.RESULT, pr.BOOT)          # a step that may settle
         return game.Facts(
             open_bets=[dict(r, body=json.loads(r["body"])) for r in self.ledger.open_bets()] if calls else (),
@@ -340,7 +357,9 @@ class Table:
             settled=[s for s in game.spins_of(self.st, ev) if self.ledger.settled(s)],
             last_settled=self.ledger.last_settled() if kind == pr.BOOT else None,
             voided=kind == pr.RESULT and isinstance(spin, int) and self.j.voided(self.wheel, boot, spin),
-            bodies={p["id"]: self.ledger.body(p["id"]) for p in self.st["prisoners"] if p.get("id")} if settles else None)
+            bodies={p["id"]: self.ledger.body(p["id"]) for p in self.st["prisoners"] if p.get("id")} if settles else None,
+            withdrawn=[dict(r, body=json.loads(r["body"])) for r in self.ledger.withdrawn_since(boot, floor)]
+            if calls and floor is not None else ())
 
     def _apply(self, effects, fid=None):
         """The game's effects, in their order, inside the caller's transaction; returns those
@@ -349,6 +368,8 @@ class Table:
         for e in effects:
             if isinstance(e, game.Refuse):
                 self.ledger.set_status(e.bet, "refused", reason=e.reason, spin=e.spin)
+            elif isinstance(e, game.Reinstate):
+                self.ledger.reinstate(e.bet, e.reason)
             elif isinstance(e, game.Lock):
                 self.ledger.lock(e.spin, e.bets)
             elif isinstance(e, game.Unlock):
