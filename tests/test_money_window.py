@@ -212,3 +212,20 @@ def test_a_withdrawal_after_the_call_is_undone_when_the_call_arrives(t):
     w.send({"ev": "result", "t": 3, "spin": 1, "number": 3})
     assert t.bet(b["id"])["result"]["outcome"] == "lost"
     _money(t)
+
+
+def test_nothing_is_streamed_from_a_transaction_that_rolls_back(t):
+    """The live stream says only what the journal holds: an event taken inside the service's
+    transaction is streamed once that commits, never if it rolls back."""
+    seen = []
+    t.publish = lambda kind, body: seen.append((kind, body.get("ev") or body.get("text")))
+    w = Wheel(t)
+    with pytest.raises(RuntimeError):
+        with t.j.tx():
+            w.send({"ev": "launch", "t": 1, "spin": 1})
+            assert seen == []                               # not yet: the transaction is open
+            raise RuntimeError("disk full")
+    t.reload()
+    assert seen == [] and t.j.query("SELECT * FROM events") == []
+    w.send({"ev": "launch", "t": 1, "spin": 1}, seq=1)
+    assert seen == [("wheel", "launch")]

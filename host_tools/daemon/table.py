@@ -342,7 +342,7 @@ class Table:
                 return False
             effects = game.on_event(self.st, self._facts(boot, ev), boot, seq, ev, self.limits)
             after = self._apply(effects, fid)
-        self._after(after)
+            self.j.after_commit(lambda: self._after(after))     # the caller's transaction may hold it
         return True
 
     def _facts(self, boot, ev):
