@@ -23,7 +23,7 @@ help:
 	@echo "make demo       set up, then run the whole table on a simulated wheel (SPINS=$(SPINS))"
 	@echo "make test       set up, then run every test (CPython and MicroPython)"
 	@echo "make bench      set up, then print and write the benchmark figures (ARGS passed on)"
-	@echo "make drill      set up, then run the money-path drills (hostile relay, kills; ARGS passed on)"
+	@echo "make drill      set up, then run the long money-path drills (ARGS: chaos|phases|api and options)"
 	@echo "make firmware   compile firmware/ with mpy-cross into $(BUILD)/firmware/$(BOARD)"
 	@echo "make flash      deploy $(BUILD)/firmware/$(BOARD) to a Pico (PORT=$(PORT) BOARD=$(BOARD))"
 	@echo "make typecheck  type-check the firmware against the Pico's stubs (pyright)"

@@ -83,6 +83,7 @@ class Rig:
                                     void_rate=void_rate, log=self._log)
         self.daemon = None
         self.daemons = 0
+        self.python, self.root = sys.executable, ROOT      # the daemon under test (a drill may run another)
         self._thread = None
         self.closed = threading.Event()
 
@@ -92,11 +93,11 @@ class Rig:
     # -- the daemon -----------------------------------------------------------------------------
     def start_daemon(self):
         self.daemon = subprocess.Popen(
-            [sys.executable, "-m", "host_tools.daemon", "--port", self.line.path, "--key", str(self.key_path),
+            [self.python, "-m", "host_tools.daemon", "--port", self.line.path, "--key", str(self.key_path),
              "--journal", str(self.journal), "--http", f"127.0.0.1:{self.http}", "--open",
              "--log", str(self.tmp / "daemon.log")]
             + ([] if self.silence_ms is None else ["--silence-ms", str(self.silence_ms)]),
-            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            cwd=self.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.daemons += 1
 
     def kill_daemon(self):

@@ -119,16 +119,58 @@ class Players:
 
 def calls_of(rig):
     """Hook the simulated board: {spin: monotonic instant it emitted its rien ne va plus}."""
-    calls = {}
+    return moments_of(rig).calls
+
+
+class Moments:
+    """When the board emitted each spin's events (monotonic): launch, call, result or void."""
+
+    def __init__(self):
+        self.at = {}            # {spin: {"launch": t, "rnvp": t, "result": t, "void": t}}
+        self.calls = {}         # {spin: t of its rien ne va plus}
+        self.ends = {}          # {spin: t of its result or void}
+        self.cv = threading.Condition()
+
+    def saw(self, text):
+        head, _, what = text.partition(": ")
+        if not head.startswith("spin "):
+            return
+        spin = int(head.split()[1])
+        kind = ("rnvp" if what == "rien ne va plus" else "launch" if what == "launch"
+                else "void" if what.startswith("void") else "result")
+        with self.cv:
+            self.at.setdefault(spin, {}).setdefault(kind, time.monotonic())
+            if kind == "rnvp":
+                self.calls.setdefault(spin, self.at[spin]["rnvp"])
+            if kind in ("result", "void"):
+                self.ends.setdefault(spin, self.at[spin][kind])
+            self.cv.notify_all()
+
+    def wait(self, spin, kind, stop, timeout=120):
+        """The instant spin `spin` emitted `kind` (waiting for it), or None."""
+        end = time.monotonic() + timeout
+        with self.cv:
+            while not stop.is_set() and time.monotonic() < end:
+                t = self.at.get(spin, {}).get(kind)
+                if t is None and kind == "result":
+                    t = self.at.get(spin, {}).get("void")
+                if t is not None:
+                    return t
+                self.cv.wait(0.2)
+        return None
+
+
+def moments_of(rig):
+    """Hook the simulated board's log: a Moments of its spins."""
+    m = Moments()
     log = rig.board.log
 
     def hooked(text):
-        if text.endswith("rien ne va plus"):
-            calls.setdefault(int(text.split()[1].rstrip(":")), time.monotonic())
+        m.saw(text)
         log(text)
 
     rig.board.log = hooked
-    return calls
+    return m
 
 
 def relay_rig(tmp, seed=1, speed=60.0, pause=0.3):
@@ -139,12 +181,13 @@ def relay_rig(tmp, seed=1, speed=60.0, pause=0.3):
     return rig, relay
 
 
-def audit(rig, players, calls):
-    """Counts from the journal: bets sent after their spin's call yet played, and money."""
+def audit(rig, players, calls, ends=None):
+    """Counts from the journal: bets sent after their spin's call (or its result) yet played, and
+    money (every settled bet balances to the cent)."""
     c = rig.db()
     sent = {bid: t0 for bid, t0, _st in players.sent}
-    out = {"bets": len(sent), "accepted": 0, "played": 0, "played_after_call": 0, "refused": {},
-           "money_delta": 0, "settled_spins": 0}
+    out = {"bets": len(sent), "accepted": 0, "played": 0, "played_after_call": 0, "played_after_result": 0,
+           "won_after_call": 0, "refused": {}, "money_delta": 0, "settled_spins": 0}
     for r in c.execute("SELECT id, status, spin, reason, stake, result FROM bets"):
         if r["status"] == "refused":
             out["refused"][r["reason"]] = out["refused"].get(r["reason"], 0) + 1
@@ -158,6 +201,9 @@ def audit(rig, players, calls):
             call = calls.get(r["spin"])
             if t0 is not None and call is not None and t0 > call:
                 out["played_after_call"] += 1
+                out["won_after_call"] += res.get("won", 0) > 0
+                end = (ends or {}).get(r["spin"])
+                out["played_after_result"] += end is not None and t0 > end
     out["settled_spins"] = c.execute("SELECT COUNT(*) FROM settlements").fetchone()[0]
     c.close()
     return out
@@ -189,3 +235,43 @@ def chaos(rig, relay, seconds, rng, kill=False):
         counts[what + ("s" if what != "noise" else "")] += 1
         time.sleep(rng.uniform(0.2, 0.8))
     return counts
+
+
+PHASES = ("before_launch", "ball_in_rim", "before_call", "after_call", "between_call_and_result", "after_result")
+
+
+def pulls(relay, moments, spins, stop, kinds=("cut", "delay"), rng=None, log=None):
+    """A fault at every phase of the spin, one spin after another: spin k gets phase
+    PHASES[(k-1) % 6] with fault kinds[(k-1) // 6 % len(kinds)]: a cable pull of 2 to 15 s, or the
+    line slowed by 1.5 s for 8 s. The instants before the call are taken from the spins before
+    (launch to call, call to result). Returns what was done, one dict per spin."""
+    rng = rng or random.Random(1)
+    done, to_call, to_end = [], [], []
+    for k in range(1, spins + 1):
+        if stop.is_set():
+            break
+        phase, kind = PHASES[(k - 1) % len(PHASES)], kinds[(k - 1) // len(PHASES) % len(kinds)]
+        call_gap = sum(to_call) / len(to_call) if to_call else 15.0
+        end_gap = sum(to_end) / len(to_end) if to_end else 2.0
+        anchor, offset = {"before_launch": ("result", 0.3), "ball_in_rim": ("launch", 3.0),
+                          "before_call": ("launch", call_gap - 1.0), "after_call": ("rnvp", 0.05),
+                          "between_call_and_result": ("rnvp", end_gap / 2), "after_result": ("result", 0.05)}[phase]
+        t = moments.wait(k - 1 if phase == "before_launch" else k, anchor, stop) if k > 1 or phase != "before_launch" else time.monotonic()
+        if t is not None:
+            time.sleep(max(0.0, t + offset - time.monotonic()))
+            dur = rng.uniform(2.0, 15.0) if kind == "cut" else 8.0
+            if kind == "cut":
+                relay.cut = True
+            else:
+                relay.delay_s = 1.5
+            stop.wait(dur)
+            relay.cut, relay.delay_s = False, 0.0
+            done.append({"spin": k, "phase": phase, "fault": kind, "seconds": round(dur, 1)})
+            if log:
+                log(done[-1])
+        at = moments.at.get(k, {})
+        if "launch" in at and "rnvp" in at:
+            to_call.append(at["rnvp"] - at["launch"])
+        if "rnvp" in at and "result" in at:
+            to_end.append(at["result"] - at["rnvp"])
+    return done

@@ -66,6 +66,28 @@ def test_a_wheel_event_and_its_settlement_are_one_transaction(table):
     assert settled == [{"spin": 3}] and [r["kind"] for r in logged] == heard
 
 
+def test_a_settlement_and_its_event_rows_commit_in_one_transaction(table):
+    """The settlement's events are journaled inside the transaction that settles (a crash after
+    its commit cannot leave a resumed stream without them), and go nowhere if it rolls back."""
+    table.call("croupier", "POST", "/bets", json=BET)
+    table.event(1, {"ev": "launch", "t": 1, "spin": 3})
+    table.event(2, {"ev": "rnvp", "t": 2, "spin": 3})
+    q = table.floor.events.subscribe(kinds=["settlement"])
+    with pytest.raises(RuntimeError):
+        with table.daemon.j.tx():
+            table.event(3, {"ev": "result", "t": 3, "spin": 3, "number": 1})
+            assert _rows(table, "SELECT spin FROM settlements") == [{"spin": 3}]
+            assert _rows(table, "SELECT kind FROM event_log WHERE kind='settlement'") == [{"kind": "settlement"}]
+            assert q.empty()                               # not told before the commit
+            raise RuntimeError("power lost before the commit")
+    table.daemon.table.reload()
+    assert _rows(table, "SELECT spin FROM settlements") == []
+    assert _rows(table, "SELECT kind FROM event_log WHERE kind='settlement'") == [] and q.empty()
+    table.event(3, {"ev": "result", "t": 3, "spin": 3, "number": 1})      # the wheel resends it
+    assert [q.get_nowait()[1]] == ["settlement"] and q.empty()
+    assert len(_rows(table, "SELECT kind FROM event_log WHERE kind='settlement'")) == 1
+
+
 def test_who_placed_and_who_withdrew_a_bet(table):
     a = table.call("croupier", "POST", "/bets", json=BET).json()
     b = table.call("croupier", "POST", "/bets", json={**BET, "player": "bob"}).json()

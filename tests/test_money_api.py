@@ -75,6 +75,15 @@ def test_a_retry_with_the_same_idempotency_key_returns_the_first_answer(srv):
     assert len(d.table.bets()) == 1
 
 
+def test_a_retry_with_the_same_key_and_another_body_is_a_422_naming_the_first_bet(srv):
+    d, port = srv
+    st1, a = _post(port, json.dumps(BET).encode(), b"\r\nIdempotency-Key: 7f3a-02")
+    st2, b = _post(port, json.dumps(dict(BET, stake=500000)).encode(), b"\r\nIdempotency-Key: 7f3a-02")
+    assert st1 == 201 and st2 == 422, b
+    assert b["error"] == "idempotency_mismatch" and b["bet"]["id"] == a["id"] and a["id"] in b["message"]
+    assert [x["stake"] for x in d.table.bets()] == [1000]
+
+
 def test_the_chef_consents_to_a_straddle_through_its_own_endpoint(srv):
     d, port = srv
     st, b = _post(port, json.dumps({"player": "bo", "type": "colonne", "which": [1, 2], "stake": 2000}).encode())

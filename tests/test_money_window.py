@@ -6,7 +6,7 @@ import pytest
 
 from host_tools.daemon import game
 from host_tools.daemon.journal import Journal
-from host_tools.daemon.table import Invalid, Refused, Table, parse_bet_request
+from host_tools.daemon.table import Invalid, Mismatch, Refused, Table, parse_bet_request
 from daemonkit import Wheel
 
 PLEIN = {"player": "eve", "type": "plein", "numbers": [17], "stake": 1000}
@@ -168,3 +168,64 @@ def test_the_same_idempotency_key_returns_the_first_answer(t):
     assert t3.place(PLEIN, idempotency_key="k-1") == a
     with pytest.raises(Invalid):
         t.place(PLEIN, idempotency_key="a key with spaces")
+
+
+def test_a_key_used_again_with_another_bet_is_refused_naming_the_first(t):
+    Wheel(t)
+    a = t.place(PLEIN, idempotency_key="k-1")
+    for other in (dict(PLEIN, stake=100000), dict(PLEIN, numbers=[18]), dict(PLEIN, player="bob")):
+        with pytest.raises(Mismatch) as e:
+            t.place(other, idempotency_key="k-1")
+        assert e.value.code == "idempotency_mismatch" and e.value.bet["id"] == a["id"] and a["id"] in e.value.message
+    assert len(t.bets()) == 1 and t.bet(a["id"])["stake"] == 1000          # nothing placed, nothing changed
+    assert t.place(dict(reversed(list(PLEIN.items()))), idempotency_key="k-1") == a    # same bet, keys in another order
+
+
+def test_no_withdrawal_while_the_wheel_is_not_heard(t):
+    """A cut cable must not let a player take back a losing bet once the ball has landed."""
+    w = Wheel(t)
+    b = t.place(PLEIN)
+    w.send({"ev": "launch", "t": 1, "spin": 1})
+    t.clock.advance(game.FRESH_MS + 1)               # the call and the result are on a cut line
+    with pytest.raises(Refused) as e:
+        t.cancel(b["id"])
+    assert e.value.code == "wheel_not_heard"
+    w.send({"ev": "rnvp", "t": 2, "spin": 1})
+    w.send({"ev": "result", "t": 3, "spin": 1, "number": 3})
+    assert t.bet(b["id"])["result"]["outcome"] == "lost"
+
+
+def test_a_withdrawal_after_the_call_is_undone_when_the_call_arrives(t):
+    w = Wheel(t)
+    b = t.place(PLEIN)
+    late = None
+    w.send({"ev": "launch", "t": 1, "spin": 1})
+    call_ms = int(t.clock()) + 100                    # the wheel calls here ...
+    t.clock.advance(300)
+    w.status(at=call_ms - 50)                         # a status from before the call, delayed
+    late = t.place(dict(PLEIN, player="zoe"))         # placed after the call, withdrawn after it too
+    assert t.cancel(b["id"])["status"] == "cancelled"     # taken now: the call has not reached us
+    t.cancel(late["id"])
+    w.send({"ev": "rnvp", "t": 2, "spin": 1}, at=call_ms)      # ... and the call arrives late
+    assert t.bet(b["id"])["status"] == "locked" and t.bet(b["id"])["spin"] == 1     # it plays
+    assert t.bet(late["id"])["status"] == "cancelled"          # never on the layout before the call
+    w.send({"ev": "result", "t": 3, "spin": 1, "number": 3})
+    assert t.bet(b["id"])["result"]["outcome"] == "lost"
+    _money(t)
+
+
+def test_nothing_is_streamed_from_a_transaction_that_rolls_back(t):
+    """The live stream says only what the journal holds: an event taken inside the service's
+    transaction is streamed once that commits, never if it rolls back."""
+    seen = []
+    t.publish = lambda kind, body: seen.append((kind, body.get("ev") or body.get("text")))
+    w = Wheel(t)
+    with pytest.raises(RuntimeError):
+        with t.j.tx():
+            w.send({"ev": "launch", "t": 1, "spin": 1})
+            assert seen == []                               # not yet: the transaction is open
+            raise RuntimeError("disk full")
+    t.reload()
+    assert seen == [] and t.j.query("SELECT * FROM events") == []
+    w.send({"ev": "launch", "t": 1, "spin": 1}, seq=1)
+    assert seen == [("wheel", "launch")]

@@ -66,6 +66,8 @@ class EventLog:
             self.j.after_commit(lambda msg=(eid, kind, data): self._deliver(msg))
         return eid
 
+    publish.in_transaction = True   # the Table calls it inside the change's transaction (table.py)
+
     def _deliver(self, msg):
         kind = msg[1]
         with self.lock:

@@ -68,7 +68,7 @@ class Journal:
         self.db.execute("PRAGMA foreign_keys=ON")
         self.lock = threading.RLock()
         self._depth = 0
-        self._after = []            # called once the open transaction commits (after_commit)
+        self._then = []
         with self.tx():
             for statement in _statements(SCHEMA):
                 self.db.execute(statement)
@@ -85,25 +85,30 @@ class Journal:
             depth = self._depth
             if depth == 0:
                 self.db.execute("BEGIN IMMEDIATE")
+                self._then = []
             self._depth = depth + 1
             try:
                 yield self.db
             except BaseException:
                 self._depth = depth
                 if depth == 0:
-                    self._after.clear()
+                    self._then = []
                     self.db.execute("ROLLBACK")
                 raise
             self._depth = depth
             if depth == 0:
-                after, self._after = self._after, []
                 self.db.execute("COMMIT")
-                for fn in after:            # still under the lock: in commit order
+                then, self._then = self._then, []
+                for fn in then:
                     fn()
 
     def after_commit(self, fn):
-        """Call `fn()` when the transaction open now commits, never if it rolls back (inside tx)."""
-        self._after.append(fn)
+        """Call `fn` once the outermost transaction open now has committed (never if it rolls
+        back): what a transaction says to the world (the live stream, the log) waits for it."""
+        if self._depth == 0:
+            fn()
+        else:
+            self._then.append(fn)
 
     @property
     def depth(self):

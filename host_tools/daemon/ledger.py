@@ -13,7 +13,7 @@ import json
 import time
 
 MIGRATIONS = (("wheel_boot", "TEXT"), ("wheel_ms", "REAL"), ("idem_key", "TEXT"), ("answer", "TEXT"),
-              ("placed_by", "TEXT"), ("withdrawn_by", "TEXT"))
+              ("placed_by", "TEXT"), ("withdrawn_by", "TEXT"), ("cancel_boot", "TEXT"), ("cancel_ms", "REAL"))
 
 
 class Ledger:
@@ -40,11 +40,6 @@ class Ledger:
                          None if answer is None else json.dumps(answer, sort_keys=True, default=str),
                          None if by is None else json.dumps(by, sort_keys=True)))
 
-    def withdrawn(self, bid, by=None):
-        """The bet is withdrawn (cancelled), by whom."""
-        self.db.execute("UPDATE bets SET status='cancelled', withdrawn_by=? WHERE id=?",
-                        (None if by is None else json.dumps(by, sort_keys=True), bid))
-
     def answer_for(self, idem_key):
         """The first answer given to this Idempotency-Key, or None."""
         r = self.db.execute("SELECT answer FROM bets WHERE wheel=? AND idem_key=?", (self.wheel, idem_key)).fetchone()
@@ -64,6 +59,20 @@ class Ledger:
             args.append(json.dumps(result, sort_keys=True))
         self.db.execute("UPDATE bets SET %s WHERE id=?" % ", ".join(sets), args + [bid])
 
+    def cancel(self, bid, where, by=None):
+        """The bet was taken back, at the latest wheel instant `where` (boot, ms), by whom."""
+        self.db.execute("UPDATE bets SET status='cancelled', cancel_boot=?, cancel_ms=?, withdrawn_by=? WHERE id=?",
+                        (where[0], where[1], None if by is None else json.dumps(by, sort_keys=True), bid))
+
+    def withdrawn_since(self, boot, ms):
+        """Bets taken back in wheel boot `boot` at or after its instant `ms` (a call may undo them)."""
+        return self.db.execute("SELECT id, player, stake, body, wheel_boot, wheel_ms, cancel_boot, cancel_ms FROM bets "
+                               "WHERE wheel=? AND status='cancelled' AND cancel_boot=? AND cancel_ms>=? ORDER BY id",
+                               (self.wheel, boot, ms)).fetchall()
+
+    def reinstate(self, bid, reason):
+        self.db.execute("UPDATE bets SET status='open', reason=? WHERE id=? AND status='cancelled'", (reason, bid))
+
     def reopen(self, bid, reason):
         self.db.execute("UPDATE bets SET status='open', spin=NULL, reason=? WHERE id=?", (reason, bid))
 
@@ -71,8 +80,10 @@ class Ledger:
         return self.db.execute("SELECT id, player, wheel_boot, wheel_ms, stake, body FROM bets WHERE wheel=? AND status='open' "
                                "ORDER BY id", (self.wheel,)).fetchall()
 
-    def lock_open(self, spin):
-        self.db.execute("UPDATE bets SET status='locked', spin=? WHERE wheel=? AND status='open'", (spin, self.wheel))
+    def lock(self, spin, ids):
+        """These open bets are locked to `spin` (the call found them on the layout before it)."""
+        self.db.executemany("UPDATE bets SET status='locked', spin=? WHERE id=? AND wheel=? AND status='open'",
+                            [(spin, bid, self.wheel) for bid in ids])
 
     def unlock(self):
         self.db.execute("UPDATE bets SET status='open', spin=NULL WHERE wheel=? AND status='locked'", (self.wheel,))
@@ -80,9 +91,10 @@ class Ledger:
     def hold_locked(self, reason):
         self.db.execute("UPDATE bets SET status='held', reason=? WHERE wheel=? AND status='locked'", (reason, self.wheel))
 
-    def locked(self, spin):
-        return self.db.execute("SELECT id, body FROM bets WHERE wheel=? AND status='locked' AND spin=? ORDER BY id",
-                               (self.wheel, spin)).fetchall()
+    def locked(self):
+        """Every bet locked to a called spin (normally that one spin's), with its spin."""
+        return self.db.execute("SELECT id, spin, body FROM bets WHERE wheel=? AND status='locked' ORDER BY id",
+                               (self.wheel,)).fetchall()
 
     def body(self, bid):
         r = self.db.execute("SELECT body FROM bets WHERE id=?", (bid,)).fetchone()

@@ -5,7 +5,8 @@ frames (`on_status`: the evidence that betting is open, game.Window) and its eve
 in order, as a source of wheel events delivers them). Each call is one journal transaction; the
 state that must survive a restart (phase, spin, imprisoned stakes, carried replays) is saved in
 the same transaction, so after a kill the daemon resumes exactly where the journal says. The
-rules of the window are in game.py, the SQL in ledger.py.
+decisions are game.py's (the window, and the effects of each event: this module reads the facts a
+step needs and applies its effects), the SQL ledger.py's.
 
 Phases: `closed` (bets refused; only an explicit open reopens) -> `betting` (bets accepted on
 fresh evidence from the wheel, also while the ball runs) -> `no_more_bets` (the wheel called rien
@@ -16,19 +17,18 @@ reopens; a void (misspin) unlocks N's bets, which play on the relaunch.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import threading
 import time
 
 from cylindre.link import protocol as pr
-from cylindre.link.protocol import HISTORY
 from cylindre.rules.bets import BetError, parse_bet, zero_choice
 from cylindre.rules.limits import Limits
-from cylindre.rules.settle import settle_spin
 
 from . import game
-from .game import BETTING, CLOSED, NO_MORE
+from .game import CLOSED, esc
 from .journal import Journal
 from .ledger import Ledger
 
@@ -55,8 +55,16 @@ _REFUSALS = {
 }
 
 
+_KEPT = {
+    "no_more_bets": "rien ne va plus: the bet stays on the layout",
+    "wheel_not_heard": "no fresh word from the wheel that the spin is not called (link slow or down): the bet stays"
+                       " on the layout",
+}
+
+
 class Refused(Exception):
     """A bet the table refuses now (HTTP 409): `code` is table_closed, poussette, wheel_not_heard, not_open..."""
+    http = 409
 
     def __init__(self, code, message, bet=None):
         super().__init__(message)
@@ -65,17 +73,18 @@ class Refused(Exception):
         self.bet = bet
 
 
+class Mismatch(Refused):
+    """An Idempotency-Key already used for another bet (HTTP 422 idempotency_mismatch): the
+    retry is not the same request, so neither its bet nor the first answer is given."""
+    http = 422
+
+
 class Invalid(Exception):
     """A malformed request (HTTP 400)."""
 
 
 class NotFound(Exception):
     """No such bet or spin (HTTP 404)."""
-
-
-def esc(text) -> str:
-    """A client's string as it may appear in a log line: control characters escaped."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
 
 
 def parse_bet_request(body) -> tuple:
@@ -142,6 +151,11 @@ def _check_value(k, v, depth):
         raise Invalid("%s: %s is not allowed here" % (k, type(v).__name__))
 
 
+def request_digest(body) -> str:
+    """A request's fingerprint, for Idempotency-Key retries: the same JSON, in any key order."""
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
 def _check_key(key):
     if key is None:
         return None
@@ -156,6 +170,11 @@ class Table:
         self.wheel = wheel
         self.limits = limits or Limits()
         self.publish = publish or (lambda kind, body: None)
+        # A publisher that journals what it is given (events_log.EventLog.publish) is called inside
+        # the step's transaction, so an event commits with its change and a resumed stream never
+        # misses one; it hands it to live subscribers itself once that commits. Any other is
+        # called only after the commit (a stream must not show a change that rolls back).
+        self.publish_in_tx = bool(getattr(publish, "in_transaction", False))
         self.clock = clock or (lambda: time.monotonic() * 1000.0)     # host ms, the link's clock
         self.lock = threading.RLock()
         self.ledger = Ledger(journal, wheel)
@@ -178,11 +197,12 @@ class Table:
         with the bet in the same transaction. `by`: who placed it ({"name", "role"}), kept on its row."""
         key = _check_key(idempotency_key)
         player, bet, choice = parse_bet_request(body)
+        asked = None if key is None else request_digest(body)
         with self.lock, self.j.tx():
             if key is not None:
                 first = self.ledger.answer_for(key)
                 if first is not None:
-                    return self._replay(first)
+                    return self._replay(key, first, asked)
             now = self.clock()
             bid = "B%06d" % self.st["next_bet"]
             bet["id"] = bid
@@ -206,7 +226,7 @@ class Table:
             else:
                 answer = {"http": 201, "bet": out}
             self.ledger.add(bid, player, bet, parsed.stake, status, self.st["locked_spin"] if status == "refused" else None,
-                            reason, where, key, answer if key is not None else None, by)
+                            reason, where, key, None if key is None else dict(answer, request=asked), by)
             self.j.save_state(self.wheel, self.st)
         if status == "refused":
             log.warning("bet %s of %s refused (%s): %s %d cents", bid, esc(player), reason, parsed.label, parsed.stake)
@@ -217,7 +237,13 @@ class Table:
         self.publish("bet", out)
         return out
 
-    def _replay(self, first):
+    def _replay(self, key, first, asked):
+        """The first answer to `key`, if this is the same request (a journal from before requests
+        were fingerprinted cannot tell, and answers)."""
+        if first.get("request", asked) != asked:
+            bet = first["bet"]
+            raise Mismatch("idempotency_mismatch", "Idempotency-Key %s was used for bet %s with another request (%s):"
+                           " nothing placed; use a new key for a new bet" % (key, bet["id"], bet.get("label")), bet)
         if first["http"] == 201:
             return first["bet"]
         raise Refused(first["error"], first["message"], first["bet"])
@@ -247,13 +273,22 @@ class Table:
         return self.bet(bid)
 
     def cancel(self, bid: str, by=None) -> dict:
+        """The player takes an open bet back: only on fresh word that the spin is not called
+        (409 wheel_not_heard, no_more_bets); a withdrawal the wheel's call turns out to precede is
+        undone when the call arrives (game.withdrawal). A straddle awaiting consent plays nothing:
+        it may be taken back at any time."""
         with self.lock, self.j.tx():
             row = self.ledger.row(bid)
             if row is None:
                 raise NotFound(f"no bet {bid}")
             if row["status"] not in ("open", "awaiting_consent"):
                 raise Refused("not_open", f"bet {bid} is {row['status']}: only an open bet can be withdrawn")
-            self.ledger.withdrawn(bid, by)
+            where = (None, None)
+            if row["status"] == "open":
+                status, reason, where = game.withdrawal(self.window, self.st["phase"], self.clock())
+                if status != "open":
+                    raise Refused(reason, _KEPT[reason])
+            self.ledger.cancel(bid, where, by)
         log.info("bet %s withdrawn", bid)
         self.publish("cancel", {"id": bid})
         return {"id": bid, "status": "cancelled"}
@@ -307,268 +342,91 @@ class Table:
             self.st = self.j.load_state(self.wheel)
 
     def _on_event(self, boot, seq, ev, fid):
-        said = []
-        paid = self._paid = []
-        self._late = []
-        with self.lock, self.j.tx() as db:
+        with self.lock, self.j.tx():
             if not self.j.event(self.wheel, boot, seq, ev, fid):
                 return False
-            kind = ev.get("ev")
-            spin = ev.get("spin")
-            st = self.st
-            before = st.get("boot")
-            st["boot"] = boot or before     # the wheel boot of the last event taken
-            if kind == pr.BOOT:
-                if before is not None and boot != before:
-                    said += self._recover(db, boot, seq, ev)
-                if isinstance(spin, int):
-                    st["boot_spin"] = spin
-            elif kind == pr.LAUNCH:
-                if st["locked_spin"] is not None and st["locked_spin"] != spin:
-                    log.warning("launch of spin %s while spin %s has no result: its bets play again", spin, st["locked_spin"])
-                    self._unlock(db)
-                st["spin"] = spin
-                st["last_launch"] = spin
-                st["launch_at"] = [boot, ev.get("at_ms")]
-            elif kind == pr.RNVP:
-                if st["locked_spin"] != spin:
-                    self._unlock(db)
-                    self._lock_bets(db, spin, boot, ev.get("at_ms"))
-                    said.append("rien ne va plus")
-            elif kind == pr.RESULT and self._voided(db, boot, spin):
-                self._anomaly(db, fid, spin, "result %r of spin %s, which the wheel voided: ignored (the bets"
-                              " of the relaunch are not settled with it)" % (ev.get("number"), spin))
-            elif kind == pr.RESULT:
-                said += self._settle(db, spin, ev.get("number"), call=self._launch_at(boot, spin, ev))
-            elif kind == pr.VOID and self._settled(db, spin):
-                # a restart just after a result the host already has: the result stands
-                log.warning("void (%s) of spin %s, which is already settled: ignored", ev.get("reason"), spin)
-            elif kind == pr.VOID:
-                if st["locked_spin"] == spin:
-                    self._unlock(db)
-                st["phase"] = game.after_spin(st["phase"])
-                said.append("coup nul (%s) : les mises restent en jeu pour le prochain lancer" % ev.get("reason"))
-            said = [x if isinstance(x, tuple) else (spin, x) for x in said]
-            for x in said:
-                self.j.announce(self.wheel, x[0], x[1])
-            self.j.save_state(self.wheel, st)
-        self.publish("wheel", ev)
-        for body in self._late:
-            self.publish("bet", body)
-        for x in said:
-            if len(x) > 2 and paid:     # the payments go where the settlement put them (PAY)
-                for body in paid:
-                    self.publish("settlement", body)
-                paid = []
-            log.info("[spin %s] %s", x[0], x[1])
-            self.publish("announce", {"spin": x[0], "text": x[1]})
-        for body in paid:
-            self.publish("settlement", body)
+            effects = game.on_event(self.st, self._facts(boot, ev), boot, seq, ev, self.limits)
+            after = self._apply(effects, fid)
+            if self.publish_in_tx:
+                self._stream(after)
+            self.j.after_commit(lambda: self._after(after))     # the caller's transaction may hold it
         return True
 
-    def _lock_bets(self, db, spin, boot=None, call_ms=None):
-        """The call of spin `spin` at wheel instant `call_ms` of boot `boot`: the open bets placed
-        before it are locked to the spin, those at or after it are refused (poussette), however
-        late the call reached us. A closed table stays closed."""
-        self.st["phase"] = game.after_call(self.st["phase"])
-        self.st["locked_spin"] = spin
-        for r in self.ledger.open_bets():
-            if game.late(r["wheel_boot"], r["wheel_ms"], boot, call_ms):
-                self.ledger.set_status(r["id"], "refused", reason="poussette", spin=spin)
-                self._late.append({"id": r["id"], "player": r["player"], "stake": r["stake"], "status": "refused",
-                                   "reason": "poussette"})
-                log.warning("bet %s of %s refused (poussette): it reached the table %.0f ms after the wheel's call of spin %s",
-                            r["id"], esc(r["player"]), r["wheel_ms"] - call_ms, spin)
-        self.ledger.lock_open(spin)
+    def _facts(self, boot, ev):
+        """What the ledger knows that the game's step on `ev` needs (game.Facts)."""
+        kind, spin = ev.get("ev"), ev.get("spin")
+        calls = kind in (pr.RNVP, pr.RESULT)            # a step that may lock the open bets
+        floor = game.call_floor(self.st, boot, ev)
+        settles = kind in (pr.RESULT, pr.BOOT)          # a step that may settle
+        return game.Facts(
+            open_bets=[dict(r, body=json.loads(r["body"])) for r in self.ledger.open_bets()] if calls else (),
+            locked=[dict(r, body=json.loads(r["body"])) for r in self.ledger.locked()],
+            settled=[s for s in game.spins_of(self.st, ev) if self.ledger.settled(s)],
+            last_settled=self.ledger.last_settled() if kind == pr.BOOT else None,
+            voided=kind == pr.RESULT and isinstance(spin, int) and self.j.voided(self.wheel, boot, spin),
+            bodies={p["id"]: self.ledger.body(p["id"]) for p in self.st["prisoners"] if p.get("id")} if settles else None,
+            withdrawn=[dict(r, body=json.loads(r["body"])) for r in self.ledger.withdrawn_since(boot, floor)]
+            if calls and floor is not None else ())
 
-    def _unlock(self, db):
-        self.ledger.unlock()
-        self.st["locked_spin"] = None
-
-    def _settled(self, db, spin):
-        return self.ledger.settled(spin)
-
-    def _voided(self, db, boot, spin):
-        """Did this boot of the wheel void `spin`? (A boot's counter only goes up, so a void and a
-        result of one spin number in one boot are the same spin; another boot may reuse the number
-        after its flash record was lost.) A void of a spin already settled changed nothing."""
-        if not isinstance(spin, int) or self._settled(db, spin):
-            return False
-        return self.j.voided(self.wheel, boot, spin)
-
-    def _anomaly(self, db, fid, spin, why):
-        """An event the table must not act on (the wheel contradicts itself): its frame stays in
-        the journal as kind `anomaly` with the reason, and the log says it loudly."""
-        self.j.mark(fid, "anomaly", why)
-        log.error("anomaly from the wheel: %s", why)
-
-    # -- a power cut of the wheel (docs/daemon.md, "Recovery") -------------------------------------
-    def _recover(self, db, boot, seq, ev):
-        """The wheel booted anew: what its old boot had not yet delivered died in its RAM. Its
-        `boot` event lists the games its flash kept (`history`); settle from it, in spin order,
-        every result the journal lacks, and release or hold the bets locked to a lost spin."""
-        st = self.st
-        locked = st["locked_spin"]
-        last_settled = self.ledger.last_settled()
-        # lost results can only be of spins from `floor` on: every result before the last launch
-        # heard (or the last settlement, or the previous boot's counter) came in order before it
-        known = [v for v in (st.get("spin"), None if last_settled is None else last_settled + 1,
-                             None if st.get("boot_spin") is None else st["boot_spin"] + 1) if isinstance(v, int)]
-        if not known:
-            return []       # this journal has followed no spin of this wheel: nothing it could lose
-        floor = max(known)
-        games = _games(ev.get("history"))
-        said = []
-        counter = ev.get("spin")
-        lacks = (games is not None and last_settled is not None and ev.get("interrupted") != last_settled
-                 and (len(games) < HISTORY or games[0][0] <= last_settled)
-                 and last_settled not in [g[0] for g in games])
-        if games is None or not isinstance(counter, int) or counter < floor - 1 or lacks:
-            if games is None or not isinstance(counter, int):
-                why = "the wheel sent no readable history of its games"
-            elif counter < floor - 1:
-                why = "the wheel's spin counter went back to %d (its flash record was lost)" % counter
+    def _apply(self, effects, fid=None):
+        """The game's effects, in their order, inside the caller's transaction; returns those
+        that go out only after it commits (stream, log)."""
+        after = []
+        for e in effects:
+            if isinstance(e, game.Refuse):
+                self.ledger.set_status(e.bet, "refused", reason=e.reason, spin=e.spin)
+            elif isinstance(e, game.Reinstate):
+                self.ledger.reinstate(e.bet, e.reason)
+            elif isinstance(e, game.Lock):
+                self.ledger.lock(e.spin, e.bets)
+            elif isinstance(e, game.Unlock):
+                self.ledger.unlock()
+            elif isinstance(e, game.Hold):
+                self.ledger.hold_locked(e.reason)
+            elif isinstance(e, game.Settle):
+                self.ledger.settle(e.spin, e.number, e.staked, e.paid, e.result)
+            elif isinstance(e, game.Anomaly):
+                self.j.mark(fid, "anomaly", e.reason)
+            elif isinstance(e, game.Announce):
+                self.j.announce(self.wheel, e.spin, e.text)
+                after.append(e)
+            elif isinstance(e, game.Save):
+                self.j.save_state(self.wheel, e.state)
+                self.st = e.state
             else:
-                why = "the wheel's history lacks spin %s, settled here (its flash record is not the one it had)" % last_settled
-            log.error("the wheel restarted (boot %s) and %s: results of spins from %d on cannot be recovered",
-                      boot, why, floor)
-            if locked is not None and ev.get("interrupted") != locked:
-                said.append(self._hold(db, locked, why))
-            return said
-        complete = len(games) < HISTORY or games[0][0] <= floor
-        mine = {g[0] for g in games}
-        if locked is not None and locked not in mine:
-            if not complete:
-                said.append(self._hold(db, locked, "its result may be older than the %d games the wheel keeps" % HISTORY))
-            elif ev.get("interrupted") != locked:
-                # the spin ended without a result (a void the power cut kept from us)
-                self._unlock(db)
-                st["phase"] = game.after_spin(st["phase"])
-                log.warning("spin %s ended without a result before the wheel restarted: its bets play again", locked)
-                said.append((locked, "coup nul : les mises restent en jeu pour le prochain lancer"))
-            # interrupted by this restart: the void (restart) that follows releases the bets
-        if not complete:
-            # results the wheel no longer holds came before these: settling these would judge the
-            # imprisoned stakes and replays out of order; the supervisor reads GET /wheel/history
-            log.error("the wheel restarted (boot %s): results of spins from %d on may be older than its last %d games;"
-                      " nothing settled from its history; imprisoned stakes and replays need the supervisor's check",
-                      boot, floor, HISTORY)
-            return said
-        for spin, number in games:
-            if spin < floor or self._settled(db, spin):
-                continue
-            log.warning("spin %s: result %s recovered from the wheel's flash after its restart", spin, number)
-            said.append((spin, "coup %d : résultat retrouvé dans la mémoire du cylindre après une coupure" % spin))
-            said += [x if isinstance(x, tuple) else (spin, x) for x in self._settle(db, spin, number, lock_open=False,
-                                                           source={"from": "history", "boot": boot, "seq": seq})]
-            if spin > (st.get("spin") or 0):
-                st["spin"] = spin
-        return said
+                after.append(e)
+        return after
 
-    def _hold(self, db, spin, why):
-        """Bets locked to a spin whose result is unknown: neither paid nor played again."""
-        reason = "result of spin %s unknown after the wheel restarted: %s" % (spin, why)
-        self.ledger.hold_locked(reason)
-        self.st["locked_spin"] = None
-        self.st["phase"] = game.after_spin(self.st["phase"])
-        log.error("bets of spin %s are held for the supervisor: %s", spin, why)
-        return (spin, "coup %s : mises retenues pour le chef de table (résultat inconnu)" % spin)
+    def _stream(self, effects):
+        """What the step says on the event stream, in the step's order."""
+        for e in effects:
+            if isinstance(e, game.Announce):
+                self.publish("announce", {"spin": e.spin, "text": e.text})
+            elif isinstance(e, game.Publish):
+                self.publish(e.kind, e.body)
 
-    def _launch_at(self, boot, spin, ev):
-        """A result without its call (never from a correct controller): the window is taken to
-        have closed at the spin's launch (the earliest it can have), or else at the result."""
-        la = self.st.get("launch_at")
-        if self.st.get("last_launch") == spin and la and la[0] == boot:
-            return boot, la[1]
-        return boot, ev.get("at_ms")
-
-    def _settle(self, db, spin, number, lock_open=True, source=None, call=(None, None)):
-        """Settle spin `spin` once: the PRIMARY KEY (wheel, spin) makes a second time impossible."""
-        if not isinstance(number, int) or not 0 <= number <= 36:
-            log.error("result of spin %s without a valid number: %r", spin, number)
-            return []
-        if self._settled(db, spin):
-            log.warning("spin %s is already settled: result ignored", spin)
-            if self.st["locked_spin"] == spin:
-                # bets locked to a spin number settled before: the wheel's counter went back (its
-                # flash record was replaced). Never pay twice, never leave them hanging.
-                return [self._hold(db, spin, "spin %s was settled before: the wheel's spin counter went back"
-                                   " (its flash record was lost or replaced)" % spin)[1]]
-            return []
-        st = self.st
-        if st["locked_spin"] != spin and lock_open:
-            if st["phase"] == BETTING:
-                log.warning("result of spin %s without rien ne va plus: locking the open bets now", spin)
-            self._unlock(db)
-            self._lock_bets(db, spin, *call)
-        rows = self.ledger.locked(spin)
-        bets, choices = [], {}
-        for r in rows:
-            b = json.loads(r["body"])
-            zc = b.pop("zero_choice", None)
-            if zc is not None and _even_chance(b, self.limits):
-                choices[b["id"]] = zc   # (a journal from before placing checked it may hold others: moot)
-            bets.append(b)
-        bets += st["carry"]
-        for p in st["prisoners"]:       # a prisoner keeps the choice its player gave with the bet
-            body = self.ledger.body(p.get("id"))
-            if body is not None:
-                zc = body.get("zero_choice")
-                if zc is not None:
-                    choices[p["id"]] = zc
-        try:
-            res = settle_spin(number, bets, st["prisoners"], choices or None, self.limits)
-        except BetError as e:
-            # a bet valid when placed but not now (limits changed): refuse it and settle the rest
-            log.error("spin %s: %s; that bet is returned", spin, e.message)
-            bad = e.bet
-            self.ledger.set_status(bad, "refused", reason="invalid at settlement: " + e.message)
-            bets = [b for b in bets if b.get("id") != bad]
-            res = settle_spin(number, bets, st["prisoners"], {k: v for k, v in choices.items() if k != bad} or None, self.limits)
-        if source is not None:
-            res = dict(res, recovered=source)
-        fresh = [r for r in res["results"] if not r.get("carried")]
-        staked = sum(r["staked"] for r in fresh)
-        paid = sum(r["paid"] for r in res["results"])
-        self.ledger.settle(spin, number, staked, paid, res)
-        st["prisoners"] = res["prisoners"]
-        st["carry"] = res["carry"]
-        if st["locked_spin"] == spin:
-            st["locked_spin"] = None
-        st["last_number"] = number
-        if st["locked_spin"] is None:
-            st["phase"] = game.after_spin(st["phase"])
-        t = res["totals"]
-        log.info("spin %s settled: number %d, %d bets, staked %d, paid %d, lost %d, en prison %d (cents)",
-                 spin, number, len(res["results"]), t["staked"], t["paid"], t["lost"], t["imprisoned"])
-        # the payments go between the winners and the rules' closing "tout est payé" (there is
-        # one when something was paid), else before "faites vos jeux": marked, never read from text
-        said = list(res["announcements"]) + ["faites vos jeux"]
-        pay_at = len(said) - (2 if res["payment_order"] else 1)
-        said[pay_at] = (spin, said[pay_at], "PAY")
-        self._paid.append({"spin": spin, "number": number, "totals": res["totals"],
-                           "results": res["results"], "payment_order": res["payment_order"],
-                           "paying_croupier": res["paying_croupier"]})
-        return said
+    def _after(self, effects):
+        """What the committed step says: the log, and the live stream unless it went out with the
+        transaction (publish_in_tx), in the step's order."""
+        if not self.publish_in_tx:
+            self._stream(effects)
+        for e in effects:
+            if isinstance(e, game.Announce):
+                log.info("[spin %s] %s", e.spin, e.text)
+            elif isinstance(e, game.Log):
+                log.log(e.level, "%s", e.text)
 
     # -- table open / closed (the wheel is told by the daemon) --------------------------------------
     def set_open(self, is_open: bool):
         with self.lock, self.j.tx():
-            st = self.st
-            if is_open and st["phase"] == CLOSED:
-                st["phase"] = BETTING
-                text = "faites vos jeux"
-            elif not is_open and st["phase"] != CLOSED:
-                # bets locked to a spin the wheel has called stay locked: its result or its void
-                # (a close that reaches the wheel voids the spin) decides them
-                st["phase"] = CLOSED
-                text = "la table est fermée"
-            else:
+            change = game.open_close(self.st["phase"], is_open)
+            if change is None:
                 return
-            self.j.announce(self.wheel, st["spin"], text)
-            self.j.save_state(self.wheel, st)
-        log.info(text)
-        self.publish("announce", {"spin": self.st["spin"], "text": text})
+            st = dict(self.st, phase=change[0])
+            after = self._apply([game.Announce(st["spin"], change[1]), game.Save(st)])
+            if self.publish_in_tx:
+                self._stream(after)
+        self._after(after)
 
     # -- reads ---------------------------------------------------------------------------------
     def state(self) -> dict:
@@ -608,29 +466,6 @@ class Table:
                 "settlement": None if st is None else {"number": st["number"], "at": st["at"], "staked": st["staked"],
                                                         "paid": st["paid"], **json.loads(st["result"])},
                 "bets": bets, "announcements": said}
-
-
-def _even_chance(bet, limits):
-    try:
-        return parse_bet(bet, limits).family == "simple"
-    except BetError:
-        return False            # settle_spin says what is wrong with it
-
-
-def _games(history):
-    """The wheel's `history` as sorted (spin, number) pairs, or None if absent or malformed."""
-    if not isinstance(history, list):
-        return None
-    out = []
-    for g in history:
-        if not isinstance(g, dict):
-            return None
-        spin, number = g.get("spin"), g.get("number")
-        if not (isinstance(spin, int) and isinstance(number, int) and 0 <= number <= 36) or isinstance(spin, bool):
-            return None
-        out.append((spin, number))
-    out.sort()
-    return out
 
 
 def _bet_row(r):

@@ -69,6 +69,7 @@ class Floor:
         def publish(kind, body):
             metrics.observe(kind, body)
             events.publish(kind, body)
+        publish.in_transaction = True           # journaled with the change it reports (table.py)
         floor = cls(Daemon(port, key, j, publish=publish, observer=metrics, **daemon_kw), events, metrics)
         floor._start_limits(from_file=daemon_kw.get("limits") is not None)
         return floor
@@ -617,7 +618,7 @@ def create_app(floor: Floor, conf: dict | None = None) -> FastAPI:
 
     @app.exception_handler(Refused)
     async def _refused(request, e: Refused):
-        return JSONResponse({"error": e.code, "message": e.message}, 409)
+        return JSONResponse({"error": e.code, "message": e.message}, e.http)
 
     @app.exception_handler(Invalid)
     async def _invalid(request, e):
@@ -725,10 +726,11 @@ def create_app(floor: Floor, conf: dict | None = None) -> FastAPI:
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     # -- bets (croupier) -------------------------------------------------------------------------------
-    @app.post("/bets", status_code=201, response_model=Placed, responses={**ERRORS, 409: {"model": RefusedBet}},
+    @app.post("/bets", status_code=201, response_model=Placed, responses={**ERRORS, 409: {"model": RefusedBet}, 422: {"model": RefusedBet}},
               summary="place a bet (plain or called); 409 when refused (table_closed, poussette, wheel_not_heard: "
                       "recorded); an unknown field or one the table sets (carried, status, consent, ...) is 400; "
-                      "a retry with the same Idempotency-Key gets the first answer",
+                      "a retry with the same Idempotency-Key gets the first answer, with another request 422 "
+                      "idempotency_mismatch",
               openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
                   "schema": {"$ref": "#/components/schemas/BetIn"}}}}})
     def place(body: Annotated[Any, Body()], who=Depends(need("croupier", "bet_place")),
@@ -737,7 +739,7 @@ def create_app(floor: Floor, conf: dict | None = None) -> FastAPI:
         try:
             return floor.place(body, idempotency_key, who)
         except Refused as e:
-            return JSONResponse({"error": e.code, "message": e.message, "bet": e.bet}, 409)
+            return JSONResponse({"error": e.code, "message": e.message, "bet": e.bet}, e.http)
 
     @app.delete("/bets/{bid}", response_model=Cancelled, responses={**ERRORS, 404: E, 409: E}, summary="withdraw an open bet")
     def cancel(bid: str = Path(pattern=BET_ID), who=Depends(need("croupier", "bet_cancel"))):
@@ -839,7 +841,8 @@ def _document_errors(app):
                 if not isinstance(op, dict) or "responses" not in op:
                     continue
                 r = op["responses"]
-                r.pop("422", None)
+                if "HTTPValidationError" in json.dumps(r.get("422", {})):
+                    r.pop("422")            # FastAPI's own: our validation errors are 400s
                 r["default"] = {"description": "an error", "content": {"application/json": {
                     "schema": {"$ref": "#/components/schemas/Error"}}}}
         schemas = doc.setdefault("components", {}).setdefault("schemas", {})
