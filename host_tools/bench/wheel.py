@@ -409,6 +409,10 @@ def report(f: dict) -> None:
     print("   predicted drop - real drop: median %s, p1 %s, p99 %s; |error| median %s, p99 %s, max %s (%d spins; %d called without a prediction)"
           % (_ms(E["median"]), _ms(E["p1"]), _ms(E["p99"]), _ms(E["abs_median"]), _ms(E["abs_p99"]), _ms(E["abs_max"]),
              E["n"], f["rnvp_unpredicted"]))
+    EL = E.get("learnt") or {}
+    if EL.get("n"):
+        print("   from the 20th spin of a wheel: |error| median %s, p99 %s, max %s (%d spins)"
+              % (_ms(EL["abs_median"]), _ms(EL["abs_p99"]), _ms(EL["abs_max"]), EL["n"]))
     print("   lead in laps (rien ne va plus to the real drop): min %s, median %s, p99 %s"
           % tuple("-" if LL[k] is None else "%.2f" % LL[k] for k in ("min", "median", "p99")))
     R, B, O = f["result_latency_us"], f["result_bound_us"], f["latency_over_bound_us"]

@@ -15,6 +15,8 @@ DECISIVE = ("result", "void")
 OVER_RULE_US = 50_000      # a result later than the rule's bound by more than this is counted
 
 
+LEARNT_FROM = 20     # the spin of a wheel from which the drop prediction is judged learnt (issue 13)
+
 def confirm_rule(geometry: dict, overrides: dict | None = None) -> tuple[int, int, int]:
     """(sightings, distinct sensors, shortest pulse in us) the firmware needs to confirm a number
     on this wheel with these spin settings, resolved by the firmware's own settings code (the
@@ -230,6 +232,12 @@ def aggregate(records: list[dict]) -> dict:
     sig, ab = summary(errs), summary([abs(e) for e in errs])
     out["rnvp_error_us"] = {"n": sig["n"], "median": sig["median"], "p1": sig["p1"], "p99": sig["p99"],
                             "abs_median": ab["median"], "abs_p99": ab["p99"], "abs_max": ab["max"]}
+    # from the 20th spin of a wheel (a chunk of the bench, a feed): the controller has learnt it
+    late = [abs(r["pred_error_us"]) for r in valid if r.get("pred_error_us") is not None
+            and isinstance(r.get("spin"), int) and r["spin"] >= LEARNT_FROM]
+    lab = summary(late)
+    out["rnvp_error_us"]["learnt"] = {"n": lab["n"], "abs_median": lab["median"], "abs_p99": lab["p99"],
+                                      "abs_max": lab["max"]}
     out["rnvp_unpredicted"] = sum(1 for r in valid if r.get("lead_us") is not None and r.get("pred_error_us") is None)
     laps = summary([r["lead_laps"] for r in valid if r.get("lead_laps") is not None])
     out["rnvp_lead_laps"] = {"n": laps["n"], "min": laps["min"], "median": laps["median"], "p99": laps["p99"]}

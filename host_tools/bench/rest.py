@@ -1,0 +1,185 @@
+"""Bench part `rest`: how safe and how fast each confirmation rule is, on the simulator's bounce.
+
+The wheel bench runs every sensor edge through the controller: 2,000 spins take half a minute,
+too few to see a wrong number that comes once in 100,000. Here only what the confirmation rule
+sees is modelled, straight from the simulator's own bounce model (`WheelSimulator._bounce`: the
+ball's sits in pockets between the drop and its rest): for each spin, when the pocket holding the
+ball passes each pocket sensor of the board, and how much of that pass the ball stayed in it.
+A pass with the ball there for at least 60 % of the sensor's window is a sighting (the firmware's
+threshold for a full pulse, spin/pockets.py); a shorter one breaks the run (a hopping ball). The
+rule is then applied as the controller does: the last `need` sightings agree, from at least
+`sensors` distinct sensors. 100,000 spins take about 10 s a rule.
+
+Limits: the rotor turns at a constant speed over the bounce (the simulator's decays by under 1 %
+there), no pulse is missed, no chatter, no landing pulse (a landing never confirms by itself in
+the firmware); the drop is the simulator's own instant, not the controller's estimate. The wheel
+bench checks the firmware itself; this part measures the rule against the model's rare sequences.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+
+from host_tools.sim.physics import BallTrack
+from host_tools.sim.wheel import WHEEL, WheelSimulator, geometry_from, wheel_from
+
+PITCH = 360.0 / 37
+FULL = 0.6           # fraction of the window a sighting covers (spin/pockets.py: w * 10 < ref * 6)
+
+
+class _SteadyRotor:
+    """What `_bounce` asks of the rotor: its direction, speed and the index mark's angle."""
+
+    def __init__(self, rpm):
+        self.direction = 1
+        self.rpm = rpm
+
+    def at(self, t):
+        return 0.0
+
+    def rpm_at(self, t):
+        return self.rpm
+
+
+def bounces(n, seed=1, wheel=None):
+    """`n` bounces of the simulator: yields (sits, rest_s, rpm) with the last sit open-ended."""
+    sim = WheelSimulator(seed=seed, wheel=wheel)
+    W = sim.wheel
+    rng = np.random.default_rng(seed + 1)
+    wc = 2 * math.pi / W["critical_lap_s"]
+    ball = BallTrack(2 * math.pi / 0.55, W["decel"], W["drag"], wc)
+    for _ in range(n):
+        rpm = float(rng.uniform(*W["rotor_rpm"]))
+        sits, rest, _ = sim._bounce(_SteadyRotor(rpm), ball, -1, 1, 0.0, 0.0, wc)
+        sits = list(sits)
+        sits[-1] = (rest, rest + 60.0, sits[-1][2])
+        yield sits, rest, rpm, float(rng.uniform(0.0, 360.0))
+
+
+def sightings(sits, rpm, sensors, theta0, window=None):
+    """[(t_mid, sensor, pocket, ok)] in time order: each pass of a pocket holding the ball over a
+    sensor; ok when the ball stayed in it over >= 60 % of the sensor's window."""
+    wd = 6.0 * rpm                      # degrees a second
+    turn = 360.0 / wd
+    w = (window if window is not None else WHEEL["pocket_sensor_width"]) * PITCH / wd
+    out = []
+    for a, b, k in sits:
+        for j, chi in enumerate(sensors):
+            t = ((chi - theta0 - k * PITCH) % 360.0) / wd
+            t += math.floor((a - w / 2 - t) / turn) * turn
+            while t - w / 2 < b:
+                inside = min(t + w / 2, b) - max(t - w / 2, a)
+                if inside > 0:
+                    out.append((t, j, k, inside >= FULL * w))
+                t += turn
+    out.sort()
+    return out
+
+
+def confirm(sg, need, distinct):
+    """Index of the sighting at which the rule confirms, or -1: the last `need` sightings are ok,
+    name the same pocket and come from at least `distinct` sensors."""
+    for m in range(len(sg)):
+        if m + 1 < need:
+            continue
+        last = sg[m - need + 1:m + 1]
+        k = last[0][2]
+        if all(s[3] and s[2] == k for s in last) and len(set(s[1] for s in last)) >= distinct:
+            return m
+    return -1
+
+
+def measure(n, sensors, rules, seed=1, wheel=None):
+    """For each rule (need, distinct): wrong numbers, no confirmation, latencies after rest (s),
+    and the bounce statistics the rules face."""
+    out = {r: {"wrong": 0, "none": 0, "lat": []} for r in rules}
+    settle, longest_sit, returns, span = [], 0.0, 0, 0.0
+    w = WHEEL["pocket_sensor_width"]
+    for sits, rest, rpm, theta0 in bounces(n, seed, wheel):
+        settle.append(rest)
+        final = sits[-1][2]
+        seen = {}
+        for a, b, k in sits[:-1]:
+            longest_sit = max(longest_sit, b - a)
+            if k in seen and k != final:
+                returns += 1
+                span = max(span, b - seen[k])
+            seen.setdefault(k, a)
+        sg = sightings(sits, rpm, sensors, theta0)
+        end = w * PITCH / (12.0 * rpm)          # the pulse's end, after its middle
+        for r in rules:
+            m = confirm(sg, r[0], r[1])
+            if m < 0:
+                out[r]["none"] += 1
+            elif sg[m][2] != final:
+                out[r]["wrong"] += 1
+            else:
+                out[r]["lat"].append(sg[m][0] + end - rest)
+    st = np.array(settle)
+    stats = {"spins": n, "drop_to_rest_s": {"median": float(np.median(st)), "p99": float(np.percentile(st, 99)),
+                                            "max": float(st.max())},
+             "longest_bouncing_sit_s": longest_sit, "returns_to_a_pocket_left": returns,
+             "longest_return_span_s": span}
+    return out, stats
+
+
+def add_arguments(p):
+    p.add_argument("--spins", type=int, default=100000, help="bounces to sample (default 100000)")
+    p.add_argument("--seed", type=int, default=1, help="seed (default 1)")
+    p.add_argument("--board", default=None, help="board file (boards/*.json): its pocket sensors and "
+                   "confirm_* settings (default: the simulator's 3-pocket-sensor wheel)")
+    p.add_argument("--rules", default=None, help="rules to compare as need:sensors,... (default: the "
+                   "board's rule, 2:2 (two sensors, the reverted proof of rest) and need+1)")
+    p.add_argument("--wheel", default=None, help="wheel constants of the simulator (as bench wheel)")
+    p.add_argument("--out", default="bench/out", help="output folder (default bench/out)")
+
+
+def _board(path):
+    """The board's pocket sensors and its confirmation rule (need, sensors)."""
+    from cylindre.spin.settings import build, confirm_sensors, confirm_sightings
+    from host_tools.sim.boards import load_board
+    geometry, overrides = load_board(path) if path else (geometry_from(None), {})
+    given = {k: geometry[k] for k in ("cpr", "index_offset_deg", "ball_sensors_deg", "pocket_sensors_deg")}
+    given.update(overrides or {})
+    s, err = build(given)
+    if s is None:
+        raise SystemExit("board: %s" % err)
+    return s["pocket_sensors_deg"], (confirm_sightings(s), confirm_sensors(s))
+
+
+def run(args) -> int:
+    sensors, own = _board(args.board)
+    if args.rules:
+        rules = [tuple(int(x) for x in r.split(":")) for r in args.rules.split(",")]
+    else:
+        rules = [own, (2, min(2, len(sensors))), (own[0] + 1, own[1])]
+    rules = list(dict.fromkeys(rules))
+    t0 = time.time()
+    res, stats = measure(args.spins, sensors, rules, args.seed, wheel_from(args.wheel) if args.wheel else None)
+    print("%d bounces of the simulator (seed %d), pocket sensors at %s, %.1f s"
+          % (args.spins, args.seed, sensors, time.time() - t0))
+    d = stats["drop_to_rest_s"]
+    print("bounce: drop to rest median %.2f s, p99 %.2f s, max %.2f s; longest sit before the rest %.3f s; "
+          "%d returns to a pocket the ball then leaves for good, spanning up to %.2f s"
+          % (d["median"], d["p99"], d["max"], stats["longest_bouncing_sit_s"],
+             stats["returns_to_a_pocket_left"], stats["longest_return_span_s"]))
+    figures = {"stats": stats, "sensors": sensors, "rules": {}}
+    for r in rules:
+        x = res[r]
+        lat = np.array(x["lat"]) if x["lat"] else np.array([float("nan")])
+        mark = " (the board's)" if r == own else ""
+        print("rule %d sightings from %d sensors%s: wrong %d of %d (%.4f %%), none %d; after rest median %.2f s, "
+              "p99 %.2f s, max %.2f s" % (r[0], r[1], mark, x["wrong"], args.spins, 100.0 * x["wrong"] / args.spins,
+                                          x["none"], np.median(lat), np.percentile(lat, 99), lat.max()))
+        figures["rules"]["%d:%d" % r] = {"wrong": x["wrong"], "none": x["none"], "median_s": float(np.median(lat)),
+                                         "p99_s": float(np.percentile(lat, 99))}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "rest.json").write_text(json.dumps(figures, indent=1))
+    print("figures: %s" % (out / "rest.json"))
+    return 0
