@@ -233,3 +233,26 @@ def test_a_line_the_journal_could_not_take_is_given_again_in_order():
     assert [n for _, n in tb.settlements()] == [n for _, n in sim.results]
     seqs = [r["seq"] for r in tb.d.j.query("SELECT seq FROM events ORDER BY seq")]
     assert seqs == list(range(1, len(seqs) + 1))
+
+
+def test_a_daemon_started_during_a_spin_plays_no_bet_it_cannot_place_before_the_call(tmp_path):
+    sim = ReaderSim(seed=8, games=2)
+    tb = Table(sim, journal=tmp_path / "j.sqlite")
+    while sim.state != 3:
+        tb.run(tb.t + 10)
+    tb.run(tb.t + 1000)
+    before = tb.bet()
+    assert before.startswith("B")
+    tb.d.j.close()                                       # the daemon dies; the reader goes on
+    while sim.state != 4:
+        tb.pacer.take(tb.t)
+        tb.t += 10
+        sim.advance(tb.t) and None
+    tb.pacer = Pacer()
+    again = Table(sim, journal=tmp_path / "j.sqlite")    # same host: same boot, same clock
+    again.t = tb.t
+    again.run(again.t + 8000)
+    assert len(again.settlements()) == 1
+    row = again.d.j.one("SELECT status, reason FROM bets WHERE id=?", (before,))
+    # the call was not heard: it may have come before the bet, which is refused, never played
+    assert (row["status"], row["reason"]) == ("refused", "poussette")

@@ -15,7 +15,8 @@ A reader has no clock, no boot, no sequence numbers. What stands in for them:
   so a status is taken to say "betting is open" as of `EARLY_MS` before its receipt (as old as it
   can be) and the call (state 4) at `EARLY_MS` before the receipt of the line before it (the
   earliest the reader can have called): the uncertainty, up to a status period, is counted against
-  the player (bets in it are refused as poussettes). Statuses echo `[h, h]`, so the table's
+  the player (bets in it are refused as poussettes); with no line saying betting was open heard
+  before the call (the daemon started during a spin) it is 0: every open bet is a poussette. Statuses echo `[h, h]`, so the table's
   wheel clock (wheelclock.py) maps a bet's host instant onto itself plus 1 ms.
 - The boot is the host's boot (`host_boot()`): the monotonic clock restarts only with it, so bets
   and calls stay comparable across a restart of the daemon. Sequence numbers continue the
@@ -187,7 +188,7 @@ class CammeghSource:
         kind = ev["ev"]
         if kind == "rnvp":
             # the reader called between the line before and this one: the earliest is counted
-            body["at_ms"] = int(ev["since"] // 1000) - EARLY_MS
+            body["at_ms"] = self._earliest(ev["since"] / 1000)
             self._called = ev["spin"]
         elif kind == "result":
             self._dealt_game = ev.get("game")
@@ -196,11 +197,19 @@ class CammeghSource:
             if ev["code"] == "result_lost" and ev.get("spin") is not None and self._called != ev["spin"]:
                 # the number went by unheard and so did the call: it came after the last line that
                 # said betting was open; the bets before it are locked to the lost spin and held
-                at = self._open_ms if self._open_ms is not None else body["at_ms"]
                 self._emit({"ev": "rnvp", "spin": ev["spin"], "game": ev.get("game"), "why": "result_lost",
-                            "at_ms": int(at) - EARLY_MS, "t_us": ev["t"]}, raw, out)
+                            "at_ms": self._earliest(self._open_ms), "t_us": ev["t"]}, raw, out)
                 self._called = ev["spin"]
         self._emit(body, raw, out)
+
+    def _earliest(self, since_ms):
+        """The earliest instant a call can have been, given the line before it: `EARLY_MS` before
+        it, and never after the last line that said betting was open. With no such line heard
+        (the daemon started during a spin), any instant: 0, so every bet still open, from an
+        earlier run of the daemon, is refused as a poussette rather than played after a call."""
+        if self._open_ms is None or since_ms is None:
+            return 0
+        return int(min(since_ms, self._open_ms)) - EARLY_MS
 
     def _emit(self, body, raw, out):
         seq = self.expected
