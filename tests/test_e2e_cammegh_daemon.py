@@ -3,7 +3,8 @@ what `cylindre wheel --cammegh-only` plays) -> `cylindre daemon --source cammegh
 subprocess -> bets placed through the HTTP API and settled with the reader's numbers. The reader
 starts stopped (the daemon's `*P 1` starts it), misspins, and its cable adds garbage and cut
 lines; no bet that reached the table after the reader's call is ever played. Also a recorded
-session played on the pty (`cylindre wheel --cammegh-replay`) settles every game."""
+session played on the pty (host_tools.cammegh.replay.play, what `cylindre wheel --cammegh-replay`
+runs) settles every game, and that command prints the file's lines."""
 
 import json
 import subprocess
@@ -15,6 +16,7 @@ import urllib.request
 from pathlib import Path
 
 from host_tools.cammegh.reader_sim import ReaderSim, run_pty
+from host_tools.cammegh.replay import play, timed_lines
 from host_tools.daemon.auth import issue
 from host_tools.simwheel import PtyPort
 
@@ -150,24 +152,44 @@ def test_a_simulated_reader_runs_the_table_through_the_daemon(tmp_path):
 
 
 def test_a_recorded_session_played_on_the_port_settles_every_game(tmp_path):
+    pty = PtyPort()
+    d = Daemon(tmp_path, pty.path)
+    try:
+        d.wait_up()
+        time.sleep(0.2)                                  # the port is open (a reader's lines before are not ours)
+        play(pty, timed_lines(SESSION.read_bytes()), speed=16)
+        time.sleep(0.3)
+        st, hist = d.api("GET", "/history?limit=100")
+        assert [h["number"] for h in sorted(hist, key=lambda h: h["spin"])] == [7, 35, 25, 26, 15, 13]
+        st, recall = d.api("GET", "/spins/%d" % min(h["spin"] for h in hist))
+        assert bytes.fromhex(recall["events"][-1]["frame_hex"]) == b"*X;5;013; 7;0;168;1"
+    finally:
+        d.stop()
+
+
+def test_cylindre_wheel_cammegh_replay_prints_the_session_at_its_pace(tmp_path):
+    """The command the recorded sessions are played with: every line of the file, in order."""
+    import os
+    import tty
     reader = subprocess.Popen([sys.executable, "-m", "host_tools.simwheel", "--cammegh-replay", str(SESSION),
-                               "--speed", "16", "--path-file", str(tmp_path / "pty")],
+                               "--speed", "100", "--path-file", str(tmp_path / "pty")],
                               cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        end = time.monotonic() + 10
+        end = time.monotonic() + 20
         while not (tmp_path / "pty").exists() and time.monotonic() < end:
-            time.sleep(0.02)
-        d = Daemon(tmp_path, (tmp_path / "pty").read_text().split()[0])
-        try:
-            reader.wait(120)
-            time.sleep(0.3)
-            st, hist = d.api("GET", "/history?limit=100")
-            assert [h["number"] for h in sorted(hist, key=lambda h: h["spin"])] == [7, 35, 25, 26, 15, 13]
-            st, recall = d.api("GET", "/spins/%d" % min(h["spin"] for h in hist))
-            assert bytes.fromhex(recall["events"][-1]["frame_hex"]) == b"*X;5;013; 7;0;168;1"
-        finally:
-            d.stop()
+            time.sleep(0.01)
+        fd = os.open((tmp_path / "pty").read_text().split()[0], os.O_RDONLY | os.O_NONBLOCK)
+        tty.setraw(fd)
+        got = b""
+        while reader.poll() is None and time.monotonic() < end:
+            try:
+                got += os.read(fd, 4096)
+            except BlockingIOError:
+                time.sleep(0.005)
+        os.close(fd)
     finally:
         if reader.poll() is None:
             reader.kill()
-            reader.wait()
+        reader.wait()
+    want = b"".join(line for _, line in timed_lines(SESSION.read_bytes()))
+    assert reader.returncode == 0 and got == want
