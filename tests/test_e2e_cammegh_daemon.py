@@ -170,7 +170,6 @@ def test_a_recorded_session_played_on_the_port_settles_every_game(tmp_path):
 def test_cylindre_wheel_cammegh_replay_prints_the_session_at_its_pace(tmp_path):
     """The command the recorded sessions are played with: every line of the file, in order."""
     import os
-    import tty
     reader = subprocess.Popen([sys.executable, "-m", "host_tools.simwheel", "--cammegh-replay", str(SESSION),
                                "--speed", "100", "--path-file", str(tmp_path / "pty")],
                               cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -178,8 +177,8 @@ def test_cylindre_wheel_cammegh_replay_prints_the_session_at_its_pace(tmp_path):
         end = time.monotonic() + 20
         while not (tmp_path / "pty").exists() and time.monotonic() < end:
             time.sleep(0.01)
+        # already raw (simwheel.PtyPort); setting it again would flush what is queued
         fd = os.open((tmp_path / "pty").read_text().split()[0], os.O_RDONLY | os.O_NONBLOCK)
-        tty.setraw(fd)
         got = b""
         while reader.poll() is None and time.monotonic() < end:
             try:
