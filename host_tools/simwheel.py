@@ -34,6 +34,9 @@ def add_arguments(p):
     g.add_argument("--cammegh-only", action="store_true",
                    help="play a Cammegh SS2 reader on the pty (9600-baud pacing, no key, no Cylindre link); "
                         "--spins counts games dealt, --speed, --seed and --void-rate apply")
+    g.add_argument("--cammegh-replay", metavar="FILE",
+                   help="play a recorded reader session (its lines as captured, a status line every 500 ms) on the "
+                        "pty at 9600-baud pacing, --speed times real time; answers nothing")
     g.add_argument("--closed", action="store_true", help="the reader starts stopped (state 6) until it reads *P 1")
     g.add_argument("--close-every", type=int, default=0, metavar="N",
                    help="the reader stops (state 6) after every N games dealt, until it reads *P 1")
@@ -282,12 +285,27 @@ def run_reader(args) -> int:
         print("cylindre wheel: --spins, --close-every, --cut-every >= 0; --garbage, --void-rate in 0..1; "
               "--speed > 0", file=sys.stderr)
         return 2
+    timed = None
+    if args.cammegh_replay:
+        from host_tools.cammegh.replay import timed_lines
+        try:
+            timed = timed_lines(open(args.cammegh_replay, "rb").read())
+        except OSError as e:
+            print(f"cylindre wheel: --cammegh-replay: {e}", file=sys.stderr)
+            return 2
     try:
         port = SerialDevice(args.port, 9600) if args.port else PtyPort()
     except Exception as e:
         print(f"cylindre wheel: cannot open {args.port or 'a pseudo-terminal'}: {e}", file=sys.stderr)
         return 2
     _write_paths([port.path], args.path_file)
+    if args.cammegh_replay:
+        from host_tools.cammegh.replay import play
+        try:
+            play(port, timed, speed=args.speed)
+        except KeyboardInterrupt:
+            pass
+        return 0
     sim = ReaderSim(seed=args.seed, games=args.spins, void_rate=args.void_rate, closed=args.closed,
                     close_every=args.close_every, garbage=args.garbage, cut_every=args.cut_every)
 
@@ -305,7 +323,7 @@ def run_reader(args) -> int:
 def run(args) -> int:
     from host_tools.daemon.keys import KeyError_, load_key
     from cylindre.link.cammegh import CammeghOutput, table_power
-    if args.cammegh_only:
+    if args.cammegh_only or args.cammegh_replay:
         return run_reader(args)
     try:
         key = load_key(args.key)

@@ -81,6 +81,10 @@ class CammeghDecoder:
                     self._line(piece.decode("latin-1"), now_us, out)
         return out
 
+    def drop_partial(self):
+        """The line being received belongs to no one (the port was reopened)."""
+        self._buf = b""
+
     def tick(self, now_us):
         """Time passes: a reader silent for `silence_us` is reported once."""
         out = []

@@ -25,6 +25,8 @@ def add_arguments(p):
     # every setting defaults to None here: the config file's value, or its default, applies
     p.add_argument("--config", metavar="FILE", help="TOML file of settings (docs/daemon.md); flags override it")
     p.add_argument("--port", help="serial device (/dev/ttyACM0), pseudo-terminal, or pyserial URL")
+    p.add_argument("--source", help="cylindre (default: the Cylindre link on --port) or cammegh:PORT (an installed "
+                                    "Cammegh reader's lines at 9600 8N1, docs/daemon.md; no key needed)")
     p.add_argument("--key", help="the wheel's link key file (64 hex chars, mode 0600; default keys/T1.key)")
     p.add_argument("--new-key", metavar="FILE", help="write a fresh random wheel key to FILE (mode 0600) and exit")
     p.add_argument("--wheel", help="the wheel's id, as provisioned in its firmware (default T1)")
@@ -42,7 +44,7 @@ def add_arguments(p):
                    help="an origin allowed to call the API from a browser (repeatable; default: CORS off)")
     p.add_argument("--limits", help="JSON file of table limits (docs/rules-api.md), default the house limits")
     p.add_argument("--open", action="store_true", default=None, help="open the table at start")
-    p.add_argument("--baud", type=int, help="serial speed (default 115200)")
+    p.add_argument("--baud", type=int, help="serial speed (default 115200; 9600 with --source cammegh)")
     p.add_argument("--silence-ms", type=int,
                    help="re-open the session after this long without a valid frame (default 3000; 1500 to 60000)")
     p.add_argument("--log", help="also write the log to this file (created 0640)")
@@ -111,13 +113,14 @@ def run(args) -> int:
     if args.dump_statuses:
         return dump_statuses(c["journal"])
     if not c["port"]:
-        print("cylindre daemon: --port (or port in the config) is required", file=sys.stderr)
+        print("cylindre daemon: --port, --source cammegh:PORT (or port in the config) is required", file=sys.stderr)
         return 2
+    cammegh = c["source"] == "cammegh"
     os.umask(0o027)                     # the log 0640 at most; the journal and keys 0600 below
     setup_logging(c["log"], c["verbose"], c["log_format"])
     log = logging.getLogger("cylindre.daemon")
     try:
-        key = load_key(c["key"])
+        key = None if cammegh else load_key(c["key"])     # a reader's lines carry no MAC
         if c["tls_key"]:
             from .keys import private
             private(c["tls_key"])
@@ -138,7 +141,7 @@ def run(args) -> int:
     try:
         _create_private(c["journal"])
         floor = Floor.build(c["port"], key, c["journal"], wheel=c["wheel"], limits=limits, open_table=c["open"],
-                            baud=c["baud"], silence_ms=c["silence_ms"])
+                            baud=c["baud"], silence_ms=c["silence_ms"], source=c["source"])
         d = floor.d
         secure_file(c["journal"])
         app = create_app(floor, c)
@@ -166,8 +169,9 @@ def run(args) -> int:
     web = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="cylindre-http", daemon=True)
     web.start()
     scheme = "https" if c["tls_cert"] else "http"
-    log.info("daemon up: wheel %s on %s, journal %s, API %s://%s:%d/ (OpenAPI at /openapi.json)",
-             c["wheel"], c["port"], c["journal"], scheme, host, sock.getsockname()[1])
+    log.info("daemon up: wheel %s on %s (%s, %d baud), journal %s, API %s://%s:%d/ (OpenAPI at /openapi.json)",
+             c["wheel"], c["port"], "a Cammegh reader" if cammegh else "the Cylindre link", c["baud"], c["journal"],
+             scheme, host, sock.getsockname()[1])
     done.wait()
     log.info("stopping")
     floor.events.close()

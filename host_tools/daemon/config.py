@@ -19,13 +19,15 @@ else:                                   # pragma: no cover - Python 3.10
 # key: (type, default, meaning). Paths are relative to the working directory of the daemon.
 KEYS = {
     "port": (str, None, "serial device, pseudo-terminal or pyserial URL of the wheel"),
+    "source": (str, "cylindre", "where the wheel's events come from: cylindre (the link on port) or cammegh:PORT "
+                                "(a Cammegh reader's lines, 9600 8N1; cammegh alone: on port)"),
     "key": (str, "keys/T1.key", "the wheel's link key file (64 hex chars, mode 0600)"),
     "wheel": (str, "T1", "the wheel's id, as provisioned in its firmware"),
     "journal": (str, "var/journal.sqlite", "the SQLite journal (created 0600)"),
     "http": (str, "127.0.0.1:8737", "HOST:PORT of the HTTP API"),
     "limits": (str, None, "JSON file of table limits (docs/rules-api.md); none: the house limits"),
     "open": (bool, False, "open the table at start"),
-    "baud": (int, 115200, "serial speed"),
+    "baud": (int, None, "serial speed (default 115200 for the Cylindre link, 9600 for a Cammegh reader)"),
     "silence_ms": (int, 3000, "re-open the link session after this long without a valid frame (1500..60000)"),
     "log": (str, None, "also write the log to this file (created 0640)"),
     "log_format": (str, "text", "text or json (one JSON object a line)"),
@@ -38,6 +40,7 @@ KEYS = {
     "max_body": (int, 16384, "largest request body in bytes (413 above)"),
 }
 LOG_FORMATS = ("text", "json")
+SOURCES = {"cylindre": 115200, "cammegh": 9600}     # a source and its default serial speed
 
 
 class ConfigError(ValueError):
@@ -76,6 +79,14 @@ def merge(conf: dict, flags: dict) -> dict:
 
 
 def validate(c: dict) -> dict:
+    kind, _, where = c["source"].partition(":")
+    if kind not in SOURCES or (kind == "cylindre" and where):
+        raise ConfigError(f"source must be cylindre or cammegh:PORT, got {c['source']!r}")
+    if where:
+        c["port"] = where                   # cammegh:PORT names the reader's port
+    c["source"] = kind
+    if c["baud"] is None:
+        c["baud"] = SOURCES[kind]
     if c["log_format"] not in LOG_FORMATS:
         raise ConfigError(f"log_format must be one of {', '.join(LOG_FORMATS)}, got {c['log_format']!r}")
     if not 1500 <= c["silence_ms"] <= 60000:

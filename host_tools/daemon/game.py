@@ -218,6 +218,11 @@ class _Step:
             self.log(ERROR, "anomaly from the wheel: " + why)
         elif kind == pr.RESULT:
             self.settle(spin, ev.get("number"), call=self.launch_at(boot, spin, ev))
+        elif kind == pr.FAULT and ev.get("code") == "result_lost":
+            # a source that can miss a line (a Cammegh reader) lost the number of a called spin:
+            # its bets wait for the supervisor, never voided nor settled (docs/daemon.md)
+            if _int(spin) and st["locked_spin"] == spin and spin not in self.settled:
+                self.hold(spin, ev.get("detail") or "its result was not heard", lost="not heard from the reader")
         elif kind == pr.VOID and spin in self.settled:
             # a restart just after a result the host already has: the result stands
             self.log(WARNING, "void (%s) of spin %s, which is already settled: ignored" % (ev.get("reason"), spin))
@@ -270,9 +275,9 @@ class _Step:
             self.fx.append(Unlock())
         self.st["locked_spin"] = None
 
-    def hold(self, spin, why):
+    def hold(self, spin, why, lost="after the wheel restarted"):
         """Bets locked to a spin whose result is unknown: neither paid nor played again."""
-        reason = "result of spin %s unknown after the wheel restarted: %s" % (spin, why)
+        reason = "result of spin %s unknown %s: %s" % (spin, lost, why)
         self.fx.append(Hold(reason))
         self.locked = []
         self.st["locked_spin"] = None

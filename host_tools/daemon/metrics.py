@@ -1,6 +1,7 @@
 """`GET /metrics`: the table's figures in Prometheus text format, every series prefixed `cylindre_`.
 
-Link counters are read from the daemon at scrape time (one source of truth); the rest is counted
+Link counters are read from the daemon at scrape time (one source of truth; with a Cammegh
+reader as the source, a frame is a line and a refused frame a garbled line); the rest is counted
 as it happens: spins and voids from the wheel's published events, bets placed and refused at the
 API, frames sent and the settlement latency (the wheel's result frame in hand to its settlement
 committed) as the daemon's observer (`service.Observer`).
@@ -81,3 +82,15 @@ class _LinkCollector:
         yield GaugeMetricFamily("cylindre_link_up", "1 while a link session with the wheel is up",
                                 value=1 if self.d.link.in_session else 0)
         yield CounterMetricFamily("cylindre_link_sessions", "link sessions opened", value=self.d.link.sessions)
+        source = getattr(self.d, "source", "cylindre")
+        m = GaugeMetricFamily("cylindre_source", "1 for the source of wheel events in use", labels=["source"])
+        m.add_metric([source], 1)
+        yield m
+        faults = getattr(self.d.link, "faults", None)
+        if faults is not None:      # a Cammegh reader: what the decoder found wrong in its lines
+            m = CounterMetricFamily("cylindre_reader_faults", "faults in a Cammegh reader's lines, by code "
+                                    "(garbled, line_missing, silent, sequence, result_mismatch, number_missing, "
+                                    "game_jump, result_lost)", labels=["code"])
+            for code, n in sorted(faults.items()):
+                m.add_metric([code], n)
+            yield m

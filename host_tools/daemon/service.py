@@ -7,9 +7,14 @@ sends one at a time. What the table and the link publish goes to the `publish(ki
 daemon is built with (the floor's journaled event log), called inside the transaction of the
 change it reports; the `observer` hears frames sent and settlement times (the floor's metrics).
 
-The source of wheel events is a seam: the link session (`HostLink`) is one source; whatever
-delivers the wheel's events (with its boot, its sequence number and the wheel's clock in `at_ms`)
-and its statuses calls `Table.on_event` / `Table.on_status` the way `_record` does.
+The source of wheel events is a seam (`source=`): the Cylindre link session (`HostLink`, the
+default) is one source, a Cammegh reader's lines (`source_cammegh.CammeghSource`) another. A
+source is what the I/O thread drives: `hello()` when the port opens, `feed(bytes)` and `poll()`
+returning records (`welcome`, `event` with its `boot`, `seq` and the wheel's clock in `at_ms`,
+`status`, `reply`, `timeout`, `reject`, ... each with the `raw` bytes it came in),
+`acknowledge(seq)` once an event is durable, `rewind(seq)` when it could not be, `command(cmd,
+args)`, `busy`, `in_session`, `boot`. `_record` journals every record and hands events and
+statuses to `Table.on_event` / `Table.on_status` whatever the source.
 """
 
 from __future__ import annotations
@@ -77,14 +82,21 @@ class SerialPort:
 
 class Daemon:
     def __init__(self, port, key, journal, wheel="T1", limits=None, open_table=False, baud=115200,
-                 silence_ms=3000, publish=None, observer=None):
+                 silence_ms=3000, publish=None, observer=None, source="cylindre", clock=None):
         self.publish = publish or (lambda kind, body: None)
         self.observer = observer or Observer()
         self.j = journal if isinstance(journal, Journal) else Journal(journal)
         self.wheel = wheel
-        self.table = Table(self.j, wheel, limits, publish=self.publish, clock=_ms_float)
+        self.clock = clock or _ms_float     # host ms: the table's, and a Cammegh reader's lines
+        self.table = Table(self.j, wheel, limits, publish=self.publish, clock=self.clock)
         self.port = port if not isinstance(port, str) else SerialPort(port, baud)
-        self.link = HostLink(self._write, _ms, key, wheel=wheel, silence_ms=silence_ms)
+        self.source = source
+        if source == "cammegh":
+            self.link = self._cammegh()
+        elif source == "cylindre":
+            self.link = HostLink(self._write, _ms, key, wheel=wheel, silence_ms=silence_ms)
+        else:
+            raise ValueError("source: cylindre or cammegh, not %r" % (source,))
         self._taken = 0             # the last event of the link's boot the journal has (in order)
         self.lock = threading.RLock()
         self.stop_flag = threading.Event()
@@ -102,6 +114,20 @@ class Daemon:
             log.warning("--open: the journal says the table was closed; it stays closed until POST /table/open")
         self.want_open = self.table.st["phase"] != "closed"
         self._io = threading.Thread(target=self._run, name="cylindre-io", daemon=True)
+
+    def _cammegh(self):
+        """A Cammegh reader as the source: its events continue the journal's numbering for this
+        host's boot, its launches the table's spin count; it asks a stopped reader to run only
+        while the table is open here (a table the chef closed stays closed)."""
+        from .game import CLOSED
+        from .source_cammegh import CammeghSource, host_boot
+        boot = host_boot()
+        row = self.j.one("SELECT MAX(seq) AS s FROM events WHERE wheel=? AND boot=?", (self.wheel, boot))
+        last = max([x for x in (self.table.st.get("spin"), self.table.ledger.last_settled()) if isinstance(x, int)],
+                   default=0)
+        return CammeghSource(self._write, self.clock, boot, first_seq=((row or {}).get("s") or 0) + 1,
+                             first_spin=last + 1, port=getattr(self.port, "url", ""),
+                             opener=lambda: self.want_open and self.table.st["phase"] != CLOSED)
 
     # -- life ---------------------------------------------------------------------------------------
     def start(self):
@@ -141,27 +167,32 @@ class Daemon:
                 next_try = time.monotonic() + 0.5
                 continue
             try:
-                with self.lock:
-                    recs = self.link.feed(data) if data else []
-                    recs += self.link.poll()
-                    failed = None
-                    for rec in recs:
-                        if failed is not None and rec["kind"] in ("event", "duplicate", "gap"):
-                            continue        # after a failed event nothing more is taken, in order
-                        try:
-                            self._record(rec)
-                        except Exception:
-                            if rec["kind"] != "event":
-                                raise
-                            failed = rec["seq"]
-                            self.link.rewind(failed)
-                            self.table.window.lost()
-                            log.exception("event %s could not be journaled; the wheel will send it again", failed)
-                    self._send_commands()
+                self.pump(data)
                 self._compact()
             except Exception:
                 log.exception("error while handling the link; carrying on")
                 time.sleep(0.1)
+
+    def pump(self, data):
+        """One turn of the I/O thread: bytes read from the port (maybe none) through the source,
+        every record journaled and acted on in order, then the next command sent."""
+        with self.lock:
+            recs = self.link.feed(data) if data else []
+            recs += self.link.poll()
+            failed = None
+            for rec in recs:
+                if failed is not None and rec["kind"] in ("event", "duplicate", "gap"):
+                    continue        # after a failed event nothing more is taken, in order
+                try:
+                    self._record(rec)
+                except Exception:
+                    if rec["kind"] != "event":
+                        raise
+                    failed = rec["seq"]
+                    self.link.rewind(failed)
+                    self.table.window.lost()
+                    log.exception("event %s could not be journaled; the source will give it again", failed)
+            self._send_commands()
 
     def _compact(self):
         """Every 10 s, move old status frames into compressed blocks (journal.compact_statuses),
@@ -267,14 +298,24 @@ class Daemon:
         self.table.set_open(is_open)
         return self.command("open_table" if is_open else "close_table")
 
+    def health_reasons(self) -> list:
+        """Why the source is not up (empty: it is): /health."""
+        if self.link.in_session:
+            return []
+        if hasattr(self.link, "down_reason"):
+            return [self.link.down_reason()]
+        return ["link down: no session with the wheel"]
+
     # -- status -------------------------------------------------------------------------------------
     def status(self) -> dict:
         with self.lock:
-            link = {"port": self.port.url, "port_open": self.port.s is not None,
+            link = {"source": self.source, "port": self.port.url, "port_open": self.port.s is not None,
                     "session": self.link.in_session, "boot": self.link.boot,
                     "next_event": self.link.expected, "acked": self.link.acked,
                     "last_heard": self.last_heard, "counts": dict(self.counts),
                     "sessions": self.link.sessions}
+            if hasattr(self.link, "describe"):
+                link.update(self.link.describe())
             wheel = {"id": self.wheel, "welcome": self.welcome, "status": self.wheel_status}
         return {"link": link, "wheel": wheel, "table": self.table.state()}
 

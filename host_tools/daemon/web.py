@@ -220,9 +220,7 @@ class Floor:
         return reply.get("result")
 
     def health(self) -> tuple[bool, list[str]]:
-        reasons = []
-        if not self.d.link.in_session:
-            reasons.append("link down: no session with the wheel")
+        reasons = self.d.health_reasons()
         try:
             with self.d.j.tx() as db:
                 db.execute("UPDATE meta SET value=value WHERE key='schema'")
