@@ -28,7 +28,7 @@ def reset_cause():
 
 
 class Board:
-    def __init__(self, board, emit, store_path="/cylindre.rec", watchdog=True):
+    def __init__(self, board, emit, store_path="/cylindre.rec", watchdog=True, store=None):
         from cylindre.board.encoder import Encoder
         err = check(board)
         if err:
@@ -63,7 +63,7 @@ class Board:
             self._counted.append(self.names[i] == "Z" or self.names[i].startswith("POCKET"))
         self.lamp = Pin(pins["lamp"], Pin.OUT, value=0) if pins.get("lamp") is not None else None
         self.led = Pin(pins.get("led", 25), Pin.OUT, value=0)
-        self.store = FlashStore(store_path)
+        self.store = store if store is not None else FlashStore(store_path)
         self.ctl = Controller(spin_settings(board), self._emit, store=self.store, count=self._count)
         self._irq = self._on_edge           # bound once: the IRQ must not allocate
         self.wdt = machine.WDT(timeout=WDT_MS) if watchdog else None
