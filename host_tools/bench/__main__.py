@@ -11,7 +11,7 @@ import argparse
 import importlib
 import sys
 
-PARTS = ["settle", "wheel", "link"]
+PARTS = ["settle", "wheel", "link", "pico"]
 
 
 def main(argv=None) -> int:
