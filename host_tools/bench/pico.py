@@ -14,7 +14,7 @@ Measured (docs/firmware.md, "CPU load and heap"):
   are taken out;
 - the CPU load estimate: firmware fuel per second times CYCLES_PER_FUEL, over the core's clock.
   CYCLES_PER_FUEL is calibrated on the one measurement of the firmware on an emulated RP2040
-  (issue 13: 19.4 % of a 125 MHz core over a spin feed, with the main loop of commit a648da4);
+  (issue 13: 19.4 % of a 125 MHz core over a spin feed, with the 5 ms loop of commit a648da4);
 - the heap: after the firmware's import, after its boot, and the live peak over the run
   (gc.mem_alloc() after collections between loop turns).
 """
@@ -32,7 +32,7 @@ OUT = Path("bench/out")
 GUEST = Path(__file__).with_name("pico_guest.py")
 # RP2040 cycles per unit of fuel: the issue's emulated RP2040 measured 19.4 % of 125 MHz on the
 # landed firmware (sleep_ms(5) loop) over 53 s of a spin feed; this bench measured that loop (commit
-# a648da4, `make bench ARGS='pico --spins 1'`, 45.8 s of wheel time) at FUEL_BEFORE fuel per second
+# f2500e5, whose loop is a648da4's; `make bench ARGS='pico --spins 1'`, 45.8 s of wheel time) at FUEL_BEFORE fuel per second
 # of the whole run. 0.32 cycles a unit of fuel is also what one expects of the same C interpreter:
 # an empty `for` turn costs ~600 fuel on the WASI build, ~190 cycles (1.5 us) on a 125 MHz RP2040.
 FUEL_BEFORE = 7.59e7
