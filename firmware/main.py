@@ -1,20 +1,18 @@
 """Cylindre wheel controller: the Pico's entry point.
 
 Loads /board.json (the board's pins, geometry and spin settings), builds the shell around the
-spin controller, wires the serial link (and the Cammegh output when the board has one), then loops: drain the sensor edges, tick, serve the link,
-feed the watchdog, sleep. See docs/firmware.md.
+spin controller, wires the serial link (and the Cammegh output when the board has one), then runs
+the main loop (cylindre.board.loop): drain the sensor edges, tick, serve the link, feed the
+watchdog, wait. See docs/firmware.md. Imported under another name (the Pico bench of
+host_tools.bench.pico), it only defines its functions.
 """
 
 import json
 import sys
-import time
 
 import micropython
 
 micropython.alloc_emergency_exception_buf(100)
-
-LOOP_MS = 5            # the controller wants a tick at least every 10 ms
-
 
 def load_board(path="/board.json"):
     with open(path) as f:
@@ -37,13 +35,24 @@ def make_cammegh(board, power=None):
     return CammeghOutput(uart.write, read=uart.read if cfg.get("rx") is not None else None, power=power)
 
 
-def make_link(board, clock_us, cammegh_power=None):
+def read_key(path="/wheel.key"):
+    """The provisioned link key file's bytes, or None when there is none."""
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def make_link(board, clock_us, cammegh_power=None, key=False, usb=None):
     """The serial link (cylindre.link.device) on the board's port: USB CDC or a UART.
 
-    Returns (emit, read, poll, link): `emit` takes the controller's events, `read()` returns
-    the bytes that arrived (or None), `poll()` lets the link resend and pace itself. Without a
-    provisioned key (/wheel.key) the events are printed one JSON object a line instead (bench
-    or first commissioning on a desk).
+    Returns (emit, read, poll, link, port): `emit` takes the controller's events, `read()`
+    returns the bytes that arrived (or None), `poll()` lets the link resend and pace itself,
+    `port` is the stream the main loop waits on for bytes. Without a provisioned key
+    (/wheel.key; `key` given: that one, None for none) the events are printed one JSON object a
+    line instead (bench or first commissioning on a desk). `usb`: (output, input) streams for
+    the USB CDC link (default the REPL's stdout and stdin buffers).
     """
     cfg = board.get("link") or {}
     kind = cfg.get("type", "usb")
@@ -56,8 +65,8 @@ def make_link(board, clock_us, cammegh_power=None):
     else:
         import select
         micropython.kbd_intr(-1)          # the link's bytes are data, not Ctrl-C
-        out = sys.stdout.buffer
-        inp = sys.stdin.buffer
+        out, inp = usb if usb is not None else (sys.stdout.buffer, sys.stdin.buffer)
+        port = inp
         poller = select.poll()
         poller.register(inp, select.POLLIN)
         write = out.write
@@ -69,10 +78,8 @@ def make_link(board, clock_us, cammegh_power=None):
 
         read = read_usb
     cammegh = make_cammegh(board, cammegh_power)
-    try:
-        key = open("/wheel.key", "rb").read()
-    except OSError:
-        key = None
+    if key is False:
+        key = read_key()
     if key is None:
         micropython.kbd_intr(3)
 
@@ -85,17 +92,21 @@ def make_link(board, clock_us, cammegh_power=None):
             if cammegh is not None:
                 cammegh.poll(clock_us() // 1000)
 
-        return emit, (lambda: None), poll, None
+        return emit, (lambda: None), poll, None, None
     from cylindre.link.device import DeviceLink
     link = DeviceLink(write=write, clock_ms=lambda: clock_us() // 1000, key=key,
                       wheel=board.get("wheel", board.get("board", "wheel")), fw="cylindre-fw 0.1",
                       cammegh=cammegh)
-    return link.emit, read, link.poll, link
+    return link.emit, read, link.poll, link, port
 
 
-def main():
+def main(board=None, key=False, usb=None, store=None, run=True):
+    """Build everything and run the loop. The arguments are for the Pico bench, which runs this
+    wiring on stand-in hardware: a board dict instead of /board.json, the key (None: none), the
+    USB streams, a flash store; `run=False` returns the MainLoop instead of running it."""
     from cylindre.board.shell import Board, reset_cause
-    board = load_board()
+    if board is None:
+        board = load_board()
     holder = []
 
     def clock_us():
@@ -107,21 +118,19 @@ def main():
         from cylindre.link.cammegh import table_power
         return table_power(holder[0].ctl if holder else None, links[0] if links else None, on, clock_us())
 
-    emit, read, poll, link = make_link(board, clock_us, power)
+    emit, read, poll, link, port = make_link(board, clock_us, power, key, usb)
     links.append(link)
-    b = Board(board, emit)
+    b = Board(board, emit, store=store)
     holder.append(b)
     if link is not None:
         link.attach(b.ctl, b.clock.now)
     b.start(reset_cause())
-    while True:
-        b.poll()
-        data = read()
-        while data:
-            link.feed(data)
-            data = read()
-        poll()
-        time.sleep_ms(LOOP_MS)
+    from cylindre.board.loop import MainLoop
+    loop = MainLoop(b, read, poll, link, port)
+    if not run:
+        return loop
+    loop.run()
 
 
-main()
+if __name__ == "__main__":
+    main()

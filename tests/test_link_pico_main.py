@@ -46,7 +46,7 @@ def pico(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "machine", machine)
     monkeypatch.setitem(sys.modules, "micropython", upy)
     src = (ROOT / "firmware" / "main.py").read_text()
-    assert src.rstrip().endswith("\nmain()")
+    assert src.rstrip().endswith('\nif __name__ == "__main__":\n    main()')
     files = {}
 
     def fake_open(path, *a, **k):
@@ -57,7 +57,7 @@ def pico(monkeypatch, tmp_path):
         return builtins.open(path, *a, **k)
 
     g = {"__name__": "pico_main", "open": fake_open}
-    exec(compile(src.rstrip()[: -len("main()")], "main.py", "exec"), g)
+    exec(compile(src, "main.py", "exec"), g)
     g["files"] = files
     return g
 
@@ -70,7 +70,7 @@ def test_the_3_pocket_board_writes_the_cammegh_output_on_uart1_at_9600_8n1(pico,
     key = tmp_path / "wheel.key"
     key.write_text("ab" * 32)
     pico["files"]["/wheel.key"] = str(key)
-    emit, read, poll, link = pico["make_link"](_board("pico2-3pockets.json"), lambda: 5_000_000)
+    emit, read, poll, link, port = pico["make_link"](_board("pico2-3pockets.json"), lambda: 5_000_000)
     uarts = {u.n: u for u in FakeUART.made}
     assert set(uarts) == {0, 1}
     assert uarts[1].kw == {"baudrate": 9600, "bits": 8, "parity": None, "stop": 1, "tx": ("GP", 4), "rx": ("GP", 5)}
@@ -106,7 +106,7 @@ class FakeLink:
 
 def test_the_table_system_opens_and_closes_the_table_unless_a_cylindre_host_is_in_session(pico):
     ctl, link = FakeController(), FakeLink()
-    emit, read, poll, _ = pico["make_link"](_board("pico2-3pockets.json"), lambda: 7000,
+    emit, read, poll, _, _ = pico["make_link"](_board("pico2-3pockets.json"), lambda: 7000,
                                             lambda on: table_power(ctl, link, on, 7000))
     cam = [u for u in FakeUART.made if u.n == 1][0]
     cam.inbox += [b"*P 0\r\n", b"*P 1\r\n"]
@@ -135,7 +135,7 @@ def test_the_default_board_has_no_cammegh_output(pico):
 
 
 def test_without_a_key_the_events_are_printed_and_the_cammegh_output_still_runs(pico, capsys):
-    emit, read, poll, link = pico["make_link"](_board("pico2-3pockets.json"), lambda: 0)
+    emit, read, poll, link, port = pico["make_link"](_board("pico2-3pockets.json"), lambda: 0)
     assert link is None
     emit({"ev": "result", "t": 2, "spin": 1, "number": 17, "rest_t": 1, "sightings": [], "laps": 15})
     poll()

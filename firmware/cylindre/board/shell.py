@@ -28,7 +28,7 @@ def reset_cause():
 
 
 class Board:
-    def __init__(self, board, emit, store_path="/cylindre.rec", watchdog=True):
+    def __init__(self, board, emit, store_path="/cylindre.rec", watchdog=True, store=None):
         from cylindre.board.encoder import Encoder
         err = check(board)
         if err:
@@ -63,12 +63,13 @@ class Board:
             self._counted.append(self.names[i] == "Z" or self.names[i].startswith("POCKET"))
         self.lamp = Pin(pins["lamp"], Pin.OUT, value=0) if pins.get("lamp") is not None else None
         self.led = Pin(pins.get("led", 25), Pin.OUT, value=0)
-        self.store = FlashStore(store_path)
+        self.store = store if store is not None else FlashStore(store_path)
         self.ctl = Controller(spin_settings(board), self._emit, store=self.store, count=self._count)
         self._irq = self._on_edge           # bound once: the IRQ must not allocate
         self.wdt = machine.WDT(timeout=WDT_MS) if watchdog else None
         self.state = "idle"
         self._lost = 0
+        self._led_due = 0
 
     # -- interrupts ---------------------------------------------------------------------------
     def _on_edge(self, pin):
@@ -94,6 +95,17 @@ class Board:
     def _count(self):
         p = self._pending
         return p if p is not None else self._enc_count()
+
+    def due(self):
+        """Controller time of the next thing to do without an edge: the rotor's next speed
+        sample, the controller's next status (`Controller.next_status`), the LED's next change."""
+        ctl = self.ctl
+        d = ctl.rotor.due()
+        if ctl.next_status < d:
+            d = ctl.next_status
+        if self._led_due < d:
+            d = self._led_due
+        return d
 
     def poll(self):
         """Drain the edges, tick, feed the watchdog. Returns controller time now."""
@@ -142,8 +154,12 @@ class Board:
         st = self.state
         if st == "fault":
             on = (now // 250000) & 1
+            self._led_due = now - now % 250000 + 250000
         elif st in ("ball_in_rim", "no_more_bets", "ball_dropped"):
             on = 1
+            self._led_due = now + 1000000
         else:
-            on = 1 if now % 2000000 < 50000 else 0
+            p = now % 2000000
+            on = 1 if p < 50000 else 0
+            self._led_due = now - p + (50000 if on else 2000000)
         self.led.value(on)

@@ -103,6 +103,12 @@ class Rotor:
             self.act_dir = self.dir
             self._resting = False
 
+    def due(self):
+        """Controller time of the next speed sample (the Pico's main loop wakes for it)."""
+        if not self._n:
+            return 0
+        return self._st[(self._i - 1) % _SAMPLES] + _SAMPLE_US
+
     def known(self):
         """True once enough samples exist to judge the speed (about 1 s after boot)."""
         return self._n == _SAMPLES

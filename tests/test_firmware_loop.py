@@ -1,0 +1,128 @@
+"""The Pico's main loop (firmware/cylindre/board/loop.py) on CPython with the shell's stand-ins:
+it waits in select.poll until an edge, a link byte or the next deadline, not for a fixed 5 ms;
+an edge ends the wait at once; the status period and the rotor's 100 ms speed samples are kept;
+a whole spin through it names the right number."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent / "shared"))
+import test_spin_kit as kit  # noqa: E402
+from test_firmware_shell import FakePin, FakeSM, _board, pico  # noqa: E402,F401
+
+
+class Wheel:
+    """Wheel time for the fake select: a wait ends at its timeout or at the next edge, which
+    fires its pin's interrupt at its instant."""
+
+    def __init__(self, clock, board, edges=()):
+        self.clock = clock
+        self.board = board
+        self.edges = sorted(edges)
+        self.waits = []
+        pins = board["pins"]
+        self.gpio = {"Z": pins["z"], "VOID": pins["void"]}
+        for i, g in enumerate(pins["ball"]):
+            self.gpio["BALL%d" % i] = g
+        for i, g in enumerate(pins["pocket"]):
+            self.gpio["POCKET%d" % i] = g
+
+    def poller(self):
+        wheel = self
+
+        class Poll:
+            def __init__(self):
+                self.objs = []
+
+            def register(self, obj, mask=1):
+                self.objs.append(obj)
+
+            def poll(self, timeout=-1):
+                wheel.waits.append(timeout)
+                end = wheel.clock["us"] + timeout * 1000
+                if wheel.edges and wheel.edges[0][0] <= end:
+                    t = wheel.edges[0][0]
+                    while wheel.edges and wheel.edges[0][0] == t:
+                        _, name, level = wheel.edges.pop(0)
+                        wheel.clock["us"] = t
+                        pin = FakePin.pins[wheel.gpio[name]]
+                        pin.raw = 1 - level              # active low
+                        pin.handler(pin)
+                    return [(o, 1) for o in self.objs if getattr(o, "ioctl", None) and o.ioctl(3, 1)]
+                wheel.clock["us"] = end
+                return []
+
+        return Poll()
+
+
+@pytest.fixture
+def loop_mod(pico, monkeypatch):
+    shell, clock = pico
+    sel = types.ModuleType("select")
+    sel.POLLIN = 1
+    monkeypatch.setitem(sys.modules, "select", sel)
+    sys.modules.pop("cylindre.board.loop", None)
+    loop = importlib.import_module("cylindre.board.loop")     # with this test's select
+    yield shell, clock, sel, loop
+    sys.modules.pop("cylindre.board.loop", None)
+
+
+def _make(shell, clock, sel, loop, tmp_path, edges=(), count=None):
+    board = _board()
+    FakeSM.count = staticmethod(count or (lambda: 0))
+    events = []
+    b = shell.Board(board, events.append, store_path=str(tmp_path / "rec"))
+    b.start("power")
+    wheel = Wheel(clock, board, edges)
+    sel.poll = wheel.poller
+    return loop.MainLoop(b, lambda: None, lambda: None, None, None), wheel, events
+
+
+def test_an_idle_wheel_wakes_ten_times_a_second_and_keeps_its_status_period(loop_mod, tmp_path):
+    shell, clock, sel, loop = loop_mod
+    ml, wheel, events = _make(shell, clock, sel, loop, tmp_path)
+    while clock["us"] < 10_000_000:
+        ml.step()
+    assert 95 <= ml.wakes <= 115, ml.wakes                    # was 2000 with the 5 ms sleep
+    st = [e["t"] for e in events if e["ev"] == "status"]
+    assert len(st) == 20 and {b - a for a, b in zip(st, st[1:])} == {500_000}
+    assert max(wheel.waits) <= 100
+
+
+def test_an_edge_ends_the_wait_at_its_instant(loop_mod, tmp_path):
+    shell, clock, sel, loop = loop_mod
+    ml, wheel, events = _make(shell, clock, sel, loop, tmp_path, edges=[(1_234_567, "VOID", 1), (1_300_000, "VOID", 0)])
+    while clock["us"] < 1_200_000:
+        ml.step()
+    ml.step()                               # this wait ends at the edge, not at its deadline
+    assert clock["us"] == 1_234_567 and len(ml.board.ring) == 1
+    ml.step()                               # drained at once; this wait ends at the release
+    assert ml.board.ctl.void_up == 1_234_567 and clock["us"] == 1_300_000
+
+
+def test_a_spin_through_the_loop_names_its_number(loop_mod, tmp_path):
+    shell, clock, sel, loop = loop_mod
+    board = _board()
+    w = kit.Wheel(kit.board(**{k: board[k] for k in ("cpr", "index_offset_deg", "ball_sensors_deg",
+                                                      "pocket_sensors_deg")}), rotor_rpm=20.0)
+    w.add_index(0, 45_000_000)
+    w.spin(3_000_000, -1, 17)
+
+    def count():
+        w.now = clock["us"]
+        return w.count()
+
+    ml, wheel, events = _make(shell, clock, sel, loop, tmp_path, edges=w.events, count=count)
+    while clock["us"] < 40_000_000:
+        ml.step()
+    kinds = [e["ev"] for e in events if e["ev"] != "status"]
+    assert kinds == ["boot", "launch", "rnvp", "drop", "result"], kinds
+    assert [e["number"] for e in events if e["ev"] == "result"] == [17]
+    assert ml.wakes < 40 * 40                                # 8000 turns with the 5 ms sleep
