@@ -80,6 +80,11 @@ class Ledger:
         return self.db.execute("SELECT id, player, wheel_boot, wheel_ms, stake, body FROM bets WHERE wheel=? AND status='open' "
                                "ORDER BY id", (self.wheel,)).fetchall()
 
+    def on_layout(self):
+        """Every open bet and every bet locked to a called spin (the table's `Tapis`)."""
+        return self.db.execute("SELECT id, player, stake, wheel_boot, wheel_ms, body, status, spin FROM bets "
+                               "WHERE wheel=? AND status IN ('open', 'locked') ORDER BY id", (self.wheel,)).fetchall()
+
     def lock(self, spin, ids):
         """These open bets are locked to `spin` (the call found them on the layout before it)."""
         self.db.executemany("UPDATE bets SET status='locked', spin=? WHERE id=? AND wheel=? AND status='open'",
