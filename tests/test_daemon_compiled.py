@@ -2,6 +2,7 @@
 the same money to the cent as the rules settling the journal's bets afresh (`settle_spin` on
 the bodies, the path the daemon took before), and a restart rebuilds the same layout."""
 
+import json
 import random
 import sqlite3
 
@@ -194,3 +195,38 @@ def test_a_rolled_back_placement_leaves_the_layout_as_the_journal_has_it(tmp_pat
     t.reload()
     _same_layout(t)
     assert len(t.tapis) == 1
+
+
+def test_results_are_rows_and_the_settlement_row_refers_to_them(tmp_path):
+    t = _table(tmp_path / "j.sqlite")
+    w = Wheel(t)
+    ids = _place_all(t, _bets(200, 9))
+    w.spin(1, 17)
+    head = t.j.one("SELECT result FROM settlements WHERE spin=1")["result"]
+    assert '"results_in": "results"' in head and '"results":' not in head
+    assert not any(t.ledger.row(bid)["result"] for bid in ids)           # no copy on the bet rows
+    rows = t.j.query("SELECT bet, pos FROM results WHERE spin=1 ORDER BY pos")
+    assert [r["bet"] for r in rows] == ids
+    assert [r["id"] for r in t.recall(1)["settlement"]["results"]] == ids
+    assert all(t.bet(bid)["status"] == "settled" for bid in ids)
+
+
+def test_a_journal_of_schema_1_opens_and_its_settlements_read_back_whole(tmp_path):
+    """Before schema 2 a settlement kept every result in its JSON and each bet its own copy."""
+    path = tmp_path / "old.sqlite"
+    j = Journal(path)
+    with j.tx() as db:
+        db.execute("DROP TABLE results")
+        db.execute("UPDATE meta SET value='1' WHERE key='schema'")
+        res = {"id": "B000001", "type": "plein", "label": "plein 17", "staked": 100, "outcome": "won", "won": 3500,
+               "returned": 100, "lost": 0, "imprisoned": 0, "paid": 3600}
+        db.execute("INSERT INTO bets (id, wheel, player, at, body, stake, status, spin, result) VALUES "
+                   "('B000001', 'T1', 'ana', 0, '{\"type\": \"plein\", \"numbers\": [17], \"stake\": 100}', 100, "
+                   "'settled', 1, ?)", (json.dumps(res),))
+        db.execute("INSERT INTO settlements VALUES ('T1', 1, 17, 0, 100, 3600, ?)",
+                   (json.dumps({"number": 17, "results": [res], "payment_order": [], "totals": {}}),))
+    j.close()
+    t = Table(Journal(path), "T1")
+    assert t.j.one("SELECT value FROM meta WHERE key='schema'")["value"] == "2"
+    assert t.recall(1)["settlement"]["results"] == [res]
+    assert t.bet("B000001")["result"] == res

@@ -132,7 +132,9 @@ Reinstate = namedtuple("Reinstate", "bet reason")            # a withdrawal afte
 Lock = namedtuple("Lock", "spin bets")                       # these open bets are locked to the spin
 Unlock = namedtuple("Unlock", "")                            # every locked bet goes back on the layout
 Hold = namedtuple("Hold", "reason")                          # every locked bet waits for the supervisor
-Settle = namedtuple("Settle", "spin number staked paid result")     # once, keyed by (wheel, spin)
+# once, keyed by (wheel, spin): `result` settle_spin's dict but for its per-bet `results`, which
+# `settlement` (rules.settle.Settlement, in columns) holds
+Settle = namedtuple("Settle", "spin number staked paid result settlement")
 Anomaly = namedtuple("Anomaly", "reason")                    # the event's frame is re-marked, not acted on
 Announce = namedtuple("Announce", "spin text")               # the croupier's words: journaled and streamed
 Publish = namedtuple("Publish", "kind body")                 # the live stream, after commit
@@ -324,12 +326,13 @@ class _Step:
             self.refuse(spin, e)
             book, choices = self.book(spin, mine, skip=e.bet)
             res = settle_book(book, number, st["prisoners"], choices or None)
-        res = res.to_json()
+        done = res
+        res = done.summary()            # the per-bet results are built for output only
         if source is not None:
-            res = dict(res, recovered=source)
-        staked = sum(r["staked"] for r in res["results"] if not r.get("carried"))
-        paid = sum(r["paid"] for r in res["results"])
-        self.fx.append(Settle(spin, number, staked, paid, res))
+            res["recovered"] = source
+        staked = sum(done.staked(i) for i in range(len(book)) if not book.carried.get(i))
+        paid = res["totals"]["paid"]
+        self.fx.append(Settle(spin, number, staked, paid, res, done))
         self.settled.add(spin)
         self.locked = [b for b in self.locked if b.get("spin") != spin]
         st["prisoners"] = res["prisoners"]
@@ -341,7 +344,7 @@ class _Step:
             st["phase"] = after_spin(st["phase"])
         t = res["totals"]
         self.log(INFO, "spin %s settled: number %d, %d bets, staked %d, paid %d, lost %d, en prison %d (cents)"
-                 % (spin, number, len(res["results"]), t["staked"], t["paid"], t["lost"], t["imprisoned"]))
+                 % (spin, number, len(book) + len(done.carried_results), t["staked"], t["paid"], t["lost"], t["imprisoned"]))
         # the payments go between the winners and the rules' closing "tout est payé" (there is
         # one when something was paid), else before "faites vos jeux": placed, never read from text
         said = list(res["announcements"]) + ["faites vos jeux"]
@@ -349,7 +352,7 @@ class _Step:
         for i, text in enumerate(said):
             if i == pay_at:
                 self.fx.append(Publish("settlement", {
-                    "spin": spin, "number": number, "totals": res["totals"], "results": res["results"],
+                    "spin": spin, "number": number, "totals": res["totals"], "results": done.results(),
                     "payment_order": res["payment_order"], "paying_croupier": res["paying_croupier"]}))
             self.say(spin, text)
 

@@ -450,7 +450,7 @@ class Table:
                 self.ledger.hold_locked(e.reason)
                 self.tapis.drop_locked()
             elif isinstance(e, game.Settle):
-                self.ledger.settle(e.spin, e.number, e.staked, e.paid, e.result)
+                self.ledger.settle(e.spin, e.number, e.staked, e.paid, e.result, e.settlement)
                 self.tapis.drop_locked(e.spin)
             elif isinstance(e, game.Anomaly):
                 self.j.mark(fid, "anomaly", e.reason)
@@ -530,8 +530,7 @@ class Table:
         return {"wheel": self.wheel, "spin": spin,
                 "events": [{"boot": e["boot"], "seq": e["seq"], "received_at": e["at"], "event": json.loads(e["body"]),
                             "frame_hex": (e["raw"] or b"").hex()} for e in evs],
-                "settlement": None if st is None else {"number": st["number"], "at": st["at"], "staked": st["staked"],
-                                                        "paid": st["paid"], **json.loads(st["result"])},
+                "settlement": st,
                 "bets": bets, "announcements": said}
 
 
