@@ -113,6 +113,24 @@ class Journal:
                 for fn in then:
                     fn()
 
+    @contextmanager
+    def savepoint(self):
+        """Inside a transaction, a part that rolls back alone if it raises (with the after-commit
+        calls it asked for); the transaction goes on. Group commit runs each placement in one."""
+        with self.lock:
+            if self._depth == 0:
+                raise RuntimeError("a savepoint is part of an open transaction")
+            then = len(self._then)
+            self.db.execute("SAVEPOINT part")
+            try:
+                yield self.db
+            except BaseException:
+                self.db.execute("ROLLBACK TO part")
+                self.db.execute("RELEASE part")
+                del self._then[then:]
+                raise
+            self.db.execute("RELEASE part")
+
     def after_commit(self, fn):
         """Call `fn` once the outermost transaction open now has committed (never if it rolls
         back): what a transaction says to the world (the live stream, the log) waits for it."""

@@ -220,11 +220,13 @@ class Table:
         stamped with the host instant it was received and the betting window's verdict then.
         `place(received=...)` records it, at once or in a group (committer.py): the window is
         judged at the bet's own receipt, however late its group commits."""
-        key = _check_key(idempotency_key)
+        _check_key(idempotency_key)
         parse_bet_request(body)
-        with self.lock:
-            now = self.clock()
-            return Receipt(now, self.window.admit(self.st["phase"], now))
+        # not under the table's lock (a group may hold it while it commits): the instant is the
+        # bet's own; the verdict reads the phase and the evidence as they are, and `place` judges
+        # the bet again, with this instant, under the lock
+        now = self.clock()
+        return Receipt(now, self.window.admit(self.st["phase"], now))
 
     def place(self, body: dict, idempotency_key=None, by=None, received=None) -> dict:
         """Validate and record a bet; raise Invalid (400) or Refused (409, recorded as refused).
