@@ -3,7 +3,8 @@
 `settlement_latency(nbets, spins)` places `nbets` bets (the bench's mix of plain bets, even
 chances and called bets, in one transaction: the setup), has the wheel call the spin, then times
 a result frame's bytes through HostLink, the journal, the game's step, the settlement and its
-rows, up to COMMIT (SQLite WAL, synchronous FULL: fsync). It uses only interfaces every daemon
+rows, the events it publishes (journaled in the same transaction, as the floor's publisher does)
+up to COMMIT (SQLite WAL, synchronous FULL: fsync). It uses only interfaces every daemon
 since issue 8 has (Journal, Table.place / on_event, HostLink, DeviceLink), so it also runs on an
 older tree: `python durable.py NBETS SPINS` prints the figures as JSON with whatever
 `host_tools` and `cylindre` come first on PYTHONPATH (bench/settle.py runs it on the commit
@@ -65,6 +66,7 @@ def mix(n, seed):
 def settlement_latency(nbets, spins, seed=1):
     from cylindre.link.device import DeviceLink
     from cylindre.link.host import HostLink
+    from host_tools.daemon.events_log import EventLog
     from host_tools.daemon.journal import Journal
     from host_tools.daemon.table import Table
     logging.disable(logging.WARNING)
@@ -72,7 +74,9 @@ def settlement_latency(nbets, spins, seed=1):
     times = []
     with tempfile.TemporaryDirectory() as tmp:
         clock = [1000]                      # ms: the host's clock and the wheel's (no transit)
-        table = Table(Journal(Path(tmp) / "bench.sqlite"), "T1", clock=lambda: clock[0])
+        journal = Journal(Path(tmp) / "bench.sqlite")
+        # the floor's publisher: every event the table publishes journaled in its transaction
+        table = Table(journal, "T1", clock=lambda: clock[0], publish=EventLog(journal).publish)
         table.set_open(True)
         wire = []
         dev = DeviceLink(wire.append, lambda: clock[0], KEY, "T1")
@@ -117,6 +121,45 @@ def settlement_latency(nbets, spins, seed=1):
     return {"bets": nbets, "spins": spins, "median_ms": round(statistics.median(ms), 1),
             "p99_ms": round(ms[min(len(ms) - 1, int(0.99 * len(ms)))], 1), "max_ms": round(ms[-1], 1),
             "min_ms": round(ms[0], 1), "journal": "SQLite WAL, synchronous=FULL, on " + tempfile.gettempdir()}
+
+
+BEFORE = "bb83dd9"       # main before issue 12's daemon side (compiled layout, results rows, group commit)
+
+
+def before_tree(commit=BEFORE):
+    """The daemon and rules of `commit`, extracted with `git archive` into build/before-<commit>
+    (kept for the next run): a folder to put first on PYTHONPATH (with its `firmware`), or None
+    outside a git checkout."""
+    import subprocess
+    root = Path(__file__).resolve().parents[2]
+    out = root / "build" / ("before-" + commit)
+    if (out / "host_tools" / "daemon" / "table.py").exists():
+        return out
+    try:
+        data = subprocess.run(["git", "-C", str(root), "archive", commit, "host_tools", "firmware"],
+                              check=True, capture_output=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    import io
+    import tarfile
+    out.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(out, filter="data")
+    return out
+
+
+def run_in(tree, *args):
+    """`settlement_latency(*args)` run by this Python with `tree`'s daemon and rules first on
+    PYTHONPATH (None: this checkout's): its figures."""
+    import os
+    import subprocess
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(tree), str(Path(tree) / "firmware")])
+    cwd = tree if tree is not None else Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, str(Path(__file__).resolve()), *map(str, args)], cwd=cwd, env=env,
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
 
 
 if __name__ == "__main__":

@@ -352,7 +352,7 @@ class _Step:
         for i, text in enumerate(said):
             if i == pay_at:
                 self.fx.append(Publish("settlement", {
-                    "spin": spin, "number": number, "totals": res["totals"], "results": done.results(),
+                    "spin": spin, "number": number, "totals": res["totals"], **_shown(done),
                     "payment_order": res["payment_order"], "paying_croupier": res["paying_croupier"]}))
             self.say(spin, text)
 
@@ -456,6 +456,18 @@ class _Step:
             self.settle(spin, number, lock_open=False, source={"from": "history", "boot": boot, "seq": seq})
             if spin > (st.get("spin") or 0):
                 st["spin"] = spin
+
+
+def _shown(done):
+    """What the settlement event says of the bets: the results of those that did not simply lose
+    (won, returned, en prison, partage, carried) and how many simply lost; every result is in
+    the journal (`GET /spins/{spin}`). A spin of 10,000 bets streams the few that matter."""
+    book = done.book
+    out = [done.result(i) for i in range(len(book))
+           if done.outcome[i] != "lost" or done.returned[i] or i in book.carried]
+    lost = len(book) - len(out)
+    out.extend(done.carried_results)
+    return {"results": out, "lost_bets": lost}
 
 
 def games(history):

@@ -43,8 +43,7 @@ CREATE TABLE IF NOT EXISTS results (
     type TEXT NOT NULL, label TEXT NOT NULL, staked INTEGER NOT NULL, outcome TEXT NOT NULL,
     won INTEGER NOT NULL, returned INTEGER NOT NULL, lost INTEGER NOT NULL, imprisoned INTEGER NOT NULL,
     more TEXT,
-    PRIMARY KEY (wheel, spin, pos));
-CREATE INDEX IF NOT EXISTS results_bet ON results (wheel, bet, spin);
+    PRIMARY KEY (wheel, spin, bet, pos)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS announcements (
     id INTEGER PRIMARY KEY, at REAL NOT NULL, wheel TEXT NOT NULL, spin INTEGER, text TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS state (

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import time
+from itertools import repeat
 
 MIGRATIONS = (("wheel_boot", "TEXT"), ("wheel_ms", "REAL"), ("idem_key", "TEXT"), ("answer", "TEXT"),
               ("placed_by", "TEXT"), ("withdrawn_by", "TEXT"), ("cancel_boot", "TEXT"), ("cancel_ms", "REAL"))
@@ -131,12 +132,21 @@ class Ledger:
                         (self.wheel, spin, number, time.time(), staked, paid, json.dumps(head, sort_keys=True)))
         self.db.executemany("INSERT INTO results (wheel, spin, pos, bet, type, label, staked, outcome, won, returned, "
                             "lost, imprisoned, more) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
-        self.db.executemany("UPDATE bets SET status='settled' WHERE id=?", [(bid,) for bid in settled])
+        if done is None:
+            self.db.executemany("UPDATE bets SET status='settled' WHERE id=?", [(bid,) for bid in settled])
+            return
+        # the bets settled are exactly those locked to the spin (the table's layout in memory is
+        # the journal's): one statement; should they differ, the step rolls back (and the table
+        # rebuilds its layout from the journal) rather than mark the wrong bets
+        n = self.db.execute("UPDATE bets SET status='settled' WHERE wheel=? AND status='locked' AND spin=?",
+                            (self.wheel, spin)).rowcount
+        if n != len(settled):
+            raise RuntimeError("spin %s: %d bets locked in the journal, %d settled from the layout" % (spin, n, len(settled)))
 
     def results(self, spin):
         """Spin `spin`'s results, in order (dicts, as settle_spin gives them)."""
-        rows = self.j.query("SELECT %s FROM results WHERE wheel=? AND spin=? ORDER BY pos" % _RESULT,
-                            (self.wheel, spin))
+        rows = self.j.query("SELECT pos, %s FROM results WHERE wheel=? AND spin=?" % _RESULT, (self.wheel, spin))
+        rows.sort(key=lambda r: r["pos"])
         return [result_of(r) for r in rows]
 
     # -- reads (outside transactions) -------------------------------------------------------------
@@ -211,23 +221,34 @@ def result_rows(wheel, spin, done):
     """The `results` rows of a `Settlement` (columns in, tuples out: no per-bet dict for the
     plain bets and even chances), and the ids of the bets it settled (those not carried)."""
     book = done.book
-    ids, shapes, carried = book.ids, book.shapes, book.carried
-    won, returned, lost, imprisoned, outcome = done.won, done.returned, done.lost, done.imprisoned, done.outcome
-    excess, extra = book.excess, done.extra
-    rows, settled = [], []
-    for i in range(len(ids)):
-        s = shapes[i]
-        more = None
-        if s.family == "annonce" or excess[i] or i in extra or i in carried:
-            r = done.result(i)
-            more = json.dumps({k: v for k, v in r.items() if k not in _BASE}, sort_keys=True)
-        if i not in carried:
-            settled.append(ids[i])
-        rows.append((wheel, spin, i, ids[i], s.chance if s.family == "simple" else s.type, s.label,
-                     done.staked(i), outcome[i], won[i], returned[i], lost[i], imprisoned[i], more))
+    ids, carried, excess, extra = book.ids, book.carried, book.excess, done.extra
     n = len(ids)
+    types, labels, mores = [None] * n, [None] * n, [None] * n
+    number = done.number
+    for s, members in book.groups:       # what a shape says, once per shape
+        t = s.chance if s.family == "simple" else s.type
+        for i in members:
+            types[i] = t
+            labels[i] = s.label
+        if s.family == "annonce" and not (s.a_placer or s.winning[number]):
+            for i in members:            # a call that won nothing: what result() would say
+                mores[i] = '{"chips": %d, "unit": %d, "winning": []}' % (
+                    s.count, s.unit if s.unit is not None else book.mults[i])
+        elif s.family == "annonce":
+            for i in members:
+                mores[i] = True
+    for i in [i for i in range(n) if excess[i]] + list(extra) + list(carried):
+        mores[i] = True
+    for i in range(n):
+        if mores[i] is True:
+            r = done.result(i)
+            mores[i] = json.dumps({k: v for k, v in r.items() if k not in _BASE}, sort_keys=True)
+    staked = [p + x for p, x in zip(book.played, excess)]
+    rows = list(zip(repeat(wheel, n), repeat(spin, n), range(n), ids, types, labels, staked, done.outcome, done.won,
+                    done.returned, done.lost, done.imprisoned, mores))
     for k, r in enumerate(done.carried_results):
         rows.append(_row(wheel, spin, n + k, r))
+    settled = [ids[i] for i in range(n) if i not in carried] if carried else ids
     return rows, settled
 
 
