@@ -187,13 +187,12 @@ def check_settled_exactly_once(rig):
     rows = [(r["spin"], r["number"]) for r in c.execute("SELECT spin, number FROM settlements ORDER BY spin")]
     assert rows == want, (rows, want)
     seen = {}
-    for r in c.execute("SELECT spin, result FROM settlements"):
-        for res in json.loads(r["result"])["results"]:
-            if res.get("carried"):
-                continue
-            assert res["id"] not in seen, f"bet {res['id']} settled in spins {seen[res['id']]} and {r['spin']}"
-            seen[res["id"]] = r["spin"]
-            assert res["staked"] == res["returned"] + res["lost"] + res["imprisoned"]
+    for res in c.execute("SELECT spin, bet, staked, returned, lost, imprisoned, more FROM results"):
+        if json.loads(res["more"] or "{}").get("carried"):
+            continue
+        assert res["bet"] not in seen, f"bet {res['bet']} settled in spins {seen[res['bet']]} and {res['spin']}"
+        seen[res["bet"]] = res["spin"]
+        assert res["staked"] == res["returned"] + res["lost"] + res["imprisoned"]
     for b in c.execute("SELECT id, status, spin FROM bets WHERE status='settled'"):
         assert seen.get(b["id"]) == b["spin"]
     c.close()

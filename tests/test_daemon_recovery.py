@@ -45,7 +45,7 @@ def test_a_result_lost_in_the_wheels_ram_is_settled_once_from_its_flash(table):
     assert settled(table) == [(1, 2), (2, 17)]
     bet = table.bet(a)
     assert bet["status"] == "settled" and bet["spin"] == 2 and bet["result"]["won"] == 35000
-    rec = json.loads(table.j.one("SELECT result FROM settlements WHERE spin=2")["result"])
+    rec = table.ledger.settlement(2)
     assert rec["recovered"] == {"from": "history", "boot": "b1", "seq": 1}
     assert table.state()["phase"] == "betting" and table.state()["locked_spin"] is None
     said = [r["text"] for r in table.j.query("SELECT text FROM announcements ORDER BY id")]
@@ -121,8 +121,8 @@ def test_prisoners_meet_every_lost_result_in_order(table):
     # results 2 (red) and 3 (zero), and spin 3's launch, all died in RAM
     w.reboot("b1", 3, [(1, 0), (2, 1), (3, 0)])
     assert settled(table) == [(1, 0), (2, 1), (3, 0)]
-    st2 = json.loads(table.j.one("SELECT result FROM settlements WHERE spin=2")["result"])
-    st3 = json.loads(table.j.one("SELECT result FROM settlements WHERE spin=3")["result"])
+    st2 = table.ledger.settlement(2)
+    st3 = table.ledger.settlement(3)
     assert [(r["outcome"], r["returned"]) for r in st2["results"] if r["id"] == a] == [("released", 1000)]
     assert [r for r in st3["results"] if r["id"] == a] == []    # freed at 2, not judged again at 3
     assert table.state()["prisoners"] == [] and table.state()["spin"] == 3

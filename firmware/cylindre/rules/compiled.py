@@ -262,7 +262,8 @@ class Book:
     """The compiled bets of one spin, column by column (the input order is kept).
 
     `add(d)` compiles a bet dict (raises `BetError`, the book unchanged); `add_bet(b)` takes a
-    bet already parsed by `parse_bet`. `groups` lists (shape, indexes of its bets)."""
+    bet already parsed by `parse_bet`, `add_compiled` one already compiled. `groups` lists
+    (shape, indexes of its bets)."""
 
     def __init__(self, limits=None):
         self.limits = limits if limits is not None else Limits()
@@ -287,6 +288,11 @@ class Book:
     def add_bet(self, b):
         s, mult, excess = shape_of(b)
         return self._append(b.id, s, mult, excess, b.carried, b.source)
+
+    def add_compiled(self, bid, s, mult, excess, source=None, carried=False):
+        """A bet compiled before (`compile_bet`'s answer under this book's limits), e.g. when it
+        was placed; `source`: its dict, which a replayed call is carried from."""
+        return self._append(bid, s, mult, excess, carried, source)
 
     def _append(self, bid, s, mult, excess, carried, source):
         index = self.index

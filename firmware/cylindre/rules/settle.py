@@ -142,15 +142,25 @@ class Settlement:
             r["carried"] = True
         return r
 
-    def to_json(self):
-        """The settlement as `settle_spin` returns it (docs/rules-api.md)."""
+    def results(self):
+        """Every bet's result dict (input order), then the carried prisoners'."""
         results = [self.result(i) for i in range(len(self.book))]
         results.extend(self.carried_results)
+        return results
+
+    def summary(self):
+        """The settlement as `settle_spin` returns it, but for the per-bet `results`."""
         return {"number": self.number, "announcements": self.announcements,
                 "paying_croupier": self.payer,
                 "raking_croupier": "droite" if self.payer == "gauche" else "gauche",
-                "payment_order": [self.payment(e) for e in self.pays], "results": results,
+                "payment_order": [self.payment(e) for e in self.pays],
                 "prisoners": self.prisoners, "carry": self.carry, "totals": self.totals}
+
+    def to_json(self):
+        """The settlement as `settle_spin` returns it (docs/rules-api.md)."""
+        out = self.summary()
+        out["results"] = self.results()
+        return out
 
 
 def settle_book(book, number, prisoners=(), choices=None):
