@@ -599,7 +599,7 @@ class Controller:
             return
         s = self.s
         p = self.pockets
-        num = p.confirmed(self.need, self.need_sensors, self._track_end())
+        num = p.confirmed(self.need, self.need_sensors, self._track_end(), s["confirm_span_us"])
         if num is None:
             return
         if self.voided == self.spin:
@@ -647,7 +647,7 @@ class Controller:
             return self._unseen("%d us after the drop" % waited)
         turns = (self.need + p.n - 1) // p.n
         # bounces, the turns the rule needs, and room for a sensor to miss the ball a few times
-        limit = 4000000 + (turns + 4) * turn
+        limit = 4000000 + (turns + 4) * turn + self.s["confirm_span_us"]
         if limit > self.s["result_timeout_us"]:
             limit = self.s["result_timeout_us"]
         if waited > limit:
