@@ -24,12 +24,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+from cylindre.spin.pockets import FULL_X10
 
 from host_tools.sim.physics import BallTrack
 from host_tools.sim.wheel import WHEEL, WheelSimulator, geometry_from, wheel_from
 
 PITCH = 360.0 / 37
-FULL = 0.6           # fraction of the window a sighting covers (spin/pockets.py: w * 10 < ref * 6)
+FULL = FULL_X10 / 10  # fraction of the window a sighting covers (the firmware's own threshold)
 
 
 class _SteadyRotor:

@@ -25,6 +25,7 @@ from cylindre.spin.geometry import pocket_index, POCKETS, WHEEL_ORDER
 
 MAX_SIGHTINGS = 16
 MISSES = 4             # passes in a row without a pulse: silent (fewer can be missed pulses)
+FULL_X10 = 6           # a pulse under 6/10 of a full one's width: the ball was not there all along
 
 
 class Pockets:
@@ -83,7 +84,7 @@ class Pockets:
         same = self.run and self.sightings and self.sightings[-1][3] == num
         ref = self.run_w if self.run_w > self.full_w else self.full_w
         landing = False
-        if ref and w * 10 < ref * 6:
+        if ref and w * 10 < ref * FULL_X10:
             if same or not self._cut_at_start(sensor, k, mid_c, moved, w, ref):
                 self.run = 0             # the ball left the pocket during the pulse
                 self.run_w = 0
