@@ -6,10 +6,9 @@ sightings that agree, coming from at least `sensors` distinct sensors: with n se
 comes every 1/n rotor turn, so the report waits for no more than the rule requires.
 
 Once a pocket is seen, the encoder also says when it must pass each other sensor; a sensor that
-lets it pass four times in a row without a pulse is silent. A pass of the run's pocket without a
-pulse also breaks the run: the sightings that confirm are the ball seen at every pass of its
-pocket, over at least `confirm_span_us` (a ball hopping between two pockets was seen in one of
-them at consecutive passes for up to 1.84 s on the simulator's bounce, bench `rest`). Pulses shorter than `min_us` are contact
+lets it pass four times in a row without a pulse is silent. The run that confirms must also reach
+back `confirm_span_us` from its last sighting to its first: a ball hopping between two pockets was
+seen in one of them, run unbroken, for up to 2.13 s on the simulator's bounce (bench `rest`). Pulses shorter than `min_us` are contact
 chatter or interference, not a pocket. A pulse much narrower (in encoder counts, so whatever the
 rotor speed) than the full ones of the same run is the ball hopping out of the pocket while it
 passed the sensor: the ball is not at rest, the run is broken.
@@ -163,11 +162,6 @@ class Pockets:
                 self.miss_t[j] = t
                 self.misses[j] += 1
                 self.expect[j] += d * self.cpr
-                if self.run and self.sightings and self.sightings[-1][3] == WHEEL_ORDER[self.k]:
-                    # the run's pocket passed a sensor without the ball: the sightings so far
-                    # may be two sits of a ball hopping between pockets; start again
-                    self.run = 0
-                    self.run_w = 0
             if self.misses[j] >= MISSES and self.k_t > self.miss_t[j]:
                 return j
         return -1
@@ -179,9 +173,8 @@ class Pockets:
 
     def confirmed(self, need, sensors, after_t, span_us=0):
         """The confirmed number, or None: the last `need` sightings after `after_t` agree and span
-        at least `sensors` distinct sensors, and the last of them is a full pulse; the run (the
-        ball seen in that pocket at every one of its passes over a sensor, `check`) reaches back
-        at least `span_us` from its last sighting."""
+        at least `sensors` distinct sensors, and the last of them is a full pulse; the run reaches
+        back at least `span_us` from its last sighting to its first."""
         if self.run < need:
             return None
         run = self.final_run(after_t)
