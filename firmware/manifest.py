@@ -32,6 +32,7 @@ package(
         "spin/__init__.py",
         "spin/ball.py",
         "spin/controller.py",
+        "spin/droplearn.py",
         "spin/geometry.py",
         "spin/health.py",
         "spin/pockets.py",

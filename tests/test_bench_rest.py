@@ -45,3 +45,38 @@ def test_measure_counts_every_spin_once():
         assert min(r["lat"]) > 0
     assert stats["longest_bouncing_sit_s"] <= 0.2 + 1e-9
     assert 0.5 < stats["drop_to_rest_s"]["median"] < 5.0
+
+
+def test_the_pocket_passing_a_sensor_empty_breaks_a_strict_run():
+    sg0 = rest.sightings([(0.0, 10.0, 5)], RPM, SENSORS, theta0=0.0)
+    t1, t2, t3 = sg0[0][0], sg0[1][0], sg0[2][0]
+    # the ball sits in 5 at the first and third passes of pocket 5, in flight at the second
+    sits = [(t1 - 0.1, t1 + 0.1, 5), (t3 - 0.1, t3 + 0.1, 5), (t3 + 0.3, 30.0, 7)]
+    sg = rest.sightings(sits, RPM, SENSORS, 0.0, empties=True)
+    assert any(s[3] is None and s[2] == 5 and abs(s[0] - t2) < 1e-9 for s in sg)
+    assert sg[rest.confirm(sg, 2, 2)][2] == 5            # two agreeing sightings: wrong
+    assert sg[rest.confirm(sg, 2, 2, strict=True)][2] == 7
+
+
+def test_a_span_outlasts_a_ping_pong():
+    sg0 = rest.sightings([(0.0, 10.0, 5)], RPM, SENSORS, theta0=0.0)
+    t1, t2, t3 = sg0[0][0], sg0[1][0], sg0[2][0]
+    sits = [(t1 - 0.1, t1 + 0.1, 5), (t2 - 0.1, t2 + 0.1, 5), (t2 + 0.3, 30.0, 7)]
+    sg = rest.sightings(sits, RPM, SENSORS, 0.0, empties=True)
+    assert sg[rest.confirm(sg, 2, 2, strict=True)][2] == 5
+    m = rest.confirm(sg, 2, 2, strict=True, span=(t2 - t1) + 0.5)
+    assert sg[m][2] == 7 and sg[m][0] - t2 > 0.5
+
+
+def test_false_runs_are_the_pockets_the_ball_left():
+    sg0 = rest.sightings([(0.0, 10.0, 5)], RPM, SENSORS, theta0=0.0)
+    t1, t2 = sg0[0][0], sg0[1][0]
+    sits = [(t1 - 0.1, t1 + 0.1, 5), (t2 - 0.1, t2 + 0.1, 5), (t2 + 0.3, 30.0, 7)]
+    sg = rest.sightings(sits, RPM, SENSORS, 0.0, empties=True)
+    assert rest.false_spans(sg, 7) == [t2 - t1]
+
+
+def test_rules_read_from_the_command_line():
+    assert rest._rule("3:3") == (3, 3, 0, 0)
+    assert rest._rule("2:1:s:3000") == (2, 1, 1, 3000)
+    assert rest._name((2, 1, 1, 3000)) == "2:1:s:3000"

@@ -136,6 +136,8 @@ def test_rule_bound_on_known_sightings():
     assert rule_bound(seen, rest, 12, 4, 3, 5000) == 1_860_000
     # order of the list does not matter; a cut-off before the rule is met gives None
     assert rule_bound(list(reversed(seen)), rest, 12, 3, 3, 5000) == 1_260_000
+    # the run must also reach back span_us from its last sighting to its first
+    assert rule_bound(seen, rest, 12, 2, 2, 5000, span_us=1_200_000) == 1_260_000
     assert rule_bound(seen, rest, 12, 3, 3, 5000, until_us=2_000_000) is None
     assert rule_bound(seen, rest, 5, 1, 1, 5000) is None
     # a sighting of another number after the rest breaks the run (consecutive agreeing sightings)
@@ -146,9 +148,11 @@ def test_rule_bound_on_known_sightings():
 
 def test_confirm_rule_comes_from_the_firmware():
     three = {"cpr": 1024, "index_offset_deg": 17.5, "ball_sensors_deg": [0, 6], "pocket_sensors_deg": [90, 210, 330]}
-    assert confirm_rule(three) == (3, 3, 5000)            # auto: one sighting per sensor, all sensors
-    assert confirm_rule(dict(three, pocket_sensors_deg=[180])) == (2, 1, 5000)   # one sensor: two sightings
-    assert confirm_rule(three, {"confirm_sightings": 4, "confirm_sensors": 2, "pocket_min_us": 8000}) == (4, 2, 8000)
+    # auto: one sighting per sensor, all sensors, over 2.5 s (issue 13 round 4)
+    assert confirm_rule(three) == (3, 3, 5000, 2500000)
+    assert confirm_rule(dict(three, pocket_sensors_deg=[180])) == (2, 1, 5000, 2500000)   # one sensor: two sightings
+    assert confirm_rule(three, {"confirm_sightings": 4, "confirm_sensors": 2, "pocket_min_us": 8000,
+                                "confirm_span_us": 0}) == (4, 2, 8000, 0)
     with pytest.raises(ValueError, match="confirm_sensors"):
         confirm_rule(three, {"confirm_sightings": 2, "confirm_sensors": 3})
 
@@ -306,7 +310,7 @@ def test_bench_on_foreign_feeds(tmp_path):
     # and the rule's bound, decoded from the whole feed, is the one decoded spin by spin
     assert f["result_rule_bound_us"]["n"] == 3
     assert f["result_rule_bound_us"]["min"] == own_rules[0] and f["result_rule_bound_us"]["max"] == own_rules[-1]
-    assert f["run"]["confirm_rule"] == [{"sightings": 3, "sensors": 3, "pocket_min_us": 5000}]
+    assert f["run"]["confirm_rule"] == [{"sightings": 3, "sensors": 3, "pocket_min_us": 5000, "span_us": 2500000}]
     assert bench.run(_args(tmp_path / "o2", feeds=tmp_path / "out")) == 2     # no feed there
     # a malformed feed is refused by name and line; the good ones are still measured
     bad = (feeds / "other.feed").read_text().splitlines()

@@ -24,12 +24,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+from cylindre.spin.pockets import FULL_X10
 
 from host_tools.sim.physics import BallTrack
 from host_tools.sim.wheel import WHEEL, WheelSimulator, geometry_from, wheel_from
 
 PITCH = 360.0 / 37
-FULL = 0.6           # fraction of the window a sighting covers (spin/pockets.py: w * 10 < ref * 6)
+FULL = FULL_X10 / 10  # fraction of the window a sighting covers (the firmware's own threshold)
 
 
 class _SteadyRotor:
@@ -61,9 +62,11 @@ def bounces(n, seed=1, wheel=None):
         yield sits, rest, rpm, float(rng.uniform(0.0, 360.0))
 
 
-def sightings(sits, rpm, sensors, theta0, window=None):
+def sightings(sits, rpm, sensors, theta0, window=None, empties=False):
     """[(t_mid, sensor, pocket, ok)] in time order: each pass of a pocket holding the ball over a
-    sensor; ok when the ball stayed in it over >= 60 % of the sensor's window."""
+    sensor; ok when the ball stayed in it over >= 60 % of the sensor's window. With `empties`, also
+    each pass of a pocket the ball visits while the ball is not in it at all (ok None): what the
+    encoder tells the firmware of a pocket that passed a sensor without a pulse."""
     wd = 6.0 * rpm                      # degrees a second
     turn = 360.0 / wd
     w = (window if window is not None else WHEEL["pocket_sensor_width"]) * PITCH / wd
@@ -77,28 +80,67 @@ def sightings(sits, rpm, sensors, theta0, window=None):
                 if inside > 0:
                     out.append((t, j, k, inside >= FULL * w))
                 t += turn
-    out.sort()
+    if empties:
+        start, end = sits[0][0], sits[-1][1]
+        by = {}
+        for a, b, k in sits:
+            by.setdefault(k, []).append((a, b))
+        for k, spans in by.items():
+            for j, chi in enumerate(sensors):
+                t = ((chi - theta0 - k * PITCH) % 360.0) / wd
+                t += math.ceil((start - t) / turn) * turn
+                while t < end:
+                    if all(min(t + w / 2, b) <= max(t - w / 2, a) for a, b in spans):
+                        out.append((t, j, k, None))
+                    t += turn
+    out.sort(key=lambda s: s[0])
     return out
 
 
-def confirm(sg, need, distinct):
+def confirm(sg, need, distinct, strict=False, span=0.0):
     """Index of the sighting at which the rule confirms, or -1: the last `need` sightings are ok,
-    name the same pocket and come from at least `distinct` sensors."""
-    for m in range(len(sg)):
-        if m + 1 < need:
+    name the same pocket and come from at least `distinct` sensors. `strict`: a pass of the run's
+    pocket over any sensor with the ball not in it (an empty pass, from `sightings(empties=True)`)
+    breaks the run: the sightings must be consecutive passes of that pocket. `span` (s): the run
+    must also reach back that long from its last sighting to its first."""
+    run = []
+    for m, s in enumerate(sg):
+        if s[3] is None:
+            if strict and run and run[-1][2] == s[2]:
+                run = []
             continue
-        last = sg[m - need + 1:m + 1]
-        k = last[0][2]
-        if all(s[3] and s[2] == k for s in last) and len(set(s[1] for s in last)) >= distinct:
+        if not s[3]:
+            run = []
+            continue
+        if run and run[-1][2] != s[2]:
+            run = []
+        run.append(s)
+        if len(run) >= need and len(set(x[1] for x in run[-need:])) >= distinct and s[0] - run[0][0] >= span:
             return m
     return -1
+
+
+def false_spans(sg, final):
+    """Spans (s) of the runs of a pocket the ball later leaves: sightings of it at consecutive
+    passes (no empty pass, no other pocket seen, no partial pulse between), two or more."""
+    out, run = [], []
+    for s in sg + [(0.0, -1, -1, False)]:
+        if s[3] is None and not (run and run[-1][2] == s[2]):
+            continue
+        if s[3] and run and run[-1][2] == s[2]:
+            run.append(s)
+            continue
+        if len(run) >= 2 and run[0][2] != final:
+            out.append(run[-1][0] - run[0][0])
+        run = [s] if s[3] else []
+    return out
 
 
 def measure(n, sensors, rules, seed=1, wheel=None):
     """For each rule (need, distinct): wrong numbers, no confirmation, latencies after rest (s),
     and the bounce statistics the rules face."""
     out = {r: {"wrong": 0, "none": 0, "lat": []} for r in rules}
-    settle, longest_sit, returns, span = [], 0.0, 0, 0.0
+    settle, longest_sit, returns, span, false = [], 0.0, 0, 0.0, []
     w = WHEEL["pocket_sensor_width"]
     for sits, rest, rpm, theta0 in bounces(n, seed, wheel):
         settle.append(rest)
@@ -110,10 +152,11 @@ def measure(n, sensors, rules, seed=1, wheel=None):
                 returns += 1
                 span = max(span, b - seen[k])
             seen.setdefault(k, a)
-        sg = sightings(sits, rpm, sensors, theta0)
+        sg = sightings(sits, rpm, sensors, theta0, empties=True)
+        false += false_spans(sg, final)
         end = w * PITCH / (12.0 * rpm)          # the pulse's end, after its middle
         for r in rules:
-            m = confirm(sg, r[0], r[1])
+            m = confirm(sg, r[0], r[1], bool(r[2] if len(r) > 2 else 0), (r[3] if len(r) > 3 else 0) / 1000.0)
             if m < 0:
                 out[r]["none"] += 1
             elif sg[m][2] != final:
@@ -124,7 +167,11 @@ def measure(n, sensors, rules, seed=1, wheel=None):
     stats = {"spins": n, "drop_to_rest_s": {"median": float(np.median(st)), "p99": float(np.percentile(st, 99)),
                                             "max": float(st.max())},
              "longest_bouncing_sit_s": longest_sit, "returns_to_a_pocket_left": returns,
-             "longest_return_span_s": span}
+             "longest_return_span_s": span,
+             "false_runs": len(false), "false_run_span_s": {
+                 "p99": float(np.percentile(false, 99)) if false else 0.0,
+                 "p99.9": float(np.percentile(false, 99.9)) if false else 0.0,
+                 "max": max(false) if false else 0.0}}
     return out, stats
 
 
@@ -149,15 +196,29 @@ def _board(path):
     s, err = build(given)
     if s is None:
         raise SystemExit("board: %s" % err)
-    return s["pocket_sensors_deg"], (confirm_sightings(s), confirm_sensors(s))
+    return s["pocket_sensors_deg"], (confirm_sightings(s), confirm_sensors(s), 0, 0)
+
+
+def _rule(text):
+    """'need:sensors[:s][:span_ms]' as a tuple (need, sensors, strict, span_ms); s: the sightings
+    are consecutive passes of the pocket (no empty pass between them), span_ms: the run spans at
+    least that long."""
+    f = text.split(":")
+    strict = 1 if "s" in f[2:] else 0
+    span = [int(x) for x in f[2:] if x != "s"]
+    return int(f[0]), int(f[1]), strict, span[0] if span else 0
+
+
+def _name(r):
+    return "%d:%d%s%s" % (r[0], r[1], ":s" if r[2] else "", ":%d" % r[3] if r[3] else "")
 
 
 def run(args) -> int:
     sensors, own = _board(args.board)
     if args.rules:
-        rules = [tuple(int(x) for x in r.split(":")) for r in args.rules.split(",")]
+        rules = [_rule(r) for r in args.rules.split(",")]
     else:
-        rules = [own, (2, min(2, len(sensors))), (own[0] + 1, own[1])]
+        rules = [own, (2, min(2, len(sensors)), 0, 0), (own[0] + 1, own[1], 0, 0)]
     rules = list(dict.fromkeys(rules))
     t0 = time.time()
     res, stats = measure(args.spins, sensors, rules, args.seed, wheel_from(args.wheel) if args.wheel else None)
@@ -168,15 +229,18 @@ def run(args) -> int:
           "%d returns to a pocket the ball then leaves for good, spanning up to %.2f s"
           % (d["median"], d["p99"], d["max"], stats["longest_bouncing_sit_s"],
              stats["returns_to_a_pocket_left"], stats["longest_return_span_s"]))
+    f = stats["false_run_span_s"]
+    print("runs of 2+ sightings at consecutive passes of a pocket the ball then leaves: %d, spanning p99 %.2f s, "
+          "p99.9 %.2f s, max %.2f s" % (stats["false_runs"], f["p99"], f["p99.9"], f["max"]))
     figures = {"stats": stats, "sensors": sensors, "rules": {}}
     for r in rules:
         x = res[r]
         lat = np.array(x["lat"]) if x["lat"] else np.array([float("nan")])
         mark = " (the board's)" if r == own else ""
-        print("rule %d sightings from %d sensors%s: wrong %d of %d (%.4f %%), none %d; after rest median %.2f s, "
-              "p99 %.2f s, max %.2f s" % (r[0], r[1], mark, x["wrong"], args.spins, 100.0 * x["wrong"] / args.spins,
+        print("rule %s (%d sightings from %d sensors%s)%s: wrong %d of %d (%.4f %%), none %d; after rest median %.2f s, "
+              "p99 %.2f s, max %.2f s" % (_name(r), r[0], r[1], ", consecutive passes" if r[2] else "", mark, x["wrong"], args.spins, 100.0 * x["wrong"] / args.spins,
                                           x["none"], np.median(lat), np.percentile(lat, 99), lat.max()))
-        figures["rules"]["%d:%d" % r] = {"wrong": x["wrong"], "none": x["none"], "median_s": float(np.median(lat)),
+        figures["rules"][_name(r)] = {"wrong": x["wrong"], "none": x["none"], "median_s": float(np.median(lat)),
                                          "p99_s": float(np.percentile(lat, 99))}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

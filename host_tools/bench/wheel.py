@@ -75,7 +75,7 @@ def run_chunk(job) -> dict:
     events: list[dict] = []
     # events in feed time (the replay moves them from the controller's since-boot clock)
     rp = Replay(sim.geometry, events.append, overrides=overrides)
-    need, sensors, min_us = confirm_rule(sim.geometry, overrides)
+    need, sensors, min_us, span_us = confirm_rule(sim.geometry, overrides)
     dec = Decoder(sim.geometry)            # the pocket pulses as the geometry reads them
     truths, spins_changes, trace, rules = [], 0, [], []
     t0 = time.perf_counter()
@@ -94,7 +94,7 @@ def run_chunk(job) -> dict:
         truths.append(sp.truth)
         seen = dec.feed(sp.t_us, sp.code, sp.level)
         tr = sp.truth
-        rules.append(rule_bound(seen, tr["rest_us"], tr["number"], need, sensors, min_us)
+        rules.append(rule_bound(seen, tr["rest_us"], tr["number"], need, sensors, min_us, span_us=span_us)
                      if tr.get("rest_us") is not None and tr.get("number") is not None else None)
         if traces and sc is None and len(trace) < traces:
             trace.append({"truth": sp.truth, "laps": _lap_trace(sp.names, sp.t_us, sp.code, sp.level, sp.truth)})
@@ -107,7 +107,7 @@ def run_chunk(job) -> dict:
         i = truths.index(tr_info["truth"])
         tr_info["events"] = [e for e in per[i] if e["ev"] in ("rnvp", "drop", "result")]
     return {"records": records, "changes": spins_changes, "ticks": rp.ticks, "traces": trace,
-            "cpu_s": time.perf_counter() - t0, "gen_s": gen, "rule": [need, sensors, min_us]}
+            "cpu_s": time.perf_counter() - t0, "gen_s": gen, "rule": [need, sensors, min_us, span_us]}
 
 
 def run_feed_file(job) -> dict:
@@ -135,7 +135,7 @@ def run_feed_file(job) -> dict:
         with open(path, encoding="utf-8") as f:
             reader = FeedReader(f)
             rp = Replay(reader.header, events.append, overrides=overrides)
-            need, sensors, min_us = confirm_rule(reader.header, overrides)
+            need, sensors, min_us, span_us = confirm_rule(reader.header, overrides)
             dec = Decoder(reader.header)
             code = dec.code
             buf: list = []
@@ -177,12 +177,12 @@ def run_feed_file(job) -> dict:
             until = starts[i + 1] if i + 1 < len(starts) else None
             lo = bisect.bisect_left(mids, tr["rest_us"])
             hi = bisect.bisect_left(mids, until) if until is not None else len(seen)
-            rule = rule_bound(seen[lo:hi], tr["rest_us"], tr["number"], need, sensors, min_us)
+            rule = rule_bound(seen[lo:hi], tr["rest_us"], tr["number"], need, sensors, min_us, span_us=span_us)
         rec = judge(tr, evs, bound_us=bound, rule_us=rule)
         rec["feed"] = path.name
         records.append(rec)
     return {"records": records, "changes": n, "ticks": rp.ticks, "traces": [],
-            "cpu_s": time.perf_counter() - t0, "gen_s": 0.0, "feed": str(path), "rule": [need, sensors, min_us]}
+            "cpu_s": time.perf_counter() - t0, "gen_s": 0.0, "feed": str(path), "rule": [need, sensors, min_us, span_us]}
 
 
 # -- MicroPython cost ---------------------------------------------------------------------------------
@@ -350,8 +350,8 @@ def run(args) -> int:
         "ticks": sum(res["ticks"] for res in results),
         "cpython_us_per_spin": cpu / max(1, len(records)) * 1e6,
         # the confirmation rule as the firmware resolved it: sightings, distinct sensors, shortest pulse
-        "confirm_rule": [{"sightings": k, "sensors": n, "pocket_min_us": m}
-                         for k, n, m in sorted({tuple(res["rule"]) for res in results if res.get("rule")})],
+        "confirm_rule": [{"sightings": k, "sensors": n, "pocket_min_us": m, "span_us": sp}
+                         for k, n, m, sp in sorted({tuple(res["rule"]) for res in results if res.get("rule")})],
         "git": _git_state(),
     }
     if args.mpy_spins > 0:
@@ -419,7 +419,8 @@ def report(f: dict) -> None:
     print("result after the ball came to rest: median %s, p99 %s, max %s; first sighting of the resting ball: median %s, p99 %s; over it: median %s, p99 %s"
           % (_ms(R["median"]), _ms(R["p99"]), _ms(R["max"]), _ms(B["median"]), _ms(B["p99"]), _ms(O["median"]), _ms(O["p99"])))
     RB, RO = f["result_rule_bound_us"], f["latency_over_rule_us"]
-    rule = ", ".join("%d sightings from %d sensors" % (c["sightings"], c["sensors"]) for c in r.get("confirm_rule", []))
+    rule = ", ".join("%d sightings from %d sensors over %.1f s" % (c["sightings"], c["sensors"], c.get("span_us", 0) / 1e6)
+                     for c in r.get("confirm_rule", []))
     print("   confirmation rule's bound (%s, at the end of the pulse): median %s, p99 %s; latency - rule bound: median %s, p99 %s, max %s; "
           "over it by > %s on %d of %d spins (%d below it, %d without a bound)"
           % (rule or "?", _ms(RB["median"]), _ms(RB["p99"]), _ms(RO["median"]), _ms(RO["p99"]), _ms(RO["max"]),

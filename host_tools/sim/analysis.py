@@ -17,8 +17,8 @@ OVER_RULE_US = 50_000      # a result later than the rule's bound by more than t
 
 LEARNT_FROM = 20     # the spin of a wheel from which the drop prediction is judged learnt (issue 13)
 
-def confirm_rule(geometry: dict, overrides: dict | None = None) -> tuple[int, int, int]:
-    """(sightings, distinct sensors, shortest pulse in us) the firmware needs to confirm a number
+def confirm_rule(geometry: dict, overrides: dict | None = None) -> tuple[int, int, int, int]:
+    """(sightings, distinct sensors, shortest pulse in us, span in us) the firmware needs to confirm a number
     on this wheel with these spin settings, resolved by the firmware's own settings code (the
     auto values of confirm_sightings / confirm_sensors). ValueError if the firmware refuses them."""
     from cylindre.replay import settings_from
@@ -27,20 +27,22 @@ def confirm_rule(geometry: dict, overrides: dict | None = None) -> tuple[int, in
     s, err = build(settings_from(geometry, overrides))
     if s is None:
         raise ValueError(err)
-    return confirm_sightings(s), confirm_sensors(s), s["pocket_min_us"]
+    return confirm_sightings(s), confirm_sensors(s), s["pocket_min_us"], s["confirm_span_us"]
 
 
 def rule_bound(sightings, rest_us: int, number: int, need: int, sensors: int, min_us: int = 0,
-               until_us: int | None = None) -> int | None:
+               span_us: int = 0, until_us: int | None = None) -> int | None:
     """Microseconds after `rest_us` at which the confirmation rule could first be met by
     sightings of the resting ball, or None if it never is (before `until_us`).
 
     `sightings` are the decoder's (t_mid, sensor, number, t_rise, t_fall), any order. One counts
     if its middle is at or after the rest and it lasts at least `min_us`; it is known at its fall
     (the firmware names the pocket from the pulse's middle, so it can only tell at its end). The
-    rule: `need` consecutive agreeing sightings from at least `sensors` distinct sensors; a
-    sighting of another number starts the run again."""
-    run, used = 0, set()
+    rule: `need` consecutive agreeing sightings from at least `sensors` distinct sensors, the first
+    of them `span_us` or more before the last; a sighting of another number starts the run again.
+    (A pass of the pocket with no pulse also does in the firmware: not modelled here, so a missed
+    pulse shows as latency over this bound.)"""
+    run, used, first = 0, set(), 0
     for s in sorted(sightings, key=lambda x: x[4]):
         t_mid, sensor, num, t_rise, t_fall = s[:5]
         if t_mid < rest_us or t_fall - t_rise < min_us:
@@ -50,9 +52,11 @@ def rule_bound(sightings, rest_us: int, number: int, need: int, sensors: int, mi
         if num != number:
             run, used = 0, set()
             continue
+        if run == 0:
+            first = t_mid
         run += 1
         used.add(sensor)
-        if run >= need and len(used) >= sensors:
+        if run >= need and len(used) >= sensors and t_mid - first >= span_us:
             return t_fall - rest_us
     return None
 

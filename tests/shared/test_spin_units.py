@@ -419,3 +419,51 @@ def test_a_lone_pulse_before_the_ball_is_replaced_once_a_second_sensor_confirms_
     assert b.laps[0] == 652000 and b.nlaps == 4, b.laps
     for k in range(1, len(b.laps)):
         assert b.laps[k - 1] <= b.laps[k] <= b.laps[k - 1] * 110 // 100, b.laps
+
+
+def test_confirmation_waits_for_the_span():
+    p = Pockets([0.0, 120.0, 240.0], 0.0, 1024, 5000)
+    _pulse(p, 0, 0, -5, 5)
+    c1 = 1024 * 120 // 360
+    _pulse(p, 1, 1000000, c1 - 5, c1 + 5)              # a third of a turn later, 1 s
+    assert p.confirmed(2, 2, -1) == 0
+    assert p.confirmed(2, 2, -1, 1000000) == 0
+    assert p.confirmed(2, 2, -1, 1000001) is None
+    c2 = 1024 * 240 // 360
+    _pulse(p, 2, 2000000, c2 - 5, c2 + 5)
+    assert p.confirmed(2, 2, -1, 2000000) == 0
+
+
+def test_the_critical_period_is_where_the_drops_bounds_overlap():
+    from cylindre.spin.droplearn import DropLearner, WINDOW
+    d = DropLearner(1000000, 5000000)
+    assert d.estimate(2300000) == 2300000
+    # each drop: the ball left somewhere in the lap after its last pass, true period 2.55 s
+    for lo, hi in ((2100000, 2900000), (2400000, 3200000), (1900000, 2600000), (2350000, 2700000),
+                   (2500000, 3300000)):
+        assert d.add(lo, hi)
+    assert 2500000 <= d.estimate(0) <= 2600000
+    assert d.add(1200000, 1500000)                     # a spin the fit got wrong: no overlap
+    assert 2500000 <= d.estimate(0) <= 2600000
+    assert not d.add(6000000, 7000000) and not d.add(3000000, 2000000)
+    flat = d.record()
+    e = DropLearner(1000000, 5000000)
+    e.restore(flat)
+    assert e.record() == flat and e.estimate(0) == d.estimate(0)
+    e.restore([1, "x", None])                          # damaged: dropped, not a crash
+    assert e.estimate(7) == 7
+    for i in range(WINDOW + 5):
+        d.add(2000000 + i, 3000000)
+    assert len(d.record()) == 2 * WINDOW
+
+
+def test_a_restarted_controller_starts_learnt():
+    from test_spin_kit import valid_spin
+    store = MemoryStore()
+    w, ctl, log, drop, rest = valid_spin(store=store)
+    assert log.of("result")
+    assert len(ctl.learner.lows) == 1 and ctl.drop_us != SPIN["drop_lap_us"][0]
+    ctl2 = Controller(board(status_us=5000000), Log(), store=store)
+    ctl2.boot(0)
+    assert ctl2.drop_us == ctl.drop_us
+    assert ctl2.learner.record() == ctl.learner.record()

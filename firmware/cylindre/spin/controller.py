@@ -13,7 +13,8 @@ from cylindre.spin.rotor import Rotor
 from cylindre.spin.ball import Ball, MIN_LAP_US
 from cylindre.spin.pockets import Pockets
 from cylindre.spin.health import Health, OK, STUCK, SILENT
-from cylindre.spin.predict import predict, fit
+from cylindre.spin.predict import predict, fit, along
+from cylindre.spin.droplearn import DropLearner
 from cylindre.link.protocol import HISTORY
 from cylindre.spin.geometry import WHEEL_ORDER, pocket_index
 
@@ -70,6 +71,7 @@ class Controller:
         self.hist = []
         self.table_open = bool(s["open_at_boot"])
         self.drop_us = s["drop_lap_us"]   # critical lap period, learnt from the spins seen
+        self.learner = DropLearner(SPIN["drop_lap_us"][1], SPIN["drop_lap_us"][2])
         self.accepting = True
         self.t = 0
         self.next_status = 0
@@ -135,6 +137,7 @@ class Controller:
             d = _int(rec.get("drop_us"), 0)
             if s_ok(d) and self.s["learn_drop"]:
                 self.drop_us = d
+                self.learner.restore(rec.get("drop_iv"))
             if rec.get("in_spin") is not None:
                 interrupted = _int(rec.get("in_spin"), None)
         self.emit({"ev": "boot", "t": t_us, "reset_cause": reset_cause, "spin": self.spin,
@@ -557,19 +560,20 @@ class Controller:
         self._confirm(t)
 
     def _learn_drop(self):
-        """The ball left the track somewhere in the lap after its last pass, on average half way:
-        the model's period there estimates the critical period; a running mean keeps it."""
+        """The ball left the track within the lap after its last pass: the model's period at that
+        pass and one lap later bound the critical period (spin/droplearn.py)."""
         f = fit(self.ball.laps)
         if f is None:
             return
         p, q, u = f[0], f[1], f[2]
-        u = u + (p + q * u) * 1.0          # from the last lap's middle to half a lap after it
-        if u <= 0:
+        u_pass = along(p, q, u, 0.5)        # at the last pass (u: the last lap's middle)
+        u_next = along(p, q, u, 1.5)        # where the next pass would have been
+        if u_pass <= 0:
             return
-        est = int(1e6 / (u ** 0.5))
-        if not s_ok(est):
-            return
-        self.drop_us += (est - self.drop_us) // 4
+        lo = int(1e6 / (u_pass ** 0.5))
+        hi = int(1e6 / (u_next ** 0.5)) if u_next > 0 else SPIN["drop_lap_us"][2]
+        if self.learner.add(lo, hi):
+            self.drop_us = self.learner.estimate(self.drop_us)
 
     # ---- pockets --------------------------------------------------------------------------
     def _pocket(self, t, i, level):
@@ -599,7 +603,7 @@ class Controller:
             return
         s = self.s
         p = self.pockets
-        num = p.confirmed(self.need, self.need_sensors, self._track_end())
+        num = p.confirmed(self.need, self.need_sensors, self._track_end(), s["confirm_span_us"])
         if num is None:
             return
         if self.voided == self.spin:
@@ -647,7 +651,7 @@ class Controller:
             return self._unseen("%d us after the drop" % waited)
         turns = (self.need + p.n - 1) // p.n
         # bounces, the turns the rule needs, and room for a sensor to miss the ball a few times
-        limit = 4000000 + (turns + 4) * turn
+        limit = 4000000 + (turns + 4) * turn + self.s["confirm_span_us"]
         if limit > self.s["result_timeout_us"]:
             limit = self.s["result_timeout_us"]
         if waited > limit:
@@ -700,7 +704,8 @@ class Controller:
         self.last_dir = self.rotor.act_dir
         self.prev_dir = self.rotor.prev_dir
         rec = {"v": 1, "spin": self.spin, "dir": self.last_dir, "pdir": self.prev_dir, "in_spin": in_spin,
-               "last": self.last_number, "hist": self.hist, "drop_us": self.drop_us}
+               "last": self.last_number, "hist": self.hist, "drop_us": self.drop_us,
+               "drop_iv": self.learner.record()}
         try:
             self.store.save(rec)
         except Exception as e:

@@ -6,7 +6,9 @@ sightings that agree, coming from at least `sensors` distinct sensors: with n se
 comes every 1/n rotor turn, so the report waits for no more than the rule requires.
 
 Once a pocket is seen, the encoder also says when it must pass each other sensor; a sensor that
-lets it pass four times in a row without a pulse is silent. Pulses shorter than `min_us` are contact
+lets it pass four times in a row without a pulse is silent. The run that confirms must also reach
+back `confirm_span_us` from its last sighting to its first: a ball hopping between two pockets was
+seen in one of them, run unbroken, for up to 2.13 s on the simulator's bounce (bench `rest`). Pulses shorter than `min_us` are contact
 chatter or interference, not a pocket. A pulse much narrower (in encoder counts, so whatever the
 rotor speed) than the full ones of the same run is the ball hopping out of the pocket while it
 passed the sensor: the ball is not at rest, the run is broken.
@@ -22,6 +24,7 @@ from cylindre.spin.geometry import pocket_index, POCKETS, WHEEL_ORDER
 
 MAX_SIGHTINGS = 16
 MISSES = 4             # passes in a row without a pulse: silent (fewer can be missed pulses)
+FULL_X10 = 6           # a pulse under 6/10 of a full one's width: the ball was not there all along
 
 
 class Pockets:
@@ -80,7 +83,7 @@ class Pockets:
         same = self.run and self.sightings and self.sightings[-1][3] == num
         ref = self.run_w if self.run_w > self.full_w else self.full_w
         landing = False
-        if ref and w * 10 < ref * 6:
+        if ref and w * 10 < ref * FULL_X10:
             if same or not self._cut_at_start(sensor, k, mid_c, moved, w, ref):
                 self.run = 0             # the ball left the pocket during the pulse
                 self.run_w = 0
@@ -168,13 +171,14 @@ class Pockets:
         if self.run_w:
             self.full_w = self.run_w if not self.full_w else (3 * self.full_w + self.run_w) // 4
 
-    def confirmed(self, need, sensors, after_t):
+    def confirmed(self, need, sensors, after_t, span_us=0):
         """The confirmed number, or None: the last `need` sightings after `after_t` agree and span
-        at least `sensors` distinct sensors, and the last of them is a full pulse."""
+        at least `sensors` distinct sensors, and the last of them is a full pulse; the run reaches
+        back at least `span_us` from its last sighting to its first."""
         if self.run < need:
             return None
         run = self.final_run(after_t)
-        if len(run) < need or run[-1][0] == self.landing_t:
+        if len(run) < need or run[-1][0] == self.landing_t or run[-1][0] - run[0][0] < span_us:
             return None
         used = [0] * self.n
         distinct = 0

@@ -78,6 +78,14 @@ def fit(laps):
     return p, q, prev, True
 
 
+def along(p, q, u, x):
+    """The squared lap rate x laps further on from u, under du/dx = p + q u (closed form)."""
+    if q > -1e-12:
+        return u + p * x
+    r = p / q
+    return (u + r) * exp(q * x) - r
+
+
 def _time(w1, w2, a, c):
     """Seconds for the rate to fall from w1 to w2 under dw/dt = -(a + c w^2)."""
     if c <= 1e-9:

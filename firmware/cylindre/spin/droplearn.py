@@ -1,0 +1,84 @@
+"""Learning the wheel's critical lap period (the lap period at which the ball leaves the track).
+
+Each drop bounds it: the ball passed the track sensors for the last time at the end of its last
+lap and never came round again, so it left the track within the lap after that pass. The model's
+fit of the spin (predict.fit) gives the ball's period at the last pass (`lo`) and one lap later
+(`hi`): the critical period lies between. Where in that lap the ball left is unknown and about
+uniform, and near the drop the period rises by a fifth over one lap: the middle of one interval
+is a poor estimate (a running mean of middles left the prediction's |error| p99 at 815 ms from
+the 20th spin, against 127 ms with the true period; docs/firmware.md). The intervals of many
+spins overlap where the critical period is: the estimate is the middle of the stretch covered by
+the most intervals (a spin the fit got wrong covers elsewhere and does not move it), taken in the
+squared lap rate, which runs linearly with the angle where the period does not.
+
+The last WINDOW intervals are kept (a wheel's track changes slowly with wear and cleaning), in
+flash with the controller's record, so a restarted controller starts learnt.
+"""
+
+WINDOW = 24          # spins kept
+
+
+def _opens_first(e):
+    return (e[0], -e[1])
+
+
+class DropLearner:
+    def __init__(self, lo_us, hi_us):
+        self.lo_us = lo_us           # plausible critical periods (the setting's bounds)
+        self.hi_us = hi_us
+        self.lows = []               # lower bounds, oldest first
+        self.highs = []              # upper bounds, paired with lows
+
+    def add(self, lo, hi):
+        """One drop: the critical period was between lo and hi (us). Implausible ones are left."""
+        if lo > hi or hi < self.lo_us or lo > self.hi_us:
+            return False
+        self.lows.append(lo if lo > self.lo_us else self.lo_us)
+        self.highs.append(hi if hi < self.hi_us else self.hi_us)
+        if len(self.lows) > WINDOW:
+            self.lows.pop(0)
+            self.highs.pop(0)
+        return True
+
+    def estimate(self, default):
+        """The critical period (us) from the spins kept, or `default` with none: the middle of
+        the stretch that the most intervals cover, in squared lap rate."""
+        n = len(self.lows)
+        if n == 0:
+            return default
+        ends = []                    # (u, +1 where an interval opens, -1 where it closes)
+        for i in range(n):
+            ends.append((1e12 / (self.highs[i] * self.highs[i]), 1))
+            ends.append((1e12 / (self.lows[i] * self.lows[i]), -1))
+        ends.sort(key=_opens_first)
+        best = -1
+        cover = 0
+        a = b = 0.0
+        for i in range(len(ends)):
+            cover += ends[i][1]
+            if ends[i][1] > 0 and cover > best:
+                best = cover
+                a = ends[i][0]
+                b = ends[i + 1][0]
+        return int(1e6 / ((a + b) / 2) ** 0.5)
+
+    def record(self):
+        """What flash keeps: [lo, hi, lo, hi, ...] oldest first."""
+        out = []
+        for i in range(len(self.lows)):
+            out.append(self.lows[i])
+            out.append(self.highs[i])
+        return out
+
+    def restore(self, flat):
+        """Back from `record()`; anything malformed is dropped (a damaged record must not stop
+        the wheel: the controller then starts from the setting)."""
+        self.lows = []
+        self.highs = []
+        if not isinstance(flat, list):
+            return
+        for i in range(0, len(flat) - 1, 2):
+            lo = flat[i]
+            hi = flat[i + 1]
+            if isinstance(lo, int) and isinstance(hi, int):
+                self.add(lo, hi)
