@@ -34,9 +34,10 @@
       $("t-verdict").className = "pill " + (bad ? "bad" : "ok");
       $("alpha").textContent = `Seuil global α = ${a.alpha} sur la famille de ${a.family.length} tests (Holm) : ` +
         "un test est significatif quand son p corrigé est sous α (docs/stats.md).";
-      $("family").replaceChildren(...a.family.map((f) => el("tr", { class: f.significant ? "sig" : "" },
+      $("family").replaceChildren(...(a.family.length ? a.family.map((f) => el("tr", { class: f.significant ? "sig" : "" },
         el("td", {}, f.test), el("td", { class: "n" }, p(f.p)), el("td", { class: "n" }, p(f.p_holm)),
-        el("td", {}, f.significant ? "SIGNIFICATIF" : "—"))));
+        el("td", {}, f.significant ? "SIGNIFICATIF" : "—")))
+        : [el("tr", {}, el("td", { colspan: 4, class: "muted" }, "aucun test : pas encore assez de coups pour qu'un test soit valide"))]));
       $("croupiers").replaceChildren(...(a.croupiers.length ? a.croupiers.map((c) => el("tr", {},
         el("td", {}, c.croupier), el("td", { class: "n" }, c.games), el("td", { class: "n" }, ms(c.rotor_rpm)),
         el("td", { class: "n" }, ms(c.laps)), el("td", { class: "n" }, c.signature_n),
