@@ -20,7 +20,7 @@ CHROMIUM ?= /usr/bin/chromium
 .PHONY: help venv demo test test-fast bench drill firmware flash typecheck browser clean
 
 help:
-	@echo "make demo       set up, then run the whole table on a simulated wheel (SPINS=$(SPINS))"
+	@echo "make demo       set up, then run the whole table on a simulated wheel (SPINS=$(SPINS)); prints the pages' addresses, ARGS=--linger keeps them up"
 	@echo "make test       set up, then run every test (CPython and MicroPython)"
 	@echo "make bench      set up, then print and write the benchmark figures (ARGS passed on)"
 	@echo "make drill      set up, then run the long money-path drills (ARGS: chaos|phases|api and options)"

@@ -4,7 +4,9 @@ Starts the simulated wheel (the firmware's code on the simulated board, real pro
 pseudo-terminal) and the daemon as two processes, then a few simulated players who bet through
 the HTTP API: plain bets, called bets, even chances (which meet the zero sooner or later), a bet
 withdrawn, a late bet refused as a poussette. Prints what the croupier says and pays, and at the
-end the table's result against its theoretical edge.
+end the table's result against its theoretical edge. It prints the pages' addresses first (the
+marquee with a display token, the pit and the statistics with a chef token); `--linger` keeps the
+table up after the last spin so they can be looked at.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ def add_arguments(p):
     p.add_argument("--void-rate", type=float, default=0.1, help="share of misspins (default 0.1)")
     p.add_argument("--workdir", help="keep the key, journal and logs here (default: a temporary folder)")
     p.add_argument("--http-port", type=int, default=0, help="API port (default: a free one)")
+    p.add_argument("--linger", type=float, nargs="?", const=0.0, default=None, metavar="SECONDS",
+                   help="keep the table (daemon, pages) up after the last spin: SECONDS, or until Ctrl-C without")
+    p.add_argument("--croupier", default="Marie", help="the croupier on duty the chef sets (default Marie)")
 
 
 def _eur(c):
@@ -186,6 +191,8 @@ def run(args) -> int:
         pty = pty_file.read_text().split()[0]
         from host_tools.daemon.auth import issue
         token = issue(work / "journal.sqlite", "demo", "admin")     # the demo's players and chef, one identity
+        pages = {"display": issue(work / "journal.sqlite", "demo-marquee", "display"),
+                 "chef": issue(work / "journal.sqlite", "demo-pit", "chef")}
         daemon = subprocess.Popen([py, "-m", "host_tools.daemon", "--port", pty, "--key", str(key),
                                    "--journal", str(work / "journal.sqlite"), "--http", f"127.0.0.1:{port}",
                                    "--open", "--log", str(work / "daemon.log")],
@@ -205,7 +212,12 @@ def run(args) -> int:
                 return 1
             time.sleep(0.1)
         say(f"Cylindre demo: wheel T1 on {pty}, daemon API {base} (OpenAPI at {base}/openapi.json)")
-        say(f"{args.spins} spins at {args.speed:g}x simulated time; journal and logs in {work}\n")
+        say(f"{args.spins} spins at {args.speed:g}x simulated time; journal and logs in {work}")
+        for line in page_urls(base, pages):
+            say(line)
+        say("")
+        if args.croupier:
+            api.call("PUT", "/table/croupier", {"croupier": args.croupier})
 
         rng = random.Random(args.seed)
         players = Players(api, rng, say)
@@ -270,6 +282,8 @@ def run(args) -> int:
         time.sleep(0.5)
         stop.set()
         report(api, players, say)
+        if args.linger is not None:
+            linger(args.linger, base, pages, say, daemon)
         return 0
     finally:
         for p in reversed(procs):
@@ -281,6 +295,31 @@ def run(args) -> int:
                     p.kill()
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def page_urls(base, tokens) -> list[str]:
+    """The pages' addresses, each with a token of its role in the fragment (never sent to the
+    server; the page keeps it in its tab and takes it out of the address bar)."""
+    return ["Pages (ouvrir dans un navigateur) :",
+            f"  tableau des numéros  {base}/marquee#token={tokens['display']}",
+            f"  chef de table        {base}/pit#token={tokens['chef']}",
+            f"  statistiques         {base}/stats#token={tokens['chef']}"]
+
+
+def linger(seconds, base, tokens, say, daemon):
+    """Keep the table up after the last spin: `seconds`, or until Ctrl-C / SIGTERM when 0."""
+    done = threading.Event()
+    old = {s: signal.signal(s, lambda *_: done.set()) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        say("\nLa table reste ouverte " + (f"{seconds:g} s" if seconds else "jusqu'à Ctrl-C") + " :")
+        for line in page_urls(base, tokens)[1:]:
+            say(line)
+        end = time.monotonic() + seconds if seconds else None
+        while not done.is_set() and daemon.poll() is None and (end is None or time.monotonic() < end):
+            done.wait(0.2)
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
 
 
 def edge_of(result):

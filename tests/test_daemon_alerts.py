@@ -1,5 +1,6 @@
 """Alerts: thresholds from the config, raised once per occurrence, journaled, acknowledged by a chef."""
 
+import json
 import time
 
 import pytest
@@ -89,3 +90,89 @@ def test_alerts_are_journaled_cleared_and_acknowledged_with_a_comment(tmp_path):
     hour_later = store.signals(now + 3700, True)
     assert [a["code"] for a in A.evaluate(hour_later, TH, now + 3700)] == ["games_per_hour"]   # 0 games
     assert AlertStore(Journal(tmp_path / "j.sqlite"), "T1").list()[0]["comment"].startswith("série vérifiée")
+
+
+# -- alerts live in the daemon (web_pages.Pit on the floor app) -----------------------------------------
+from floorkit import Table as Floor  # noqa: E402
+from host_tools.daemon import config as cfg  # noqa: E402
+
+
+def _reds(t, first, n):
+    for s in range(first, first + n):
+        t.feed.spin(s, 32 if s % 2 else 1)
+
+
+def _metric(t, code, state):
+    line = f'cylindre_alerts{{code="{code}",state="{state}"}} '
+    [v] = [x[len(line):] for x in t.call("display", "GET", "/metrics").text.splitlines() if x.startswith(line)]
+    return float(v)
+
+
+def test_an_alert_goes_on_the_stream_and_the_metrics_and_a_chef_acknowledges_it_audited(tmp_path):
+    t = Floor(tmp_path / "j.sqlite", conf={"alerts": {"run_length": 5}})
+    try:
+        pit = t.app.state.pit
+        after = t.floor.events.bounds()[1]
+        _reds(t, 1, 4)
+        assert pit.check() == []                                    # 4 reds: under the threshold
+        _reds(t, 5, 1)
+        [a] = pit.check()
+        assert (a["code"], a["value"], a["key"]) == ("run_length", 5, "run:rouge:1")
+        assert pit.check() == []                                    # raised once
+        [(eid, kind, data)] = [e for e in t.floor.events.since(after) if e[1] == "alert"]
+        assert json.loads(data)["id"] == a["id"]                     # journaled on the event stream
+        assert _metric(t, "run_length", "pending") == 1 and _metric(t, "article53", "pending") == 0
+        assert [x["id"] for x in t.call("chef", "GET", "/alerts?pending=true").json()] == [a["id"]]
+
+        path = f"/alerts/{a['id']}/ack"
+        assert t.call("croupier", "POST", path, json={"comment": "vu"}).status_code == 403
+        assert t.call("chef", "POST", path, json={"comment": "   "}).status_code == 400
+        assert t.call("chef", "POST", path, json={}).status_code == 400
+        assert t.call("chef", "POST", "/alerts/999/ack", json={"comment": "vu"}).status_code == 404
+        r = t.call("chef", "POST", path, json={"comment": "vidéo revue, cylindre de niveau"})
+        assert r.status_code == 200 and r.json()["acked_by"] == "chef-1"
+        assert t.call("admin", "POST", path, json={"comment": "encore"}).json()["error"] == "already_acknowledged"
+        row = t.call("chef", "GET", "/audit?action=alert_ack").json()[0]
+        assert (row["who"], row["target"], row["after"], row["done"]) == (
+            "chef-1", str(a["id"]), {"comment": "vidéo revue, cylindre de niveau"}, True)
+        assert _metric(t, "run_length", "pending") == 0 and _metric(t, "run_length", "acknowledged") == 1
+        acks = [json.loads(d) for _, k, d in t.floor.events.since(eid) if k == "alert"]
+        assert [x["acked_by"] for x in acks] == ["chef-1"]
+        assert t.call("chef", "GET", "/alerts?pending=true").json() == []
+    finally:
+        t.close()
+
+
+def test_the_watch_checks_at_each_game_end_and_a_silent_link_raises_link_down(tmp_path):
+    t = Floor(tmp_path / "j.sqlite", conf={"alerts": {"run_length": 3, "every_s": 60, "link_down_s": 1}})
+    pit = t.app.state.pit
+    try:
+        pit.started = time.time() - 0.5                 # the daemon started; the wheel never heard (NoPort)
+        pit.start()
+        _reds(t, 1, 3)                                  # the third red's settlement wakes the watch
+        end = time.monotonic() + 5
+        while time.monotonic() < end and not pit.store.list():
+            time.sleep(0.02)
+        assert [a["code"] for a in pit.store.list()] == ["run_length"]      # not link_down: heard 0.5 s ago
+        time.sleep(0.6)
+        t.feed.spin(4, 2)                                                   # noir: the run ends
+        end = time.monotonic() + 5
+        while time.monotonic() < end and len(pit.store.list()) < 2:
+            time.sleep(0.02)
+        link, run = pit.store.list()
+        assert link["code"] == "link_down" and link["level"] == "critical" and run["cleared_at"] is not None
+    finally:
+        pit.stop()
+        t.close()
+
+
+def test_alert_thresholds_come_from_the_config_file_and_a_bad_one_is_refused(tmp_path):
+    f = tmp_path / "table.toml"
+    f.write_text('port = "/dev/ttyACM0"\n[alerts]\nrun_length = 10\nlink_down_s = 12.5\n')
+    conf = cfg.validate(cfg.load(f))
+    assert conf["alerts"] == {"run_length": 10, "link_down_s": 12.5}
+    assert cfg.validate(cfg.load(None))["alerts"] == {}
+    for bad in ('[alerts]\nrun_lenght = 10\n', '[alerts]\nvoid_rate = 2\n', 'alerts = 3\n'):
+        f.write_text(bad)
+        with pytest.raises(cfg.ConfigError, match="alerts"):
+            cfg.validate(cfg.load(f))

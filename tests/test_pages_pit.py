@@ -1,5 +1,8 @@
-"""The pit page in a real browser against a running table: the bets by player, a held bet
-refunded, an alert acknowledged with a comment, the last games with their evidence."""
+"""The pit page in a real browser against the running daemon that serves it: bets by player, a bet
+held by the daemon's own recovery (the wheel's link went silent after "rien ne va plus", the wheel
+played on, then lost its power: its flash no longer reaches back to the called spin) refunded from
+the page, the link-down alert that outage raised acknowledged with a comment, the croupier set, the
+last games with their evidence."""
 
 import time
 
@@ -8,55 +11,80 @@ import pytest
 pw = pytest.importorskip("playwright.sync_api")
 
 from browserkit import Table, browser, shot
-from host_tools.daemon import alerts as A
 
 
 @pytest.fixture
 def table(tmp_path):
-    t = Table(tmp_path).start()
+    t = Table(tmp_path, alerts={"link_down_s": 2, "every_s": 0.5}, silence_ms=1500).start()
     yield t
     t.close()
 
 
-def test_pit_resolves_a_held_bet_and_acknowledges_an_alert(table):
+def cut_the_link_after_rnvp_then_the_power(table, spin, more):
+    """From `spin`'s result on, nothing leaves the wheel (a cut cable); the croupier plays `more`
+    spins; then the wheel loses its power and boots: its outbox is gone, its flash holds 10 games."""
+    board = table.board
+    link, emit = board.link, board.link.emit        # this boot's link: the power cut replaces it
+
+    def cut(ev):
+        if ev.get("ev") == "result" and ev.get("spin") == spin:
+            board._mute = True
+        return emit(ev)
+    link.emit = cut
+    table.play(1 + more)
+    table.wait(lambda: board.spins >= spin + more, "the wheel did not play on", 120)
+    board._cut_at = time.monotonic()                   # the board's own loop cuts the power
+
+
+def test_pit_refunds_a_held_bet_and_acknowledges_the_alert_of_the_outage(table):
     table.play(1)
     table.wait_results(1)
-    st, held = table.api("POST", "/bets", {"player": "ana", "type": "plein", "numbers": [17], "stake": 1000})
+    st, held = table.api("POST", "/bets", {"player": "ana", "type": "plein", "numbers": [17], "stake": 1000}, role="croupier")
     assert st == 201
-    # the recovery after a power cut would hold it (docs/daemon.md): the chef must decide
-    with table.daemon.j.tx() as db:
-        db.execute("UPDATE bets SET status='held', spin=99 WHERE id=?", (held["id"],))
+    cut_the_link_after_rnvp_then_the_power(table, 2, 10)
+    table.wait(lambda: table.api("GET", f"/bets/{held['id']}")[1]["status"] == "held", "the bet was never held", 30)
+    table.wait(lambda: any(a["code"] == "link_down" for a in table.pit.store.list()), "no link_down alert", 10)
+    [alert] = [a for a in table.pit.store.list() if a["code"] == "link_down"]
+    table.wait(lambda: table.api("GET", "/state")[1]["table"]["accepting_bets"], "betting never reopened after the boot")
     for player, kind, stake in (("bo", "rouge", 2000), ("bo", "pair", 500), ("cy", "noir", 1500)):
-        assert table.api("POST", "/bets", {"player": player, "type": kind, "stake": stake})[0] == 201
-    launches = [{"spin": 1, "at": 0, "violations": ["rotor_not_reversed"]}]
-    [alert] = table.alerts.sync(A.evaluate({"launches": launches}, A.thresholds({}), time.time()))
+        assert table.api("POST", "/bets", {"player": player, "type": kind, "stake": stake}, role="croupier")[0] == 201
 
     with pw.sync_playwright() as p:
         b = browser(p)
-        page = b.new_page(viewport={"width": 1600, "height": 1000})
+        page = b.new_page(viewport={"width": 1600, "height": 1000}, bypass_csp=True)    # the test evaluates its own scripts
         t0 = time.time()
-        page.goto(table.base + "/pit#token=chef-token")
+        page.goto(table.base + "/pit#token=" + table.tokens["chef"])
         page.wait_for_selector("body[data-loaded]")
         load_ms = (time.time() - t0) * 1000
         assert page.locator("#t-link").inner_text() == "liaison établie"
-        assert page.locator("#n-held").inner_text() == "1" and page.locator("#n-alerts").inner_text() == "1"
+        assert page.locator("#n-held").inner_text() == "1"
+        assert page.locator(f"[data-alert='{alert['id']}']").get_attribute("class") == "critical"
+        assert "liaison avec le cylindre coupée" in page.locator(f"[data-alert='{alert['id']}']").inner_text()
         rows = {r.locator("td").nth(0).inner_text(): r.locator("td").nth(2).inner_text()
                 for r in page.locator("#bets tr").all()}
         assert rows == {"bo": "25,00 €", "cy": "15,00 €"}
         games = page.locator("#games tr")
         assert games.count() == 1
-        shot(page, "pit_before")
+        shot(page, "pit_before", full=True)
 
         page.locator(f"[data-alert='{alert['id']}'] button").click()           # no comment: refused here
         assert "commentaire est obligatoire" in page.locator("#error").inner_text()
-        page.locator(f"[data-alert='{alert['id']}'] input").fill("rotor vérifié, inversé à la main; croupier prévenu")
+        page.locator(f"[data-alert='{alert['id']}'] input").fill("câble du cylindre rebranché; coupure de courant notée")
         page.locator(f"[data-alert='{alert['id']}'] button").click()
         page.wait_for_selector(f"[data-alert='{alert['id']}'].done")
-        assert table.alerts.get(alert["id"])["comment"] == "rotor vérifié, inversé à la main; croupier prévenu"
+        acked = table.pit.store.get(alert["id"])
+        assert (acked["acked_by"], acked["comment"]) == ("chef-1", "câble du cylindre rebranché; coupure de courant notée")
+        assert table.api("GET", "/audit?action=alert_ack", role="chef")[1][0]["who"] == "chef-1"
 
         page.locator(f"[data-bet='{held['id']}'] button.stop").click()         # Rembourser
         page.wait_for_function("document.getElementById('n-held').textContent === ''")
         assert table.api("GET", f"/bets/{held['id']}")[1]["status"] == "refunded"
+        assert table.api("GET", "/audit?action=bet_resolve", role="chef")[1][0]["after"]["action"] == "refund"
+
+        page.locator("#croupier").fill("Marie")
+        page.locator("#f-croupier button").click()
+        page.wait_for_function("document.getElementById('t-croupier').textContent.includes('Marie')")
+        assert table.api("GET", "/state")[1]["table"]["croupier"] == "Marie"
 
         spin = int(games.nth(0).locator("td").nth(0).inner_text())
         games.nth(0).locator("button").click()
@@ -67,11 +95,12 @@ def test_pit_resolves_a_held_bet_and_acknowledges_an_alert(table):
         page.evaluate("""() => { const g = document.getElementById('games'); new MutationObserver(() => {
             if (g.querySelectorAll('tr').length === 2 && !window.__row) window.__row = Date.now(); })
             .observe(g, {childList: true}); }""")
+        n = len(table.settled())
         table.play(1)
-        settled_at = table.wait_results(2)[-1][2]
+        settled_at = table.wait_results(n + 1)[-1][2]
         page.wait_for_function("document.querySelectorAll('#games tr').length === 2")
         update_ms = page.evaluate("window.__row") - settled_at * 1000
-        shot(page, "pit_after")
+        shot(page, "pit_after", full=True)
 
         page.once("dialog", lambda d: d.accept())                                # "Fermer la table ?"
         page.locator("#b-close").click()

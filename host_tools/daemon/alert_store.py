@@ -31,8 +31,10 @@ class AlertStore:
             db.execute(SCHEMA)
             db.execute(INDEX)
 
-    def sync(self, current: list, now: float | None = None) -> list:
-        """Record the alerts of `current` not raised yet and mark ended ones cleared; the new rows."""
+    def sync(self, current: list, now: float | None = None, publish=None) -> list:
+        """Record the alerts of `current` not raised yet and mark ended ones cleared; the new rows.
+        `publish(kind, body)` (the floor's event log) is told of each new row inside the same
+        transaction, so the stream says an alert exactly when the journal holds it."""
         now = time.time() if now is None else now
         with self.j.tx() as db:
             live = {r["key"]: r["id"] for r in db.execute(
@@ -46,7 +48,10 @@ class AlertStore:
                     "INSERT INTO alerts (wheel, raised_at, code, key, level, message, body) VALUES (?,?,?,?,?,?,?)",
                     (self.wheel, now, a["code"], a["key"], a["level"], a["message"],
                      json.dumps({"value": a["value"], "threshold": a["threshold"]}))).lastrowid)
-        return [self.get(i) for i in ids]
+            rows = [self.get(i) for i in ids]
+            for r in rows if publish else ():
+                publish("alert", r)
+        return rows
 
     def get(self, aid: int) -> dict | None:
         r = self.j.one("SELECT * FROM alerts WHERE id=? AND wheel=?", (aid, self.wheel))
@@ -57,8 +62,9 @@ class AlertStore:
         sql = "SELECT * FROM alerts WHERE wheel=?" + (" AND acked_at IS NULL" if pending_only else "") + " ORDER BY id DESC LIMIT ?"
         return [_row(r) for r in self.j.query(sql, (self.wheel, limit))]
 
-    def acknowledge(self, aid: int, by: str, comment: str, now: float | None = None) -> dict:
-        """The chef acknowledges alert `aid`; KeyError if there is none, ValueError if refused."""
+    def acknowledge(self, aid: int, by: str, comment: str, now: float | None = None, publish=None) -> dict:
+        """The chef acknowledges alert `aid`; KeyError if there is none, ValueError if refused.
+        Called inside the caller's transaction when it audits the acknowledgement with it."""
         now = time.time() if now is None else now
         with self.j.tx() as db:
             row = self.get(aid)
@@ -67,7 +73,10 @@ class AlertStore:
             ack = A.acknowledgement(row, by, comment, now)
             db.execute("UPDATE alerts SET acked_at=?, acked_by=?, comment=? WHERE id=?",
                        (ack["acked_at"], ack["acked_by"], ack["comment"], aid))
-        return self.get(aid)
+            row = self.get(aid)
+            if publish:
+                publish("alert", row)
+        return row
 
     def metrics(self) -> dict:
         """Counts for /metrics: {(code, state): n}, state `pending` (not acknowledged) or `acknowledged`."""
@@ -99,12 +108,17 @@ class AlertStore:
             else:
                 voids.append({"spin": r["spin"], "at": r["at"], "reason": body.get("reason")})
         hour = self.j.one("SELECT COUNT(*) AS n FROM settlements WHERE wheel=? AND at > ?", (self.wheel, now - 3600))
+        return {"results": results, "launches": launches, "voids": voids, "table_open": table_open,
+                "open_since": self.opened_at(), "results_last_hour": hour["n"], "link_up": link_up,
+                "link_down_since": last_heard, "stats": stats}
+
+    def opened_at(self) -> float | None:
+        """When the table last opened (its session's start): the first thing the croupier said
+        after the last "la table est fermée"; None when the journal has never said anything."""
         closed = self.j.one("SELECT MAX(at) AS at FROM announcements WHERE wheel=? AND text=?", (self.wheel, CLOSED_TEXT))
         first = self.j.one("SELECT MIN(at) AS at FROM announcements WHERE wheel=? AND at > ?",
                            (self.wheel, (closed or {}).get("at") or 0))
-        return {"results": results, "launches": launches, "voids": voids, "table_open": table_open,
-                "open_since": (first or {}).get("at"), "results_last_hour": hour["n"], "link_up": link_up,
-                "link_down_since": last_heard, "stats": stats}
+        return (first or {}).get("at")
 
 
 def _row(r) -> dict:

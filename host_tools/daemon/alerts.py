@@ -23,8 +23,11 @@ DEFAULTS = {
     "games_per_hour_min": 20,       # results in the last hour, once the table has been open an hour
     "games_per_hour_max": 90,
     "link_down_s": 30,              # the wheel unheard for this long while the table is open
+    "every_s": 5,                   # the daemon checks the thresholds this often, and on each game's end
+    "stats_every_s": 600,           # the wheel statistics (the whole journal) at most this often
 }
 
+CODES = ("run_length", "void_rate", "article53", "games_per_hour", "link_down", "statistics")
 _INT_KEYS = ("stats_min_games", "run_length", "void_window", "article53", "games_per_hour_min", "games_per_hour_max")
 
 
@@ -50,8 +53,9 @@ def thresholds(config: dict | None) -> dict:
         raise ConfigError(f"alerts.p_value must be between 0 and 1, not {th['p_value']}")
     if not 0 < th["void_rate"] <= 1:
         raise ConfigError(f"alerts.void_rate must be in (0, 1], not {th['void_rate']}")
-    if th["link_down_s"] <= 0:
-        raise ConfigError("alerts.link_down_s must be positive")
+    for k in ("link_down_s", "every_s", "stats_every_s"):
+        if th[k] <= 0:
+            raise ConfigError(f"alerts.{k} must be positive")
     if th["games_per_hour_min"] > th["games_per_hour_max"]:
         raise ConfigError("alerts.games_per_hour_min is above games_per_hour_max")
     return th

@@ -166,6 +166,7 @@ def run(args) -> int:
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     d.start()
+    app.state.pit.start()                   # the alert watch (web_pages.Pit)
     web = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="cylindre-http", daemon=True)
     web.start()
     scheme = "https" if c["tls_cert"] else "http"
@@ -174,6 +175,7 @@ def run(args) -> int:
              scheme, host, sock.getsockname()[1])
     done.wait()
     log.info("stopping")
+    app.state.pit.close()
     floor.events.close()
     server.should_exit = True
     web.join(timeout=5)

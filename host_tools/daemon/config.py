@@ -38,6 +38,7 @@ KEYS = {
     "allowed_hosts": (list, [], "Host header values served besides localhost, 127.0.0.1, [::1] and the bind address"),
     "cors_origins": (list, [], "origins allowed to call the API from a browser (CORS); none: CORS off"),
     "max_body": (int, 16384, "largest request body in bytes (413 above)"),
+    "alerts": (dict, {}, "[alerts] table: the pit's alert thresholds (docs/pages.md); every key optional"),
 }
 LOG_FORMATS = ("text", "json")
 SOURCES = {"cylindre": 115200, "cammegh": 9600}     # a source and its default serial speed
@@ -48,7 +49,7 @@ class ConfigError(ValueError):
 
 
 def defaults() -> dict:
-    return {k: (list(d) if isinstance(d, list) else d) for k, (_, d, _) in KEYS.items()}
+    return {k: (list(d) if isinstance(d, list) else dict(d) if isinstance(d, dict) else d) for k, (_, d, _) in KEYS.items()}
 
 
 def load(path: str | Path | None) -> dict:
@@ -93,6 +94,11 @@ def validate(c: dict) -> dict:
         raise ConfigError("silence_ms must be 1500 to 60000 (the wheel speaks every 500 ms)")
     if not 1024 <= c["max_body"] <= 1 << 20:
         raise ConfigError("max_body must be 1024 to 1048576 bytes")
+    from .alerts import ConfigError as AlertsError, thresholds
+    try:
+        thresholds(c.get("alerts"))
+    except AlertsError as e:
+        raise ConfigError(str(e)) from None
     if bool(c["tls_cert"]) != bool(c["tls_key"]):
         raise ConfigError("tls_cert and tls_key go together")
     host, _ = hostport(c["http"])
@@ -128,5 +134,6 @@ def _typed(k, v, where):
     if t is list:
         ok = ok and all(isinstance(x, str) for x in v)
     if not ok:
-        raise ConfigError(f"{where}: {k} must be {'a list of strings' if t is list else t.__name__}, got {v!r}")
+        kind = {list: "a list of strings", dict: "a table"}.get(t, t.__name__)
+        raise ConfigError(f"{where}: {k} must be {kind}, got {v!r}")
     return v

@@ -1,6 +1,7 @@
 """The published events, numbered and journaled, so a display that reconnects misses nothing.
 
-Every event the table publishes (announce, bet, cancel, settlement, wheel, link) becomes a row of
+Every event the table publishes (announce, bet, cancel, settlement, wheel, link; and the pit's
+alerts, raised or acknowledged: web_pages.py) becomes a row of
 the `event_log` table *in the transaction of the change it reports* (the daemon and the floor call
 the table inside one `Journal.tx`): an event and its money change commit together or not at all.
 Live subscribers get it only once that transaction has committed (`Journal.after_commit`), in
@@ -20,7 +21,7 @@ import threading
 import time
 
 EPHEMERAL = frozenset({"status"})
-KINDS = ("announce", "bet", "cancel", "settlement", "wheel", "link", "status")
+KINDS = ("announce", "bet", "cancel", "settlement", "wheel", "link", "alert", "status")
 KEEP = 100_000
 PRUNE_EVERY = 1000
 

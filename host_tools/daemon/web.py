@@ -85,6 +85,7 @@ class Floor:
         self.metrics = metrics
         self.limits = LimitsStore(self.j, daemon.wheel)
         self.committer = Committer(self.table)
+        self.pit = None                         # the pit's part (web_pages.Pit), set by create_app
         metrics.watch(daemon)
 
     def _start_limits(self, from_file: bool):
@@ -194,7 +195,10 @@ class Floor:
 
     # reads
     def state(self):
-        return self.d.status()
+        out = self.d.status()
+        if self.pit is not None:
+            out["table"].update(self.pit.table_state())
+        return out
 
     def bets(self, **kw):
         return self.table.bets(**kw)
@@ -338,6 +342,9 @@ class TableState(Model):
     bets_held: int
     prisoners: list[Any]
     carry: list[Any]
+    croupier: Optional[str] = Field(default=None, description="the croupier on duty, as the chef set it (PUT /table/croupier)")
+    croupier_since: Optional[float] = None
+    session_since: Optional[float] = Field(default=None, description="when the table last opened (None while closed)")
 
 
 class LinkState(Model):
@@ -815,6 +822,8 @@ def create_app(floor: Floor, conf: dict | None = None) -> FastAPI:
         audit.record(who.name, who.role, "wheel_time", None, None, epoch_ms, answer=out)
         return out
 
+    from .web_pages import add_pages           # /, /marquee, /pit, /stats, assets, alerts, croupier, statistics
+    app.state.pit = add_pages(app, floor, need, conf)
     _document_errors(app)
     hosts = set(LOOPBACK_HOSTS) | {bind_host} | set(conf["allowed_hosts"])
     if conf["cors_origins"]:

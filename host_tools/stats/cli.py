@@ -34,7 +34,7 @@ def run(args) -> int:
         try:
             paths = report.write(a, args.out)
         except ImportError:
-            print("cylindre stats: --out needs matplotlib (pip install matplotlib); the summary above needs nothing",
+            print("cylindre stats: --out needs matplotlib, a dependency of cylindre: reinstall it (pip install .)",
                   file=sys.stderr)
             return 2
         except OSError as e:

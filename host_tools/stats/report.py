@@ -88,6 +88,11 @@ def text(a: dict) -> str:
     return "\n".join(L)
 
 
+def names(a: dict) -> list[str]:
+    """The names of the figures `figures(a)` draws, in order (the PNG files without .png)."""
+    return ["numeros", "secteurs", "chute", "cadence"] + (["croupiers"] if any(c["signature_n"] for c in a["croupiers"]) else [])
+
+
 def figures(a: dict):
     """[(name, matplotlib Figure)] for the PNGs and the PDF."""
     import matplotlib

@@ -1,6 +1,6 @@
 """The pages people at the table look at, as files of the project (no CDN, no build step):
-`/marquee` (the tote board, role display) and `/pit` (the chef's page), their scripts and styles
-under `/assets/`. `resolve(path)` maps a request path to a file here, or None; the daemon's web
+`/` (an index), `/marquee` (the tote board, role display), `/pit` (the chef's page) and `/stats`
+(the wheel statistics, chef), their scripts and styles under `/assets/`. `resolve(path)` maps a request path to a file here, or None; the daemon's web
 app serves what it returns (docs/pages.md).
 """
 
@@ -9,9 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-PAGES = {"/marquee": "marquee.html", "/pit": "pit.html"}
+PAGES = {"/": "index.html", "/marquee": "marquee.html", "/pit": "pit.html", "/stats": "stats.html"}
 TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
          ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml"}
+SERVED = (".js", ".css", ".svg")         # what /assets/ gives; the pages have their own routes
 
 
 def resolve(path: str):
@@ -20,7 +21,7 @@ def resolve(path: str):
     name = PAGES.get(path.rstrip("/") or "/")
     if name is None and path.startswith("/assets/"):
         name = path[len("/assets/"):]
-        if "/" in name or "\\" in name or name.startswith("."):
+        if "/" in name or "\\" in name or name.startswith(".") or not name.endswith(SERVED):
             return None
     if name is None:
         return None

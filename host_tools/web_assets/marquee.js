@@ -128,12 +128,12 @@
 
   async function limits() {
     try {
-      const l = await Cyl.api("GET", "/limits");
+      const l = await Cyl.api("GET", "/table/limits");
       const row = (k, label) => l[k] ? Cyl.el("span", {}, `${label} ${Cyl.euros(l[k].min)} – ${Cyl.euros(l[k].max)}`) : null;
       $("limits").replaceChildren(Cyl.el("span", {}, "Mises :"), row("plein", "plein"), row("simple", "chances simples"),
                                   row("douzaine", "douzaines"));
     } catch (e) {
-      $("limits").textContent = "";          // a daemon without /limits: nothing shown rather than a guess
+      $("limits").textContent = "";          // not readable now: nothing shown rather than a guess
     }
   }
 

@@ -43,7 +43,8 @@
     const bad = Object.entries(ws.sensors || {}).filter(([, v]) => v !== "ok").map(([k, v]) => `${k} ${v}`);
     pill("t-state", "cylindre " + (STATES[ws.state] || ws.state || "?") + (ws.rotor_rpm_x10 ? ` · rotor ${(ws.rotor_rpm_x10 / 10).toFixed(1)} tr/min` : "")
          + (bad.length ? " · " + bad.join(", ") : ""), bad.length || ws.state === "fault" ? "bad" : "");
-    pill("t-croupier", "croupier : " + (table.croupier || "—"));
+    pill("t-croupier", "croupier : " + (table.croupier || "—") + (table.croupier_since ? " depuis " + hhmm(table.croupier_since) : ""));
+    if (document.activeElement !== $("croupier")) $("croupier").value = table.croupier || "";
   }
 
   function renderMoney(hist, table) {
@@ -85,11 +86,6 @@
   }
 
   function renderAlerts(alerts) {
-    if (alerts === null) {
-      $("alerts").replaceChildren(el("li", { class: "muted" }, "alertes indisponibles sur ce démon"));
-      $("n-alerts").textContent = "";
-      return;
-    }
     const pending = alerts.filter((a) => a.acked_at == null);
     $("n-alerts").textContent = pending.length || "";
     $("alerts").replaceChildren(...(alerts.length ? alerts.slice(0, 30).map((a) => {
@@ -136,11 +132,10 @@
     clearTimeout(timer);
     timer = null;
     try {
-      const [st, hist, open, locked, held] = await Promise.all([
+      const [st, hist, open, locked, held, alerts] = await Promise.all([
         Cyl.api("GET", "/state"), Cyl.api("GET", "/history?limit=10000"), Cyl.api("GET", "/bets?status=open&limit=5000"),
-        Cyl.api("GET", "/bets?status=locked&limit=5000"), Cyl.api("GET", "/bets?status=held&limit=5000")]);
-      let alerts = null;
-      try { alerts = await Cyl.api("GET", "/alerts"); } catch (e) { if (e.status !== 404) throw e; }
+        Cyl.api("GET", "/bets?status=locked&limit=5000"), Cyl.api("GET", "/bets?status=held&limit=5000"),
+        Cyl.api("GET", "/alerts?limit=100")]);
       renderTop(st);
       renderMoney(hist, st.table || {});
       renderBets(open.concat(locked));
@@ -155,6 +150,11 @@
   $("b-open").addEventListener("click", () => act(() => Cyl.api("POST", "/table/open")));
   $("b-close").addEventListener("click", () => {
     if (window.confirm("Fermer la table ? Un coup en cours sera annulé.")) act(() => Cyl.api("POST", "/table/close"));
+  });
+
+  $("f-croupier").addEventListener("submit", (e) => {
+    e.preventDefault();
+    act(() => Cyl.api("PUT", "/table/croupier", { croupier: $("croupier").value.trim() }));
   });
 
   function soon() { if (!timer) timer = setTimeout(refresh, 200); }

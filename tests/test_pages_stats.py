@@ -1,0 +1,56 @@
+"""The statistics page (/stats) and every page under the daemon's Content-Security-Policy, in a
+real browser against the running daemon: the family of tests, the croupier on duty, the plots
+and the PDF fetched with the chef's token; the index; no page breaks its own policy."""
+
+import time
+
+import pytest
+
+pw = pytest.importorskip("playwright.sync_api")
+
+from browserkit import Table, browser, shot
+
+
+@pytest.fixture
+def table(tmp_path):
+    t = Table(tmp_path).start()
+    yield t
+    t.close()
+
+
+def test_stats_page_and_every_page_under_its_policy(table):
+    assert table.api("PUT", "/table/croupier", {"croupier": "Marie"}, role="chef")[0] == 200
+    table.play(3)
+    table.wait_results(3)
+    with pw.sync_playwright() as p:
+        b = browser(p)
+        page = b.new_page(viewport={"width": 1400, "height": 1000})        # no bypass: the page's own policy holds
+        broken = []
+        page.on("console", lambda m: broken.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: broken.append(str(e)))
+        t0 = time.time()
+        page.goto(table.base + "/stats#token=" + table.tokens["chef"])
+        page.wait_for_selector("body[data-loaded]", timeout=60000)
+        load_ms = (time.time() - t0) * 1000
+        assert page.locator("#t-games").inner_text() == "3 coups"
+        assert page.locator("#t-verdict").inner_text() == "aucun écart significatif"
+        assert "Marie" in page.locator("#croupiers").inner_text()
+        plots = page.locator("#plots img")
+        assert plots.count() >= 4 and all(plots.nth(i).get_attribute("src").startswith("blob:") for i in range(plots.count()))
+        with page.expect_download() as d:
+            page.locator("#pdf").click()
+        assert d.value.suggested_filename == "cylindre-T1-statistiques.pdf"
+        assert open(d.value.path(), "rb").read(5) == b"%PDF-"
+        shot(page, "stats", full=True)
+
+        page.goto(table.base + "/")
+        assert page.locator("a[href='/marquee']").count() == 1
+        page.goto(table.base + "/marquee#token=" + table.tokens["display"])
+        page.wait_for_selector("#link.up")
+        assert page.locator("#strip li").count() == 3
+        page.goto(table.base + "/pit#token=" + table.tokens["chef"])
+        page.wait_for_selector("body[data-loaded]")
+        assert page.locator("#t-croupier").inner_text().startswith("croupier : Marie")
+        assert broken == [], broken                     # no script error, no Content-Security-Policy violation
+        print(f"\nstats: load (analysis, 4+ plots and the PDF fetched) {load_ms:.0f} ms")
+        b.close()
