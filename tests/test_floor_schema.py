@@ -5,6 +5,8 @@ route is reached; the stream (/events) is left to test_floor_sse.py, its answer 
 Not checked: that every body of the right types is accepted; the document types a bet's fields,
 the rules decide whether it is a bet (a plein of two numbers is 400 invalid_bet)."""
 
+import atexit
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -14,7 +16,9 @@ from schemathesis.checks import negative_data_rejection, not_a_server_error, pos
 
 from floorkit import Table, link_up
 
-_table = Table(Path(tempfile.mkdtemp(prefix="cylindre-schema-")) / "j.sqlite")
+_folder = Path(tempfile.mkdtemp(prefix="cylindre-schema-"))
+atexit.register(shutil.rmtree, _folder, ignore_errors=True)      # a module-level table: no tmp_path
+_table = Table(_folder / "j.sqlite")
 link_up(_table)
 _table.call("croupier", "POST", "/bets", json={"player": "ann", "type": "rouge", "stake": 500})    # B000001
 schema = schemathesis.openapi.from_asgi("/openapi.json", _table.app).exclude(path="/events")

@@ -27,6 +27,7 @@ import platform
 import socket
 import statistics
 import subprocess
+import shutil
 import sys
 import tempfile
 import threading
@@ -227,6 +228,7 @@ def _load(args, against=None, tree=None):
     finally:
         _stop(daemon)
         _stop(wheel)
+        shutil.rmtree(work, ignore_errors=True)
     lat = sorted(x for ls in lats for x in ls)
     if not lat:
         print("[bench] api: no bet placed")
