@@ -156,8 +156,8 @@ def test_the_watch_checks_at_each_game_end_and_a_silent_link_raises_link_down(tm
         assert [a["code"] for a in pit.store.list()] == ["run_length"]      # not link_down: heard 0.5 s ago
         time.sleep(0.6)
         t.feed.spin(4, 2)                                                   # noir: the run ends
-        end = time.monotonic() + 5
-        while time.monotonic() < end and len(pit.store.list()) < 2:
+        end = time.monotonic() + 5                  # the watch wakes at the launch, again at the result
+        while time.monotonic() < end and not (len(pit.store.list()) == 2 and pit.store.list()[1]["cleared_at"]):
             time.sleep(0.02)
         link, run = pit.store.list()
         assert link["code"] == "link_down" and link["level"] == "critical" and run["cleared_at"] is not None

@@ -389,7 +389,7 @@ class Table:
         `frame_rec` is the link's record (journaled here as the event's frame) or the id of a
         frame row the caller already wrote in the same transaction."""
         try:
-            with self.j.tx():
+            with self.lock, self.j.tx():        # the table's lock first, as every caller takes them
                 fid = frame_rec if isinstance(frame_rec, int) else self.j.frame(self.wheel, frame_rec)
                 return self._on_event(boot, seq, ev, fid)
         except BaseException:

@@ -52,6 +52,7 @@ class Pit:
         self.started = clock()
         self._stop = threading.Event()
         self._thread = None
+        self._q = None                          # the watch's subscription (stop() wakes it)
         self._stats_lock = threading.Lock()
         self._stats = None              # (journal key, analysis, folder of its files or None)
         self._stats_at = 0.0
@@ -125,17 +126,23 @@ class Pit:
 
     def stop(self):
         self._stop.set()
+        q = self._q
+        if q is not None:
+            try:
+                q.put_nowait(None)              # wake the watch now, not at its next every_s
+            except queue.Full:
+                pass                            # full: it is about to wake anyway
         if self._thread is not None:
             self._thread.join(5)
 
     def _watch(self):
-        q = self.floor.events.subscribe(kinds=["settlement", "wheel", "link"])
+        q = self._q = self.floor.events.subscribe(kinds=["settlement", "wheel", "link"])
         try:
             while not (self._stop.is_set() or self.floor.stopping()):
                 try:
                     msg = q.get(timeout=self.th["every_s"])
-                    if msg is None:             # hung up on (too slow): subscribe again
-                        q = self.floor.events.subscribe(kinds=["settlement", "wheel", "link"])
+                    if msg is None and not self._stop.is_set():     # hung up on (too slow): subscribe again
+                        q = self._q = self.floor.events.subscribe(kinds=["settlement", "wheel", "link"])
                     while True:                 # one check for a burst of events
                         q.get_nowait()
                 except queue.Empty:
