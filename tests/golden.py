@@ -8,7 +8,8 @@ are kept and compared, byte for byte, with those of another run.
     .venv/bin/python tests/golden.py check DIR [--set small|big] [--no-mpy]
     .venv/bin/python tests/golden.py digests            # the small set's digests, as the test keeps them
 
-`save` before a change, `check` after it: exit 1 and the first differing line of each stream that
+`save` before a change (or from an older commit's tree: `git archive COMMIT | tar -x -C DIR`, then
+DIR/tests/golden.py save), `check` after it: exit 1 and the first differing line of each stream that
 moved. The big set (about 300 spins) is the one to run by hand; tests/test_golden_events.py holds
 the small set's digests (tests/data/golden_events.json) and checks them on CPython at every run.
 Each case's feed digest is kept too, so a change in the simulator is told apart from one in the
@@ -25,7 +26,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
+# The CLI of this tree, whatever is installed: an older commit's tree (git archive) runs its own code.
+CLI = [sys.executable, "-c", "import sys; from host_tools.cli import main; sys.exit(main())"]
+ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "firmware")]))
 BOARDS = {"pico": ROOT / "boards" / "pico.json", "3pk": ROOT / "boards" / "pico2-3pockets.json"}
 
 
@@ -57,16 +60,14 @@ def _sha(data):
 
 def feed(tmp, name, sim, board):
     path = Path(tmp) / (name + ".feed")
-    subprocess.run([str(BIN / "cylindre"), "simulate", *sim, "--board", str(BOARDS[board]), str(path)],
-                   check=True, capture_output=True)
+    subprocess.run(CLI + ["simulate", *sim, "--board", str(BOARDS[board]), str(path)],
+                   check=True, capture_output=True, env=ENV)
     return path
 
 
 def replay(path, board, mpy):
-    cmd = [str(BIN / "cylindre"), "replay", "--board", str(BOARDS[board]), str(path)]
-    if not mpy:
-        cmd.insert(2, "--cpython")
-    return subprocess.run(cmd, check=True, capture_output=True).stdout
+    cmd = CLI + ["replay", "--board", str(BOARDS[board]), str(path)] + ([] if mpy else ["--cpython"])
+    return subprocess.run(cmd, check=True, capture_output=True, env=ENV).stdout
 
 
 def run(which, mpy):
