@@ -35,6 +35,7 @@ package(
         "spin/droplearn.py",
         "spin/geometry.py",
         "spin/health.py",
+        "spin/launch.py",
         "spin/pockets.py",
         "spin/predict.py",
         "spin/rotor.py",

@@ -1,6 +1,6 @@
 """The Pico shell: pins, PIO encoder, interrupts, flash store, watchdog, lamp and LED around one
 Controller. `Board(board_dict, emit)` sets everything up; the main loop calls `poll()` every few
-milliseconds: it drains the edge ring into `Controller.signal` in time order (with the encoder
+milliseconds: it drains the edge ring into `Controller.edge` in time order (with the encoder
 count taken in the interrupt, not later), ticks the controller, and feeds the watchdog.
 """
 
@@ -65,6 +65,9 @@ class Board:
         self.led = Pin(pins.get("led", 25), Pin.OUT, value=0)
         self.store = store if store is not None else FlashStore(store_path)
         self.ctl = Controller(spin_settings(board), self._emit, store=self.store, count=self._count)
+        if self.names != self.ctl.names[:len(self.names)]:
+            raise ValueError("board.json: pins %s, the controller's signals %s"
+                             % (" ".join(self.names), " ".join(self.ctl.names)))
         self._irq = self._on_edge           # bound once: the IRQ must not allocate
         self.wdt = machine.WDT(timeout=WDT_MS) if watchdog else None
         self.state = "idle"
@@ -88,7 +91,7 @@ class Board:
             if self._low:
                 v = 1 - v
             if v:
-                self.ctl.signal(now, self.names[i], 1)
+                self.ctl.edge(now, i, 1)
             p.irq(self._irq, Pin.IRQ_RISING | Pin.IRQ_FALLING, hard=True)
 
     # -- main loop ----------------------------------------------------------------------------
@@ -97,12 +100,10 @@ class Board:
         return p if p is not None else self._enc_count()
 
     def due(self):
-        """Controller time of the next thing to do without an edge: the rotor's next speed
-        sample, the controller's next status (`Controller.next_status`), the LED's next change."""
-        ctl = self.ctl
-        d = ctl.rotor.due()
-        if ctl.next_status < d:
-            d = ctl.next_status
+        """Controller time of the next thing to do without an edge: the controller's next work
+        (`Controller.next_due`: a speed sample, a status, rien ne va plus, the drop), the
+        LED's next change."""
+        d = self.ctl.next_due()
         if self._led_due < d:
             d = self._led_due
         return d
@@ -120,7 +121,7 @@ class Board:
             t = clock.at(r.t[j])
             if self._counted[i]:
                 self._pending = r.k[j]
-            ctl.signal(t, self.names[i], code & 1)
+            ctl.edge(t, i, code & 1)
             self._pending = None
             j += 1
             r.tail = 0 if j == r.size else j

@@ -4,9 +4,11 @@ Pure data and small lookups; numbers are ints 0..36. Zero is neither red nor bla
 even nor odd for the game, and in no dozen, column, manque or passe.
 """
 
-# Clockwise as seen from above, starting at zero.
-ORDER = (0, 32, 15, 19, 4, 21, 2, 25, 17, 34, 6, 27, 13, 36, 11, 30, 8, 23, 10, 5, 24, 16,
-         33, 1, 20, 14, 31, 9, 22, 18, 29, 7, 28, 12, 35, 3, 26)
+from cylindre.spin.geometry import WHEEL_ORDER
+
+# Clockwise as seen from above, starting at zero: the order the Pico's code names pockets by,
+# defined once (spin/geometry.py).
+ORDER = WHEEL_ORDER
 RED = (1, 3, 5, 7, 9, 12, 14, 16, 18, 19, 21, 23, 25, 27, 30, 32, 34, 36)
 
 # Position of each number on the wheel (index into ORDER).

@@ -95,6 +95,70 @@ class Ball:
         self.last_seen[sensor] = t
         self.last_pass_t = t
 
+    # ---- what the controller and the launch ask ------------------------------------------
+    def running(self):
+        """Is a run on the track (the ball passing the sensors)?"""
+        return self.on_track
+
+    def leave_track(self):
+        """The ball is off the track (in a pocket, or gone): the run ends."""
+        self.on_track = False
+
+    def set_first_max(self, first_max_us):
+        self.first_max = first_max_us
+
+    def laps_done(self):
+        """Complete laps of the run, even past MAX_LAPS."""
+        return self.nlaps
+
+    def first_lap(self):
+        """The first lap's period while the laps are whole (0: none yet)."""
+        return self.laps[0] if self.nlaps and self.laps else 0
+
+    def group_size_now(self):
+        """Sensors the current group holds."""
+        return self.group_size
+
+    def group_opened(self):
+        """Time of the current group's first pass."""
+        return self.first_pass_t
+
+    def strong_groups(self):
+        """Groups of the run that held two sensors or more."""
+        return self.strong
+
+    def last_pass(self):
+        """Time of the run's last pass."""
+        return self.last_pass_t
+
+    def lap_start(self):
+        """Reference time of the current group: the start of the lap under way."""
+        return self.last_ref_t
+
+    def ref_sensor(self):
+        """The run's reference sensor (-1: no run)."""
+        return self.ref
+
+    def lap_periods(self):
+        """The lap periods (us) kept, oldest first: read, never changed, by the caller."""
+        return self.laps
+
+    def lap_ends(self):
+        """When each of those laps ended."""
+        return self.lap_end
+
+    def ref_deg(self):
+        """Angle of the reference sensor (the run's first; sensor 0 before any run)."""
+        return self.deg[self.ref if self.ref >= 0 else 0]
+
+    def released(self):
+        """Time of the run's first pass (the ball's release, near enough)."""
+        return self.first_t
+
+    def together(self, a, b, gap):
+        """Can passes of sensors a then b, `gap` us apart, be one group at a launch's pace?"""
+        return self._close(a, b, gap, self.first_max)
+
     def pace(self):
         """The latest lap period (0 before a lap)."""
         return self.laps[-1] if self.laps else 0

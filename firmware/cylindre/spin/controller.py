@@ -10,18 +10,39 @@ as a callable. Events are plain dicts handed to `emit` (docs/events.md). The spi
 
 from cylindre.spin.settings import build, check_one, coherence, SPIN, confirm_sightings, confirm_sensors
 from cylindre.spin.rotor import Rotor
-from cylindre.spin.ball import Ball, MIN_LAP_US
+from cylindre.spin.ball import Ball
+from cylindre.spin.launch import Launch
 from cylindre.spin.pockets import Pockets
 from cylindre.spin.health import Health, OK, STUCK, SILENT
 from cylindre.spin.predict import predict, fit, along
 from cylindre.spin.droplearn import DropLearner
 from cylindre.link.protocol import HISTORY
-from cylindre.spin.geometry import WHEEL_ORDER, pocket_index
+from cylindre.spin.geometry import POCKETS, number_at
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+    const = int
 
 FW = "cylindre-fw 0.1"
 MIN_FIT_LAPS = 4       # laps before the prediction may call rien ne va plus (the lap limit may)
 OFF_WHEEL_LAPS = 2.5    # gone this many laps before the predicted drop: off the wheel (a lap
                         # missed by every sensor is waited for up to there: see _drop_wait)
+FAR_LAPS = 1.5          # predicted laps left over this: far from the drop (see _drop_wait)
+
+# Tuning ratios (integer arithmetic, x10 or x100: tenths or hundredths).
+_SLOW_PACE_N = const(2)      # a lap past rnvp_max_lap_us calls rien ne va plus only at a pace of
+_SLOW_PACE_D = const(3)      # at least 2/3 of it (not two short laps a missed pass ran together)
+_ABSORB_X2 = const(3)        # after a restart mid-spin, the old ball's run for 3/2 slow laps
+_FAR_WAIT_X10 = const(26)    # far from the drop, wait 2.6 laps without a pass (a lap all missed)
+_OFF_WHEEL_X100 = const(50)  # no prediction and a last lap under half the critical one: off the wheel
+_STUCK_POCKETS = const(3)    # a pocket sensor active while the rotor turns over 3 pockets: stuck
+_VOID_STUCK_X = const(10)    # the void button held 10 times stuck_us: stuck
+_BOUNCE_US = const(3000000)  # the ball bounces this long before its pocket can come round
+_REST_US = const(4000000)    # before the result's turns (bounces and settling)
+_SPARE_TURNS = const(4)      # turns for the pocket sensors to miss the ball a few times
+_US_X10_MIN = const(600000000)  # us in a minute x10: a turn's us from rpm_x10
+_SLOW_TURN_US = const(12000000)  # a turn while the rotor's speed is unknown (5 rpm)
 
 IDLE = "idle"
 IN_RIM = "ball_in_rim"
@@ -92,19 +113,18 @@ class Controller:
         self.need_sensors = confirm_sensors(s)
         nb = len(s["ball_sensors_deg"])
         npk = len(s["pocket_sensors_deg"])
+        self.nb = nb
         self.ball_names = ["BALL%d" % i for i in range(nb)]
         self.pocket_names = ["POCKET%d" % i for i in range(npk)]
-        self.health = Health(["Z"] + self.ball_names + self.pocket_names + ["VOID"])
+        # The signal order (indices for `edge` and `health`): Z, BALL0.., POCKET0.., VOID.
+        self.names = ["Z"] + self.ball_names + self.pocket_names + ["VOID"]
+        self.void_i = 1 + nb + npk
+        self.health = Health(self.names)
         self.ball_up = [0] * nb       # rise time while active, else -1
         for i in range(nb):
             self.ball_up[i] = -1
         self.void_up = -1
-        self.candidate = False
-        self.pending = 0                # first lap period, waiting for the direction
-        self.absorb_until = -1          # after a restart mid-spin: the old ball's run until then
-        self.last_t = 0                 # the last ball-sensor pass, and its sensor
-        self.last_i = -1
-        self.pair = [0, -1, 0, -1]      # the last two-sensor group: [t, sensor, t, sensor]
+        self.launch = Launch(self.ball, s["launch_max_lap_us"])
 
     def _new_spin_state(self):
         self.rnvp_t = None
@@ -157,26 +177,61 @@ class Controller:
             # The ball of the voided spin may still run: a run that starts within a slow lap of
             # the boot is that ball, not a launch.
             self.phase = VOID
-            self.absorb_until = t_us + self.drop_us * 3 // 2
+            self.launch.absorb(t_us + self.drop_us * _ABSORB_X2 // 2)
         self._save(None)
         self.next_status = t_us
 
     def signal(self, t_us, name, level):
-        """One sensor change, in time order."""
+        """One sensor change by name (replays, tests), in time order: see `edge`."""
+        self.t = t_us
+        names = self.names
+        for i in range(len(names)):
+            if names[i] == name:
+                return self.edge(t_us, i, level)
+        if name.startswith("BALL"):
+            raise ValueError("unknown signal %r (this board has %s)" % (name, " ".join(self.ball_names)))
+        if name.startswith("POCKET"):
+            raise ValueError("unknown signal %r (this board has %s)" % (name, " ".join(self.pocket_names)))
+        raise ValueError("unknown signal %r" % (name,))
+
+    def edge(self, t_us, i, level):
+        """One sensor change, in time order, by the signal's index in `names` (Z, BALLn,
+        POCKETn, VOID): the Pico's edge path, which compares no strings."""
         self.t = t_us
         level = 1 if level else 0
-        if name == "Z":
+        nb = self.nb
+        if i == 0:
             self._index(t_us, level)
-        elif name.startswith("BALL"):
-            i = self._idx(name, self.ball_names)
-            self._ball(t_us, i, level)
-        elif name.startswith("POCKET"):
-            i = self._idx(name, self.pocket_names)
-            self._pocket(t_us, i, level)
-        elif name == "VOID":
+        elif 0 < i <= nb:
+            self._ball(t_us, i - 1, level)
+        elif nb < i < self.void_i:
+            self._pocket(t_us, i - 1 - nb, level)
+        elif i == self.void_i:
             self._void_button(t_us, level)
         else:
-            raise ValueError("unknown signal %r" % (name,))
+            raise ValueError("no signal %d (this board has 0-%d)" % (i, self.void_i))
+
+    def next_due(self):
+        """Controller time of its next work without an edge, for the Pico's loop to wake then:
+        the rotor's next speed sample, the next status, and in a spin the call of rien ne va
+        plus on the prediction or on a slow lap, and the drop (no pass for `_drop_wait`). The
+        other timeouts (a result's wait, a stuck sensor) ride on the rotor's samples."""
+        d = self.rotor.due()
+        if self.next_status < d:
+            d = self.next_status
+        b = self.ball
+        if self.phase == IN_RIM:
+            c = self.call_t
+            if c is not None and b.laps_done() >= MIN_FIT_LAPS and c < d:
+                d = c
+            lim = self.s["rnvp_max_lap_us"]
+            if b.pace() * _SLOW_PACE_D >= lim * _SLOW_PACE_N and b.lap_start() + lim < d:
+                d = b.lap_start() + lim
+        if b.running():
+            gone = b.last_pass() + self._drop_wait() + 1
+            if gone < d:
+                d = gone
+        return d
 
     def tick(self, t_us):
         """Time passes: speed, timeouts, rien ne va plus on time, health, periodic status."""
@@ -192,18 +247,18 @@ class Controller:
         self._check_stuck(t_us, c)
         ph = self.phase
         b = self.ball
-        if self.candidate and self.pending and t_us - b.first_pass_t > b.pace() // 4 \
-                and b.strong == 0 and b.nlaps >= 2 and not self._slow_first():
+        p = self.launch.window_over(t_us)
+        if p:
             # No group ever held two sensors: one is dead. Launch (a misspin: no direction).
-            self._launch(t_us, self.pending)     # the group is over and gave no direction
-        if b.on_track and t_us - b.last_pass_t > self._drop_wait():
+            self._launch(t_us, p)     # the group is over and gave no direction
+        if b.running() and t_us - b.last_pass() > self._drop_wait():
             self._off_track(t_us)
             ph = self.phase
         if ph == IN_RIM:
-            if self.call_t is not None and t_us >= self.call_t and b.nlaps >= MIN_FIT_LAPS:
+            if self.call_t is not None and t_us >= self.call_t and b.laps_done() >= MIN_FIT_LAPS:
                 self._rnvp(t_us, "prediction")
-            elif t_us - b.last_ref_t >= self.s["rnvp_max_lap_us"] \
-                    and b.pace() * 3 >= self.s["rnvp_max_lap_us"] * 2:
+            elif t_us - b.lap_start() >= self.s["rnvp_max_lap_us"] \
+                    and b.pace() * _SLOW_PACE_D >= self.s["rnvp_max_lap_us"] * _SLOW_PACE_N:
                 # a lap this long (not two short ones a missed pulse would run together)
                 self._rnvp(t_us, "slow_lap")
         if self.phase in _SPINNING and r.known() and r.rpm_x10 < self.s["rotor_min_rpm_x10"]:
@@ -232,7 +287,7 @@ class Controller:
         if self.phase in _SPINNING:
             self._void("table_closed", "the table was closed during the spin")
         self.table_open = False
-        self.candidate = False
+        self.launch.cancel()
         self._status(t_us)
 
     def get_settings(self):
@@ -258,7 +313,7 @@ class Controller:
         if err:
             return err
         self.s = trial
-        self.ball.first_max = trial["launch_max_lap_us"]
+        self.launch.set_max(trial["launch_max_lap_us"])
         if name in ("cpr", "index_offset_deg", "ball_sensors_deg", "pocket_sensors_deg",
                     "index_tolerance"):
             self._setup()
@@ -290,8 +345,8 @@ class Controller:
     def _index(self, t, level):
         c = self.count()
         err = self.rotor.index(t, c, level)
-        if level and self.health.state["Z"] != OK:
-            self.health.set("Z", OK)
+        if level and not self.health.is_(0, OK):
+            self.health.set(0, OK)
         if err is not None:
             self._fault("encoder_mismatch", "index seen %d counts off a whole turn" % err, "Z")
             if self.phase in _SPINNING:
@@ -301,102 +356,48 @@ class Controller:
         r = self.rotor
         if r.index_stuck(c):
             r.sync_next = True
-            if self.health.set("Z", STUCK):
-                self._sensor_fault("Z", STUCK, "index active over a quarter turn")
+            if self.health.set(0, STUCK):
+                self._sensor_fault(0, STUCK, "index active over a quarter turn")
         elif r.index_silent(c):
             r.sync_next = True
-            if self.health.set("Z", SILENT):
-                self._sensor_fault("Z", SILENT, "no index over a turn and a quarter")
+            if self.health.set(0, SILENT):
+                self._sensor_fault(0, SILENT, "no index over a turn and a quarter")
 
     # ---- ball -----------------------------------------------------------------------------
     def _ball(self, t, i, level):
         if not level:
             self.ball_up[i] = -1
             self.ball.fell(t, i)
-            if self.health.state[self.ball_names[i]] == STUCK:
-                self.health.set(self.ball_names[i], OK)
+            if self.health.is_(1 + i, STUCK):
+                self.health.set(1 + i, OK)
             return
         self.ball_up[i] = t
-        name = self.ball_names[i]
-        if self.health.state[name] == SILENT:
-            self.health.set(name, OK)
+        if self.health.is_(1 + i, SILENT):
+            self.health.set(1 + i, OK)
         b = self.ball
-        prev = self._pair(t, i)
-        if not b.on_track:
-            b.start(t, i)
-            self.candidate = self.table_open and self.phase not in (IN_RIM, NO_MORE) \
-                and t > self.absorb_until
-            self.pending = 0
+        L = self.launch
+        ph = self.phase
+        if L.passed(t, i, self.table_open, ph == IN_RIM or ph == NO_MORE, ph in _SPINNING):
             return
-        if prev is not None and not self.candidate and self.phase not in _SPINNING \
-                and self._relaunched(self.pair[0] - prev[0]):
-            # The ball still followed (a voided spin's, taken back by the croupier or not yet
-            # dropped) is not this one: a new ball was launched, its first group `prev`.
-            b.start(prev[0], prev[1])
-            b.passed(prev[2], prev[3])
-            b.passed(self.pair[0], self.pair[1])
-            self.candidate = self.table_open and prev[0] > self.absorb_until
-            self.pending = 0
         period = b.passed(t, i)
-        if self.candidate:
-            # the first lap so far (0: none, or the run started again after a spurious pass)
-            self.pending = b.laps[0] if b.nlaps and b.laps else 0
-            if self._slow_first():
-                return
-            # Launch once the group closing the first lap holds two sensors (a lone pass
-            # may be spurious) and the direction is known; else when its window is over (tick).
-            if self.pending and b.direction() != 0 and b.group_size >= 2:
-                self._launch(t, self.pending)
+        if L.waiting():
+            p = L.ready()
+            if p:
+                self._launch(t, p)
             return
         if self.phase in (IN_RIM, NO_MORE):
             s = b.silent_sensor(t)
-            if s >= 0 and self.health.set(self.ball_names[s], SILENT):
-                self._sensor_fault(self.ball_names[s], SILENT, "missed the ball for a lap")
+            if s >= 0 and self.health.set(1 + s, SILENT):
+                self._sensor_fault(1 + s, SILENT, "missed the ball for a lap")
                 return
             if period:
                 self._predict(t)
 
-    def _pair(self, t, i):
-        """Two ball sensors passed within a launch's pace of each other (a group no lone
-        spurious pulse makes): keep it in `pair`; return the pair before it, else None."""
-        lt = self.last_t
-        li = self.last_i
-        self.last_t = t
-        self.last_i = i
-        if li < 0 or li == i or not self.ball._close(li, i, t - lt, self.ball.first_max):
-            return None
-        prev = self.pair
-        self.pair = [lt, li, t, i]
-        return prev if prev[1] >= 0 else None
-
-    def _relaunched(self, lap):
-        """Between spins, a lap from one two-sensor group to the next far shorter than the pace
-        of the ball still followed, and quick enough for a launch: the ball cannot speed up,
-        so it is a new ball."""
-        pace = self.ball.pace()
-        if not pace or lap < MIN_LAP_US or lap > self.s["launch_max_lap_us"]:
-            return False
-        return lap * 10 < pace * 7
-
-    def _slow_first(self):
-        """A first lap over the launch limit waits for the second: it may be two laps with every
-        sensor missing the ball once (then it is split), or a slow launch indeed."""
-        b = self.ball
-        if self.pending <= self.s["launch_max_lap_us"]:
-            return False
-        if b.nlaps < 2:
-            return True
-        b.split_first()
-        if b.laps:
-            self.pending = b.laps[0]
-        return False
-
     def _launch(self, t, period):
-        self.candidate = False
-        self.pending = 0
+        self.launch.launched()
         if self.phase == DROPPED:
             p = self.pockets
-            if p.sightings and p.sightings[-1][0] > self._track_end():
+            if p.seen_after(self._track_end()):
                 self._void("no_result", "the ball was launched again before a result")
             else:
                 self._unseen("before the relaunch")
@@ -414,14 +415,13 @@ class Controller:
             violations.append("rotor_not_reversed")
         if self.ball_dir and self.ball_dir == self.rotor_dir:
             violations.append("same_direction")
-        ref = b.ref if b.ref >= 0 else 0
         self.emit({"ev": "launch", "t": t, "spin": self.spin, "ball_dir": self.ball_dir,
                    "rotor_dir": self.rotor_dir, "rotor_rpm_x10": r.rpm_x10, "lap_us": period,
                    "violations": violations,
-                   "release_pocket": self._pocket_under(b.deg[ref], b.first_t)})
+                   "release_pocket": self._pocket_under(b.ref_deg(), b.released())})
         self.phase = IN_RIM
         self._save(self.spin)
-        stuck = [n for n in self.health.bad() if self.health.state[n] == STUCK]
+        stuck = self.health.stuck()
         if not self.accepting:
             return self._void("outbox_full", "the link cannot carry events")
         if stuck:
@@ -433,8 +433,9 @@ class Controller:
             return self._void("rotor_slow", "rotor at %d rpm x10, out of range (above %d)"
                               % (r.rpm_x10, s["rotor_max_rpm_x10"]))
         if self.ball_dir == 0:
-            name = self.ball_names[1 if b.ref == 0 else 0]
-            if self.health.set(name, SILENT):
+            j = 1 if b.ref_sensor() == 0 else 0
+            name = self.ball_names[j]
+            if self.health.set(1 + j, SILENT):
                 self._fault("sensor_silent", "no direction: only one ball sensor saw the ball", name)
             return self._void("sensor_fault", "ball direction unknown: %s silent" % name)
         if "rotor_not_reversed" in violations and s["void_rotor_not_reversed"]:
@@ -453,11 +454,11 @@ class Controller:
         the rotor's position is unknown. For the wheel statistics (issue 10)."""
         r = self.rotor
         c = self.count()
-        c -= r.dir * r.rpm_x10 * self.s["cpr"] * (self.t - t) // 600000000
+        c -= r.dir * r.rpm_x10 * self.s["cpr"] * (self.t - t) // _US_X10_MIN
         since = r.since_index(c)
         if since is None:
             return None
-        return WHEEL_ORDER[pocket_index(deg, self.s["index_offset_deg"], since, self.s["cpr"])]
+        return number_at(deg, self.s["index_offset_deg"], since, self.s["cpr"])
 
     def _actuated(self):
         """Article 53 ("actionner chaque fois le cylindre dans un sens opposé au précédent"), read
@@ -472,11 +473,11 @@ class Controller:
 
     def _predict(self, t):
         b = self.ball
-        p = predict(b.laps, b.lap_end, self.drop_us, self.s["rnvp_lead_laps_x10"] / 10.0)
+        p = predict(b.lap_periods(), b.lap_ends(), self.drop_us, self.s["rnvp_lead_laps_x10"] / 10.0)
         if p is None:
             return
         sound = self.sound
-        if p[3] and b.nlaps >= MIN_FIT_LAPS:
+        if p[3] and b.laps_done() >= MIN_FIT_LAPS:
             self.sound = p
         elif sound is not None and p[1] < sound[1]:
             # A fit that flipped sign (one lap mis-timed by a few ms does it on 5-8 laps)
@@ -484,26 +485,26 @@ class Controller:
             p = (sound[0], sound[1], p[2] if p[2] > sound[2] else sound[2], False)
         self.pred = p
         self.call_t = p[0]
-        if t >= p[0] and self.phase == IN_RIM and b.nlaps >= MIN_FIT_LAPS:
+        if t >= p[0] and self.phase == IN_RIM and b.laps_done() >= MIN_FIT_LAPS:
             self._rnvp(t, "prediction")
 
     def _rnvp(self, t, why):
         b = self.ball
         pred_drop = self.pred[1] if self.pred else None
         self.rnvp_t = t
-        ev = {"ev": "rnvp", "t": t, "spin": self.spin, "laps": b.nlaps,
-              "lap_us": b.laps[-6:], "predicted_drop_t": pred_drop,
+        ev = {"ev": "rnvp", "t": t, "spin": self.spin, "laps": b.laps_done(),
+              "lap_us": b.lap_periods()[-6:], "predicted_drop_t": pred_drop,
               "lead_us": (pred_drop - t) if pred_drop is not None else None, "why": why}
         self.emit(ev)
         self.phase = NO_MORE
 
     def _track_end(self):
         """The last pass of this spin's ball on the track."""
-        return self.track_end_t if self.track_end_t is not None else self.ball.last_pass_t
+        return self.track_end_t if self.track_end_t is not None else self.ball.last_pass()
 
     def _drop_wait(self):
         b = self.ball
-        if b.nlaps == 0:
+        if b.laps_done() == 0:
             # No lap yet: a ball slower than this on its first lap was not launched (or noise).
             return self.s["launch_max_lap_us"] * 3
         base = b.pace() or self.drop_us
@@ -511,24 +512,21 @@ class Controller:
             base = self.drop_us             # no lap on the track is slower than the critical one
         if base < self.s["launch_max_lap_us"] // 2:
             base = self.s["launch_max_lap_us"] // 2
-        if b.nlaps < MIN_FIT_LAPS or (self.pred is not None and self.pred[2] > 1.5):
+        if b.laps_done() < MIN_FIT_LAPS or (self.pred is not None and self.pred[2] > FAR_LAPS):
             # Far from the drop: survive a lap where every sensor missed the ball.
-            return base * 26 // 10
+            return base * _FAR_WAIT_X10 // 10
         return base * self.s["drop_wait_x100"] // 100
 
     def _off_track(self, t):
         """The ball stopped passing the track sensors: in a spin, that is the drop."""
-        b = self.ball
-        if self.candidate and b.strong >= 1:
-            # The ball (seen by two sensors at once: not noise) ran a lap or two and left the
-            # track before a launch was confirmed: still a launch, and a misspin (few laps or
-            # too slow). lap_us is 0 when it never came round again.
-            self._launch(t, b.pending_first())
+        p = self.launch.off_track()
+        if p >= 0:
+            # A launch not yet confirmed, and a misspin (few laps or too slow).
+            self._launch(t, p)
         ph = self.phase
         if ph in (IN_RIM, NO_MORE):
             self._dropped(t)
-        self.candidate = False
-        b.on_track = False
+        self.ball.leave_track()
 
     def _dropped(self, t):
         b = self.ball
@@ -536,23 +534,22 @@ class Controller:
         if self.phase == IN_RIM:
             self._rnvp(t, "drop")
         self.drop_t = t
-        self.track_end_t = b.last_pass_t
+        self.track_end_t = b.last_pass()
         left = self.pred[2] if self.pred else -1.0
         # Where the ball left the track: the part of a lap past the reference sensor the model
         # still expected at the last pass (half a lap when it expected none or over one).
         frac = left if 0.0 <= left < 1.0 else 0.5
-        ref = b.ref if b.ref >= 0 else 0
-        angle = int((b.deg[ref] + self.ball_dir * frac * 360.0) * 10) % 3600
-        t_off = b.last_pass_t + int(frac * b.last_period())
-        self.emit({"ev": "drop", "t": t, "spin": self.spin, "laps": b.nlaps,
-                   "lap_us": list(b.laps), "last_pass_t": b.last_pass_t,
+        angle = int((b.ref_deg() + self.ball_dir * frac * 360.0) * 10) % 3600
+        t_off = b.last_pass() + int(frac * b.last_period())
+        self.emit({"ev": "drop", "t": t, "spin": self.spin, "laps": b.laps_done(),
+                   "lap_us": list(b.lap_periods()), "last_pass_t": b.last_pass(),
                    "predicted_left_x10": int(left * 10) if left >= 0 else None,
                    "drop_angle_x10": angle, "drop_pocket": self._pocket_under(angle / 10.0, t_off)})
         self.phase = DROPPED
         last = b.last_period()
-        if b.nlaps < s["min_laps"]:
-            return self._void("few_laps", "%d ball revolutions, fewer than %d" % (b.nlaps, s["min_laps"]))
-        if left > OFF_WHEEL_LAPS or (left < 0 and last * 100 < self.drop_us * 50):
+        if b.laps_done() < s["min_laps"]:
+            return self._void("few_laps", "%d ball revolutions, fewer than %d" % (b.laps_done(), s["min_laps"]))
+        if left > OFF_WHEEL_LAPS or (left < 0 and last * 100 < self.drop_us * _OFF_WHEEL_X100):
             return self._void("ball_off_wheel", "the ball left the track at a %d us lap, %s laps"
                               " before its predicted drop" % (last, _fmt1(left)))
         if s["learn_drop"]:
@@ -562,7 +559,7 @@ class Controller:
     def _learn_drop(self):
         """The ball left the track within the lap after its last pass: the model's period at that
         pass and one lap later bound the critical period (spin/droplearn.py)."""
-        f = fit(self.ball.laps)
+        f = fit(self.ball.lap_periods())
         if f is None:
             return
         p, q, u = f[0], f[1], f[2]
@@ -579,10 +576,10 @@ class Controller:
     def _pocket(self, t, i, level):
         c = self.count()
         since = self.rotor.since_index(c)
-        name = self.pocket_names[i]
-        st = self.health.state[name]
-        if (level and st == SILENT) or (not level and st == STUCK):
-            self.health.set(name, OK)
+        h = self.health
+        k = 1 + self.nb + i
+        if (level and h.is_(k, SILENT)) or (not level and h.is_(k, STUCK)):
+            h.set(k, OK)
         got = self.pockets.edge(t, i, level, c, since)
         if got is None:
             return
@@ -591,8 +588,8 @@ class Controller:
         if self.phase not in _SPINNING or sight[0] <= self._track_end():
             return
         self.pockets.watch(i, got[1], got[2], got[3], self.rotor.dir, sight[0])
-        if self.phase in (IN_RIM, NO_MORE) and t - b.last_pass_t > b.last_period() // 2:
-            b.on_track = False           # the ball is in a pocket: it left the track
+        if self.phase in (IN_RIM, NO_MORE) and t - b.last_pass() > b.last_period() // 2:
+            b.leave_track()              # the ball is in a pocket: it left the track
             self._dropped(t)
             return
         if self.phase == DROPPED:
@@ -617,9 +614,9 @@ class Controller:
         p.learn_width()
         sightings = [[x[0], x[1], x[2]] for x in run]
         self.emit({"ev": "result", "t": t, "spin": self.spin, "number": num,
-                   "rest_t": run[0][0], "sightings": sightings, "laps": self.ball.nlaps})
+                   "rest_t": run[0][0], "sightings": sightings, "laps": self.ball.laps_done()})
         self.last_number = num
-        self.hist.append([self.spin, num, self.ball.nlaps, self.rotor_dir, self.ball_dir])
+        self.hist.append([self.spin, num, self.ball.laps_done(), self.rotor_dir, self.ball_dir])
         if len(self.hist) > HISTORY:
             self.hist.pop(0)
         self.phase = RESULT
@@ -628,7 +625,7 @@ class Controller:
     def _unseen(self, when):
         """No pocket sensor saw the ball after the drop. With two sensors or more the ball has
         left the wheel; with one, that sensor may as well be silent: no result, both said."""
-        if self.pockets.n >= 2:
+        if self.pockets.sensors() >= 2:
             return self._void("ball_off_wheel", "no pocket sensor saw the ball " + when)
         return self._void("no_result", "the pocket sensor did not see the ball %s: the ball left "
                           "the wheel or %s is silent" % (when, self.pocket_names[0]))
@@ -638,20 +635,20 @@ class Controller:
         p = self.pockets
         j = p.check(c, t)
         if j >= 0:
-            name = self.pocket_names[j]
-            self.health.set(name, SILENT)
-            self._sensor_fault(name, SILENT, "the ball's pocket passed it four times unseen")
+            k = 1 + self.nb + j
+            self.health.set(k, SILENT)
+            self._sensor_fault(k, SILENT, "the ball's pocket passed it four times unseen")
             return
         r = self.rotor
-        turn = 600000000 // r.rpm_x10 if r.rpm_x10 > 0 else 12000000
+        turn = _US_X10_MIN // r.rpm_x10 if r.rpm_x10 > 0 else _SLOW_TURN_US
         waited = t - self.drop_t
-        seen = bool(p.sightings) and p.sightings[-1][0] > self._track_end()
-        if not seen and waited > 3000000 + 2 * turn + turn // 4:
+        seen = p.seen_after(self._track_end())
+        if not seen and waited > _BOUNCE_US + 2 * turn + turn // 4:
             # bounces, then a turn for the pocket to come round, and one more if it was missed
             return self._unseen("%d us after the drop" % waited)
-        turns = (self.need + p.n - 1) // p.n
+        turns = (self.need + p.sensors() - 1) // p.sensors()
         # bounces, the turns the rule needs, and room for a sensor to miss the ball a few times
-        limit = 4000000 + (turns + 4) * turn + self.s["confirm_span_us"]
+        limit = _REST_US + (turns + _SPARE_TURNS) * turn + self.s["confirm_span_us"]
         if limit > self.s["result_timeout_us"]:
             limit = self.s["result_timeout_us"]
         if waited > limit:
@@ -661,8 +658,8 @@ class Controller:
     def _void_button(self, t, level):
         if not level:
             self.void_up = -1
-            if self.health.state["VOID"] == STUCK:
-                self.health.set("VOID", OK)
+            if self.health.is_(self.void_i, STUCK):
+                self.health.set(self.void_i, OK)
             return
         self.void_up = t
         if self.phase in _SPINNING:
@@ -672,23 +669,26 @@ class Controller:
         lim = self.s["stuck_us"]
         for i in range(len(self.ball_up)):
             u = self.ball_up[i]
-            if u >= 0 and t - u > lim and self.health.set(self.ball_names[i], STUCK):
-                self._sensor_fault(self.ball_names[i], STUCK, "active for over %d us" % lim)
-        if self.void_up >= 0 and t - self.void_up > 10 * lim and self.health.set("VOID", STUCK):
-            self._sensor_fault("VOID", STUCK, "void button held for over %d us" % (10 * lim))
+            if u >= 0 and t - u > lim and self.health.set(1 + i, STUCK):
+                self._sensor_fault(1 + i, STUCK, "active for over %d us" % lim)
+        vi = self.void_i
+        if self.void_up >= 0 and t - self.void_up > _VOID_STUCK_X * lim and self.health.set(vi, STUCK):
+            self._sensor_fault(vi, STUCK, "void button held for over %d us" % (_VOID_STUCK_X * lim))
         p = self.pockets
-        wide = 3 * self.s["cpr"] // 37
-        for i in range(p.n):
-            if p.active[i]:
-                d = c - p.rise_raw[i]
-                if (d > wide or d < -wide) and self.health.set(self.pocket_names[i], STUCK):
-                    self._sensor_fault(self.pocket_names[i], STUCK,
+        wide = _STUCK_POCKETS * self.s["cpr"] // POCKETS
+        for i in range(p.sensors()):
+            if p.held(i, c, wide):
+                k = 1 + self.nb + i
+                if self.health.set(k, STUCK):
+                    self._sensor_fault(k, STUCK,
                                        "active while the rotor turned over 3 pockets")
 
     # ---- outcomes -------------------------------------------------------------------------
-    def _sensor_fault(self, name, state, detail):
+    def _sensor_fault(self, i, state, detail):
+        """Signal i turned bad (its index in `names`)."""
+        name = self.names[i]
         self._fault("sensor_stuck" if state == STUCK else "sensor_silent", detail, name)
-        if self.phase in _SPINNING and name != "VOID":
+        if self.phase in _SPINNING and i != self.void_i:
             self._void("sensor_fault", "%s %s: %s" % (name, state, detail))
 
     def _fault(self, code, detail, signal):
@@ -724,12 +724,6 @@ class Controller:
                    "rotor_rpm_x10": r.rpm_x10, "rotor_dir": r.dir,
                    "sensors": self.health.snapshot(), "last": self.last_number,
                    "table_open": self.table_open})
-
-    def _idx(self, name, names):
-        for i in range(len(names)):
-            if names[i] == name:
-                return i
-        raise ValueError("unknown signal %r (this board has %s)" % (name, " ".join(names)))
 
 
 def _fmt1(x):

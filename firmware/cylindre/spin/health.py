@@ -1,7 +1,8 @@
 """Sensor health (état des capteurs): each signal is "ok", "stuck" (held active) or "silent".
 
 Only transitions matter to the controller: a sensor turning bad raises one fault event, and a
-spin in progress that depends on it is void.
+spin in progress that depends on it is void. Signals are kept by index (the controller's signal
+order: Z, BALLn, POCKETn, VOID), so the edge path compares no names; names are for the events.
 """
 
 OK = "ok"
@@ -12,23 +13,28 @@ SILENT = "silent"
 class Health:
     def __init__(self, names):
         self.names = list(names)
-        self.state = {}
-        for n in self.names:
-            self.state[n] = OK
+        self.state = [OK] * len(self.names)
 
-    def set(self, name, state):
-        """Record a state; True when it changed."""
-        if self.state.get(name) == state:
+    def set(self, i, state):
+        """Record signal i's state; True when it changed."""
+        if self.state[i] == state:
             return False
-        self.state[name] = state
+        self.state[i] = state
         return True
+
+    def is_(self, i, state):
+        return self.state[i] == state
 
     def bad(self):
         """Names of the signals not ok, sorted (stable output on every runtime)."""
-        return sorted([n for n in self.names if self.state[n] != OK])
+        return sorted([self.names[i] for i in range(len(self.names)) if self.state[i] != OK])
+
+    def stuck(self):
+        """Names of the signals held active, sorted."""
+        return sorted([self.names[i] for i in range(len(self.names)) if self.state[i] == STUCK])
 
     def snapshot(self):
         d = {}
-        for n in self.names:
-            d[n] = self.state[n]
+        for i in range(len(self.names)):
+            d[self.names[i]] = self.state[i]
         return d

@@ -57,6 +57,20 @@ class Pockets:
         for j in range(self.n):
             self.misses[j] = 0
 
+    def sensors(self):
+        return self.n
+
+    def seen_after(self, t):
+        """Was the ball seen in a pocket after t (its latest sighting)?"""
+        return bool(self.sightings) and self.sightings[-1][0] > t
+
+    def held(self, sensor, raw, wide):
+        """Is `sensor` active while the rotor moved over `wide` counts since it rose (stuck)?"""
+        if not self.active[sensor]:
+            return False
+        d = raw - self.rise_raw[sensor]
+        return d > wide or d < -wide
+
     def edge(self, t, sensor, level, raw, since):
         """One change of a pocket sensor. Returns the new sighting on a pulse end, else None.
 
