@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import json
 import time
+from itertools import compress
+from operator import add
 
 MIGRATIONS = (("wheel_boot", "TEXT"), ("wheel_ms", "REAL"), ("idem_key", "TEXT"), ("answer", "TEXT"),
               ("placed_by", "TEXT"), ("withdrawn_by", "TEXT"), ("cancel_boot", "TEXT"), ("cancel_ms", "REAL"))
@@ -260,28 +262,26 @@ def result_rows(done):
     book = done.book
     ids, carried, excess, extra = book.ids, book.carried, book.excess, done.extra
     n = len(ids)
-    types, labels, mores = [None] * n, [None] * n, [None] * n
+    mores = [None] * n
+    full = set(compress(range(n), excess))      # the results whose `more` is result()'s
+    full.update(extra)
+    full.update(carried)
+    types, labels = {}, {}
     number = done.number
     for s, members in book.groups:       # what a shape says, once per shape
-        t = s.chance if s.family == "simple" else s.type
-        for i in members:
-            types[i] = t
-            labels[i] = s.label
+        types[s] = s.chance if s.family == "simple" else s.type
+        labels[s] = s.label
         if s.family == "annonce" and not (s.a_placer or s.winning[number]):
             for i in members:            # a call that won nothing: what result() would say
                 mores[i] = {"chips": s.count, "unit": s.unit if s.unit is not None else book.mults[i], "winning": []}
         elif s.family == "annonce":
-            for i in members:
-                mores[i] = True
-    for i in [i for i in range(n) if excess[i]] + list(extra) + list(carried):
-        mores[i] = True
-    for i in range(n):
-        if mores[i] is True:
-            r = done.result(i)
-            mores[i] = {k: v for k, v in r.items() if k not in _BASE}
-    staked = [p + x for p, x in zip(book.played, excess)]
-    rows = list(zip(ids, types, labels, staked, done.outcome, done.won, done.returned, done.lost, done.imprisoned,
-                    mores))
+            full.update(members)
+    for i in full:
+        r = done.result(i)
+        mores[i] = {k: v for k, v in r.items() if k not in _BASE}
+    staked = list(map(add, book.played, excess))
+    rows = list(zip(ids, map(types.__getitem__, book.shapes), map(labels.__getitem__, book.shapes), staked,
+                    done.outcome, done.won, done.returned, done.lost, done.imprisoned, mores))
     rows.extend(_row(r) for r in done.carried_results)
     settled = [ids[i] for i in range(n) if i not in carried] if carried else ids
     return rows, settled
