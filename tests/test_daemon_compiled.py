@@ -212,6 +212,26 @@ def test_a_spins_results_are_one_row_and_the_settlement_row_refers_to_it(tmp_pat
     assert all(r["staked"] == r["returned"] + r["lost"] + r["imprisoned"] for r in rows)
     results = t.recall(1)["settlement"]["results"]
     assert [(r["staked"], r["won"]) for r in results] == [(r["staked"], r["won"]) for r in rows]
+    assert all(t.bet(r["id"])["result"] == r for r in results)            # one bet read alone
+    assert {b["id"]: b["result"] for b in t.bets(spin=1, limit=1000)} == {r["id"]: r for r in results}
+
+
+def test_a_bet_imprisoned_reads_its_own_spins_result_not_the_carried_one(tmp_path):
+    """En prison at zero: the next spin's results carry it (same id, `carried`); the bet's own
+    result stays the one of the spin it was placed on, read alone or in a list."""
+    t = _table(tmp_path / "j.sqlite")
+    w = Wheel(t)
+    ids = _place_all(t, [{"type": "rouge", "stake": 1000, "player": "ana", "zero_choice": "prison"},
+                         {"type": "plein", "numbers": [0], "stake": 100, "player": "bob"}])
+    w.spin(1, 0)
+    first = {r["id"]: r for r in t.recall(1)["settlement"]["results"]}
+    assert first[ids[0]]["imprisoned"] == 1000
+    _place_all(t, [{"type": "plein", "numbers": [3], "stake": 100, "player": "bob"}])
+    w.spin(2, 3)
+    second = t.recall(2)["settlement"]["results"]
+    assert [r["id"] for r in second if r.get("carried")] == [ids[0]]
+    assert t.bet(ids[0])["result"] == first[ids[0]]
+    assert {b["id"]: b["result"] for b in t.bets(spin=1)}[ids[0]] == first[ids[0]]
     assert [r["id"] for r in t.recall(1)["settlement"]["results"]] == ids
     assert all(t.bet(bid)["status"] == "settled" for bid in ids)
 

@@ -162,6 +162,22 @@ class Ledger:
         r = self.j.one("SELECT rows FROM spin_results WHERE wheel=? AND spin=?", (self.wheel, spin))
         return None if r is None else json.loads(r["rows"])
 
+    def _packed_one(self, spin, bid):
+        """Bet `bid`'s row in spin `spin`'s `spin_results` (its first, not carried: the bet's own;
+        SQLite finds `["<id>",` in the text, Python decodes that row alone), or None."""
+        needle = "[" + json.dumps(bid, ensure_ascii=False) + ","
+        r = self.j.one("SELECT substr(rows, instr(rows, ?), 65536) AS part, instr(rows, ?) AS at FROM spin_results "
+                       "WHERE wheel=? AND spin=?", (needle, needle, self.wheel, spin))
+        if r is None or not r["at"]:
+            return None
+        try:
+            p = _DECODER.raw_decode(r["part"])[0]
+        except ValueError:
+            return None
+        if not isinstance(p, list) or len(p) != 10 or p[0] != bid or (p[9] or {}).get("carried"):
+            return None
+        return p
+
     def _with_results(self, rows):
         """Bet rows with their result as JSON text in `result`, wherever the journal keeps it:
         the bet row (schema 1), its `results` row (2), its spin's `spin_results` row (3), read
@@ -171,6 +187,11 @@ class Ledger:
             if r is None or r.get("result") or r.get("r_bet") is not None or r["status"] != "settled":
                 continue
             spin = r["spin"]
+            if len(rows) == 1:           # one bet: its row found in the spin's text (no decoding of all)
+                p = self._packed_one(spin, r["id"])
+                if p is not None:
+                    r["result"] = json.dumps(_result(p))
+                    continue
             if spin not in spins:
                 packed = self._packed(spin)
                 spins[spin] = {} if packed is None else {p[0]: p for p in packed if not (p[9] or {}).get("carried")}
@@ -245,6 +266,9 @@ def _with_result(r):
     for k in [k for k in r if k.startswith("r_")]:
         del r[k]
     return r
+
+
+_DECODER = json.JSONDecoder()
 
 
 def _result(p):
