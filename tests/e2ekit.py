@@ -187,7 +187,7 @@ def check_settled_exactly_once(rig):
     rows = [(r["spin"], r["number"]) for r in c.execute("SELECT spin, number FROM settlements ORDER BY spin")]
     assert rows == want, (rows, want)
     seen = {}
-    for res in c.execute("SELECT spin, bet, staked, returned, lost, imprisoned, more FROM results"):
+    for res in c.execute("SELECT spin, bet, staked, returned, lost, imprisoned, more FROM all_results"):
         if json.loads(res["more"] or "{}").get("carried"):
             continue
         assert res["bet"] not in seen, f"bet {res['bet']} settled in spins {seen[res['bet']]} and {res['spin']}"

@@ -197,7 +197,7 @@ def test_a_rolled_back_placement_leaves_the_layout_as_the_journal_has_it(tmp_pat
     assert len(t.tapis) == 1
 
 
-def test_results_are_rows_and_the_settlement_row_refers_to_them(tmp_path):
+def test_a_spins_results_are_one_row_and_the_settlement_row_refers_to_it(tmp_path):
     t = _table(tmp_path / "j.sqlite")
     w = Wheel(t)
     ids = _place_all(t, _bets(200, 9))
@@ -205,8 +205,33 @@ def test_results_are_rows_and_the_settlement_row_refers_to_them(tmp_path):
     head = t.j.one("SELECT result FROM settlements WHERE spin=1")["result"]
     assert '"results_in": "results"' in head and '"results":' not in head
     assert not any(t.ledger.row(bid)["result"] for bid in ids)           # no copy on the bet rows
-    rows = t.j.query("SELECT bet, pos FROM results WHERE spin=1 ORDER BY pos")
-    assert [r["bet"] for r in rows] == ids
+    assert t.j.one("SELECT COUNT(*) AS n FROM spin_results WHERE spin=1")["n"] == 1
+    assert t.j.one("SELECT n FROM spin_results WHERE spin=1")["n"] == len(ids)
+    rows = t.j.query("SELECT bet, pos, staked, returned, lost, imprisoned, won FROM all_results WHERE spin=1 ORDER BY pos")
+    assert [r["bet"] for r in rows] == ids                                 # the view shows them as rows
+    assert all(r["staked"] == r["returned"] + r["lost"] + r["imprisoned"] for r in rows)
+    results = t.recall(1)["settlement"]["results"]
+    assert [(r["staked"], r["won"]) for r in results] == [(r["staked"], r["won"]) for r in rows]
+    assert all(t.bet(r["id"])["result"] == r for r in results)            # one bet read alone
+    assert {b["id"]: b["result"] for b in t.bets(spin=1, limit=1000)} == {r["id"]: r for r in results}
+
+
+def test_a_bet_imprisoned_reads_its_own_spins_result_not_the_carried_one(tmp_path):
+    """En prison at zero: the next spin's results carry it (same id, `carried`); the bet's own
+    result stays the one of the spin it was placed on, read alone or in a list."""
+    t = _table(tmp_path / "j.sqlite")
+    w = Wheel(t)
+    ids = _place_all(t, [{"type": "rouge", "stake": 1000, "player": "ana", "zero_choice": "prison"},
+                         {"type": "plein", "numbers": [0], "stake": 100, "player": "bob"}])
+    w.spin(1, 0)
+    first = {r["id"]: r for r in t.recall(1)["settlement"]["results"]}
+    assert first[ids[0]]["imprisoned"] == 1000
+    _place_all(t, [{"type": "plein", "numbers": [3], "stake": 100, "player": "bob"}])
+    w.spin(2, 3)
+    second = t.recall(2)["settlement"]["results"]
+    assert [r["id"] for r in second if r.get("carried")] == [ids[0]]
+    assert t.bet(ids[0])["result"] == first[ids[0]]
+    assert {b["id"]: b["result"] for b in t.bets(spin=1)}[ids[0]] == first[ids[0]]
     assert [r["id"] for r in t.recall(1)["settlement"]["results"]] == ids
     assert all(t.bet(bid)["status"] == "settled" for bid in ids)
 
@@ -227,6 +252,35 @@ def test_a_journal_of_schema_1_opens_and_its_settlements_read_back_whole(tmp_pat
                    (json.dumps({"number": 17, "results": [res], "payment_order": [], "totals": {}}),))
     j.close()
     t = Table(Journal(path), "T1")
-    assert t.j.one("SELECT value FROM meta WHERE key='schema'")["value"] == "2"
+    assert t.j.one("SELECT value FROM meta WHERE key='schema'")["value"] == "3"
     assert t.recall(1)["settlement"]["results"] == [res]
     assert t.bet("B000001")["result"] == res
+
+
+def test_a_journal_of_schema_2_opens_and_its_results_rows_read_back(tmp_path):
+    """Schema 2 wrote one `results` row per result; schema 3 reads them as they are, beside the
+    spins it settles itself (one `spin_results` row each), and the view shows both as rows."""
+    path = tmp_path / "old2.sqlite"
+    j = Journal(path)
+    with j.tx() as db:
+        db.execute("UPDATE meta SET value='2' WHERE key='schema'")
+        db.execute("INSERT INTO bets (id, wheel, player, at, body, stake, status, spin) VALUES "
+                   "('OLD0001', 'T1', 'ana', 0, '{\"type\": \"plein\", \"numbers\": [17], \"stake\": 100}', 100, "
+                   "'settled', 1)")
+        db.execute("INSERT INTO results VALUES ('T1', 1, 0, 'OLD0001', 'plein', 'plein 17', 100, 'won', 3500, 100, 0, 0, NULL)")
+        db.execute("INSERT INTO settlements VALUES ('T1', 1, 17, 0, 100, 3600, ?)",
+                   (json.dumps({"number": 17, "payments": [], "totals": {}, "results_in": "results"}),))
+    j.close()
+    t = Table(Journal(path), "T1")
+    assert t.j.one("SELECT value FROM meta WHERE key='schema'")["value"] == "3"
+    res = {"id": "OLD0001", "type": "plein", "label": "plein 17", "staked": 100, "outcome": "won", "won": 3500,
+           "returned": 100, "lost": 0, "imprisoned": 0, "paid": 3600}
+    assert t.recall(1)["settlement"]["results"] == [res]
+    assert t.bet("OLD0001")["result"] == res
+    t.set_open(True)
+    w = Wheel(t)
+    ids = _place_all(t, _bets(30, 4))
+    w.spin(2, 17)
+    assert [r["id"] for r in t.recall(2)["settlement"]["results"]] == ids
+    assert all(t.bet(bid)["result"]["id"] == bid for bid in ids)
+    assert [r["spin"] for r in t.j.query("SELECT spin FROM all_results ORDER BY spin, pos")] == [1] + [2] * len(ids)

@@ -19,6 +19,7 @@ save), which the shell applies in one journal transaction. The window's rules (d
 
 import json
 from collections import namedtuple
+from operator import itemgetter
 
 from cylindre.link import protocol as pr
 from cylindre.link.protocol import HISTORY
@@ -141,6 +142,7 @@ Publish = namedtuple("Publish", "kind body")                 # the live stream, 
 Log = namedtuple("Log", "level text")                        # the daemon's log, after commit
 Save = namedtuple("Save", "state")                           # the table's state, in the same transaction
 
+_ID = itemgetter("id")        # sort key of the bets (a C call: 10,000 bets a spin)
 INFO, WARNING, ERROR = 20, 30, 40       # logging's levels, without importing it
 
 
@@ -179,8 +181,8 @@ class _Step:
         self.st = json.loads(json.dumps(state))         # a copy: the caller's state is never touched
         self.facts = facts
         self.limits = limits
-        self.open = sorted(facts.open_bets, key=lambda b: b["id"])
-        self.locked = sorted(facts.locked, key=lambda b: b["id"])
+        self.open = sorted(facts.open_bets, key=_ID)
+        self.locked = sorted(facts.locked, key=_ID)
         self.settled = set(facts.settled)
         self.fx = []
 
@@ -257,7 +259,7 @@ class _Step:
                 self.log(WARNING, "bet %s of %s: its withdrawal came %.0f ms after the wheel's call of spin %s;"
                          " it is put back and plays" % (b["id"], esc(b.get("player")), b["cancel_ms"] - call_ms, spin))
                 self.open.append(b)
-        self.open.sort(key=lambda b: b["id"])
+        self.open.sort(key=_ID)
         for b in self.open:
             if late(b.get("wheel_boot"), b.get("wheel_ms"), boot, call_ms):
                 self.fx.append(Refuse(b["id"], "poussette", spin))
@@ -268,12 +270,12 @@ class _Step:
             else:
                 keep.append(dict(b, spin=spin))
         self.open = []
-        self.locked = sorted(self.locked + keep, key=lambda b: b["id"])
+        self.locked = sorted(self.locked + keep, key=_ID)
         self.fx.append(Lock(spin, [b["id"] for b in keep]))
 
     def unlock(self):
         if self.locked:
-            self.open = sorted(self.open + [dict(b, spin=None) for b in self.locked], key=lambda b: b["id"])
+            self.open = sorted(self.open + [dict(b, spin=None) for b in self.locked], key=_ID)
             self.locked = []
             self.fx.append(Unlock())
         self.st["locked_spin"] = None
@@ -335,7 +337,9 @@ class _Step:
         res = done.summary()            # the per-bet results are built for output only
         if source is not None:
             res["recovered"] = source
-        staked = sum(done.staked(i) for i in range(len(book)) if not book.carried.get(i))
+        staked = sum(book.played) + sum(book.excess)       # the carried bets were staked before
+        for i in book.carried:
+            staked -= done.staked(i)
         paid = res["totals"]["paid"]
         self.fx.append(Settle(spin, number, staked, paid, res, done))
         self.settled.add(spin)
@@ -367,8 +371,9 @@ class _Step:
         of its even chances and of the prisoners. A bet the limits in force refuse is refused
         (returned) and left out."""
         book = Book(self.limits)
+        add = book.add_compiled
         choices = {}
-        for r in mine:
+        for r in mine:                  # 10,000 bets on a busy spin: this loop is on the result's path
             body = r["body"]
             bid = body.get("id")
             if bid == skip:
@@ -378,13 +383,14 @@ class _Step:
                 if c is None:
                     i = book.add({k: v for k, v in body.items() if k != "zero_choice"})
                 else:
-                    i = book.add_compiled(bid, c[0], c[1], c[2], body)
+                    i = add(bid, c[0], c[1], c[2], body)
             except BetError as e:
                 self.refuse(spin, e)
                 continue
-            zc = body.get("zero_choice")
-            if zc is not None and book.shapes[i].family == "simple":
-                choices[bid] = zc       # (a journal from before placing checked it may hold others: moot)
+            if "zero_choice" in body:
+                zc = body["zero_choice"]
+                if zc is not None and book.shapes[i].family == "simple":
+                    choices[bid] = zc   # (a journal from before placing checked it may hold others: moot)
         for b in self.st["carry"]:
             if b.get("id") == skip:
                 continue

@@ -16,7 +16,8 @@ import zlib
 from contextlib import contextmanager
 from pathlib import Path
 
-SCHEMA_VERSION = 2       # 2: per-bet results in `results` rows (1: inside the settlement's JSON)
+SCHEMA_VERSION = 3       # 3: a spin's results in one `spin_results` row (2: a `results` row each;
+                         # 1: inside the settlement's JSON); `all_results` shows 2 and 3 as rows
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -44,6 +45,17 @@ CREATE TABLE IF NOT EXISTS results (
     won INTEGER NOT NULL, returned INTEGER NOT NULL, lost INTEGER NOT NULL, imprisoned INTEGER NOT NULL,
     more TEXT,
     PRIMARY KEY (wheel, spin, bet, pos)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS spin_results (
+    wheel TEXT NOT NULL, spin INTEGER NOT NULL, n INTEGER NOT NULL, rows TEXT NOT NULL,
+    PRIMARY KEY (wheel, spin));
+CREATE VIEW IF NOT EXISTS all_results AS
+    SELECT wheel, spin, pos, bet, type, label, staked, outcome, won, returned, lost, imprisoned, more FROM results
+    UNION ALL
+    SELECT s.wheel, s.spin, CAST(r.key AS INTEGER), json_extract(r.value, '$[0]'), json_extract(r.value, '$[1]'),
+           json_extract(r.value, '$[2]'), json_extract(r.value, '$[3]'), json_extract(r.value, '$[4]'),
+           json_extract(r.value, '$[5]'), json_extract(r.value, '$[6]'), json_extract(r.value, '$[7]'),
+           json_extract(r.value, '$[8]'), json_extract(r.value, '$[9]')
+    FROM spin_results s, json_each(s.rows) r;
 CREATE TABLE IF NOT EXISTS announcements (
     id INTEGER PRIMARY KEY, at REAL NOT NULL, wheel TEXT NOT NULL, spin INTEGER, text TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS state (
@@ -81,9 +93,10 @@ class Journal:
             row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
             if row is None:
                 self.db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-            elif int(row[0]) == 1:
-                # schema 1 -> 2 adds the `results` table (created above); the settlements written
-                # before keep their results inside their JSON and are read back as they are
+            elif int(row[0]) in (1, 2):
+                # schema 1 -> 2 added the `results` table, 2 -> 3 `spin_results` and the view
+                # (created above); the settlements written before keep their results where they
+                # were written (the settlement's JSON, `results` rows) and are read back as they are
                 self.db.execute("UPDATE meta SET value=? WHERE key='schema'", (str(SCHEMA_VERSION),))
             elif int(row[0]) != SCHEMA_VERSION:
                 raise RuntimeError(f"journal {self.path} has schema {row[0]}, this daemon needs {SCHEMA_VERSION}")

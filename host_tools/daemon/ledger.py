@@ -2,10 +2,14 @@
 
 A settlement is one `settlements` row (the number, the totals, the announcements, the payment
 order, the prisoners and bets carried on: `settle_spin`'s answer but for its per-bet results)
-and one `results` row per result, in order (`pos`), written with one `executemany`: each bet's
-money in integer columns, and in `more` (JSON) only what few results have (a called bet's chips,
-an excess, a prison, a replay). The settlement row refers to its rows (`"results_in": "results"`);
-one written before schema 2 holds its results in its JSON and is read back as it is.
+and one `spin_results` row holding every result of the spin, in order, as one JSON array of
+rows `[bet, type, label, staked, outcome, won, returned, lost, imprisoned, more]` (money in
+integer cents; `more` null, or an object with what few results have: a called bet's chips, an
+excess, a prison, a replay). One INSERT a spin: at 10,000 bets, a row per result cost more than
+the rest of the settlement (docs/daemon.md). The view `all_results` shows them as rows (`pos`
+the index), with those of schema 2, which wrote one `results` row per result; the settlement row
+refers to its results (`"results_in": "results"`); one written before schema 2 holds its results
+in its JSON and is read back as it is.
 
 Called inside the journal's transactions (`Journal.tx`) by the table; nothing here decides a
 rule, it records what the table decided. A bet row keeps, beside its body, where it stands on the
@@ -18,7 +22,8 @@ from __future__ import annotations
 
 import json
 import time
-from itertools import repeat
+from itertools import compress
+from operator import add
 
 MIGRATIONS = (("wheel_boot", "TEXT"), ("wheel_ms", "REAL"), ("idem_key", "TEXT"), ("answer", "TEXT"),
               ("placed_by", "TEXT"), ("withdrawn_by", "TEXT"), ("cancel_boot", "TEXT"), ("cancel_ms", "REAL"))
@@ -124,14 +129,14 @@ class Ledger:
         """Spin `spin` settled: `res` is settle_spin's answer without its `results`, `done` the
         `Settlement` (columns) they come from. The PRIMARY KEY (wheel, spin) makes a second
         settlement of a spin impossible. (`done` None: `res` holds its `results`, written as rows.)"""
-        rows, settled = result_rows(self.wheel, spin, done) if done is not None else dict_rows(self.wheel, spin, res)
+        rows, settled = result_rows(done) if done is not None else dict_rows(res)
         head = {k: v for k, v in res.items() if k not in ("results", "payment_order")}
         head["payments"] = [[p["id"], p["kind"], p["combination"], p["stake"], p["won"]] for p in res["payment_order"]]
         head["results_in"] = "results"
         self.db.execute("INSERT INTO settlements (wheel, spin, number, at, staked, paid, result) VALUES (?,?,?,?,?,?,?)",
                         (self.wheel, spin, number, time.time(), staked, paid, json.dumps(head, sort_keys=True)))
-        self.db.executemany("INSERT INTO results (wheel, spin, pos, bet, type, label, staked, outcome, won, returned, "
-                            "lost, imprisoned, more) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        self.db.execute("INSERT INTO spin_results (wheel, spin, n, rows) VALUES (?,?,?,?)",
+                        (self.wheel, spin, len(rows), json.dumps(rows, ensure_ascii=False, separators=(",", ":"))))
         if done is None:
             self.db.executemany("UPDATE bets SET status='settled' WHERE id=?", [(bid,) for bid in settled])
             return
@@ -145,9 +150,55 @@ class Ledger:
 
     def results(self, spin):
         """Spin `spin`'s results, in order (dicts, as settle_spin gives them)."""
+        packed = self._packed(spin)
+        if packed is not None:
+            return [_result(r) for r in packed]
         rows = self.j.query("SELECT pos, %s FROM results WHERE wheel=? AND spin=?" % _RESULT, (self.wheel, spin))
         rows.sort(key=lambda r: r["pos"])
         return [result_of(r) for r in rows]
+
+    def _packed(self, spin):
+        """Spin `spin`'s `spin_results` rows (lists), or None if it has none (schema 1 or 2)."""
+        r = self.j.one("SELECT rows FROM spin_results WHERE wheel=? AND spin=?", (self.wheel, spin))
+        return None if r is None else json.loads(r["rows"])
+
+    def _packed_one(self, spin, bid):
+        """Bet `bid`'s row in spin `spin`'s `spin_results` (its first, not carried: the bet's own;
+        SQLite finds `["<id>",` in the text, Python decodes that row alone), or None."""
+        needle = "[" + json.dumps(bid, ensure_ascii=False) + ","
+        r = self.j.one("SELECT substr(rows, instr(rows, ?), 65536) AS part, instr(rows, ?) AS at FROM spin_results "
+                       "WHERE wheel=? AND spin=?", (needle, needle, self.wheel, spin))
+        if r is None or not r["at"]:
+            return None
+        try:
+            p = _DECODER.raw_decode(r["part"])[0]
+        except ValueError:
+            return None
+        if not isinstance(p, list) or len(p) != 10 or p[0] != bid or (p[9] or {}).get("carried"):
+            return None
+        return p
+
+    def _with_results(self, rows):
+        """Bet rows with their result as JSON text in `result`, wherever the journal keeps it:
+        the bet row (schema 1), its `results` row (2), its spin's `spin_results` row (3), read
+        once a spin."""
+        spins = {}
+        for r in rows:
+            if r is None or r.get("result") or r.get("r_bet") is not None or r["status"] != "settled":
+                continue
+            spin = r["spin"]
+            if len(rows) == 1:           # one bet: its row found in the spin's text (no decoding of all)
+                p = self._packed_one(spin, r["id"])
+                if p is not None:
+                    r["result"] = json.dumps(_result(p))
+                    continue
+            if spin not in spins:
+                packed = self._packed(spin)
+                spins[spin] = {} if packed is None else {p[0]: p for p in packed if not (p[9] or {}).get("carried")}
+            p = spins[spin].get(r["id"])
+            if p is not None:
+                r["result"] = json.dumps(_result(p))
+        return [_with_result(r) for r in rows]
 
     # -- reads (outside transactions) -------------------------------------------------------------
     def on_table(self):
@@ -158,7 +209,7 @@ class Ledger:
 
     def get(self, bid):
         """A bet's row, with its result (the `result` column, or its `results` row as a dict)."""
-        return _with_result(self.j.one(_BET_ROW + " WHERE b.id=? AND b.wheel=?", (bid, self.wheel)))
+        return self._with_results([self.j.one(_BET_ROW + " WHERE b.id=? AND b.wheel=?", (bid, self.wheel))])[0]
 
     def find(self, status=None, spin=None, player=None, limit=500):
         sql, args = _BET_ROW + " WHERE b.wheel=?", [self.wheel]
@@ -168,7 +219,7 @@ class Ledger:
                 args.append(v)
         sql += " ORDER BY b.id DESC LIMIT ?"
         args.append(limit)
-        return [_with_result(r) for r in self.j.query(sql, args)]
+        return self._with_results(self.j.query(sql, args))
 
     def history(self, limit):
         return self.j.query("SELECT spin, number, at, staked, paid FROM settlements WHERE wheel=? ORDER BY spin DESC LIMIT ?",
@@ -217,48 +268,55 @@ def _with_result(r):
     return r
 
 
-def result_rows(wheel, spin, done):
-    """The `results` rows of a `Settlement` (columns in, tuples out: no per-bet dict for the
-    plain bets and even chances), and the ids of the bets it settled (those not carried)."""
+_DECODER = json.JSONDecoder()
+
+
+def _result(p):
+    """A `spin_results` row (list) as settle_spin's result dict."""
+    out = {"id": p[0], "type": p[1], "label": p[2], "staked": p[3], "outcome": p[4], "won": p[5], "returned": p[6],
+           "lost": p[7], "imprisoned": p[8], "paid": p[5] + p[6]}
+    if p[9]:
+        out.update(p[9])
+    return out
+
+
+def result_rows(done):
+    """The `spin_results` rows of a `Settlement` (columns in, tuples out: no per-bet dict for
+    the plain bets and even chances), and the ids of the bets it settled (those not carried)."""
     book = done.book
     ids, carried, excess, extra = book.ids, book.carried, book.excess, done.extra
     n = len(ids)
-    types, labels, mores = [None] * n, [None] * n, [None] * n
+    mores = [None] * n
+    full = set(compress(range(n), excess))      # the results whose `more` is result()'s
+    full.update(extra)
+    full.update(carried)
+    types, labels = {}, {}
     number = done.number
     for s, members in book.groups:       # what a shape says, once per shape
-        t = s.chance if s.family == "simple" else s.type
-        for i in members:
-            types[i] = t
-            labels[i] = s.label
+        types[s] = s.chance if s.family == "simple" else s.type
+        labels[s] = s.label
         if s.family == "annonce" and not (s.a_placer or s.winning[number]):
             for i in members:            # a call that won nothing: what result() would say
-                mores[i] = '{"chips": %d, "unit": %d, "winning": []}' % (
-                    s.count, s.unit if s.unit is not None else book.mults[i])
+                mores[i] = {"chips": s.count, "unit": s.unit if s.unit is not None else book.mults[i], "winning": []}
         elif s.family == "annonce":
-            for i in members:
-                mores[i] = True
-    for i in [i for i in range(n) if excess[i]] + list(extra) + list(carried):
-        mores[i] = True
-    for i in range(n):
-        if mores[i] is True:
-            r = done.result(i)
-            mores[i] = json.dumps({k: v for k, v in r.items() if k not in _BASE}, sort_keys=True)
-    staked = [p + x for p, x in zip(book.played, excess)]
-    rows = list(zip(repeat(wheel, n), repeat(spin, n), range(n), ids, types, labels, staked, done.outcome, done.won,
-                    done.returned, done.lost, done.imprisoned, mores))
-    for k, r in enumerate(done.carried_results):
-        rows.append(_row(wheel, spin, n + k, r))
+            full.update(members)
+    for i in full:
+        r = done.result(i)
+        mores[i] = {k: v for k, v in r.items() if k not in _BASE}
+    staked = list(map(add, book.played, excess))
+    rows = list(zip(ids, map(types.__getitem__, book.shapes), map(labels.__getitem__, book.shapes), staked,
+                    done.outcome, done.won, done.returned, done.lost, done.imprisoned, mores))
+    rows.extend(_row(r) for r in done.carried_results)
     settled = [ids[i] for i in range(n) if i not in carried] if carried else ids
     return rows, settled
 
 
-def dict_rows(wheel, spin, res):
-    """The `results` rows of settle_spin's dict, and the ids of the bets it settled."""
-    return ([_row(wheel, spin, k, r) for k, r in enumerate(res["results"])],
-            [r["id"] for r in res["results"] if not r.get("carried")])
+def dict_rows(res):
+    """The `spin_results` rows of settle_spin's dict, and the ids of the bets it settled."""
+    return ([_row(r) for r in res["results"]], [r["id"] for r in res["results"] if not r.get("carried")])
 
 
-def _row(wheel, spin, pos, r):
+def _row(r):
     more = {k: v for k, v in r.items() if k not in _BASE}
-    return (wheel, spin, pos, str(r["id"]), r["type"], r["label"], r["staked"], r["outcome"], r["won"], r["returned"],
-            r["lost"], r["imprisoned"], json.dumps(more, sort_keys=True) if more else None)
+    return (str(r["id"]), r["type"], r["label"], r["staked"], r["outcome"], r["won"], r["returned"], r["lost"],
+            r["imprisoned"], more or None)

@@ -15,6 +15,7 @@ them any more: the settlement then compiles it again and refuses it, "invalid at
 from __future__ import annotations
 
 import json
+from operator import itemgetter
 
 from cylindre.rules.bets import BetError
 from cylindre.rules.compiled import compile_bet
@@ -61,8 +62,11 @@ class Tapis:
 
     def drop_locked(self, spin=None):
         """The bets locked (to `spin`, or to any spin) leave the layout: settled or held."""
-        for bid in [b for b, e in self.bets.items() if e["spin"] is not None and (spin is None or e["spin"] == spin)]:
-            del self.bets[bid]
+        bets = self.bets
+        if spin is None:
+            self.bets = {b: e for b, e in bets.items() if e["spin"] is None}
+        else:
+            self.bets = {b: e for b, e in bets.items() if e["spin"] != spin}
 
     def relimit(self, limits):
         """New limits: every bet compiled again under them (None where they refuse it)."""
@@ -88,5 +92,4 @@ def entry(row, limits, body=None):
             "compiled": compiled(body, limits)}
 
 
-def _id(e):
-    return e["id"]
+_id = itemgetter("id")

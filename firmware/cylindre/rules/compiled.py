@@ -283,18 +283,16 @@ class Book:
 
     def add(self, d):
         bid, s, mult, excess = compile_bet(d, self.limits)
-        return self._append(bid, s, mult, excess, d.get("carried") is True, d)
+        return self.add_compiled(bid, s, mult, excess, d, d.get("carried") is True)
 
     def add_bet(self, b):
         s, mult, excess = shape_of(b)
-        return self._append(b.id, s, mult, excess, b.carried, b.source)
+        return self.add_compiled(b.id, s, mult, excess, b.source, b.carried)
 
     def add_compiled(self, bid, s, mult, excess, source=None, carried=False):
         """A bet compiled before (`compile_bet`'s answer under this book's limits), e.g. when it
-        was placed; `source`: its dict, which a replayed call is carried from."""
-        return self._append(bid, s, mult, excess, carried, source)
-
-    def _append(self, bid, s, mult, excess, carried, source):
+        was placed; `source`: its dict, which a replayed call is carried from. (One call a bet,
+        no inner one: a daemon's spin adds 10,000 of them on the settlement's path.)"""
         index = self.index
         if bid in index:
             raise BetError("bet %s: the same id is used twice in this spin" % bid, bid)
