@@ -116,7 +116,7 @@ def served(tmp_path):
     """A Table whose app listens on 127.0.0.1:`t.port`."""
     t = Table(tmp_path / "j.sqlite", conf={"http": "127.0.0.1:0"})
     srv = Served(t.app)
-    t.port, t.base = srv.port, srv.base
+    t.port, t.base, t.served = srv.port, srv.base, srv
     yield t
     t.floor.events.close()
     srv.stop()
