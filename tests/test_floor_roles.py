@@ -77,6 +77,17 @@ def test_a_token_revoked_by_the_command_is_refused_at_the_next_request(table, tm
     assert table.daemon.table.bets() == []
 
 
+def test_tokens_are_read_from_a_journal_whose_path_has_uri_characters(tmp_path):
+    from floorkit import Table
+    t = Table(tmp_path / "a?b#c%20 d.sqlite")
+    try:
+        assert t.call("display", "GET", "/state").status_code == 200
+        assert t.floor.tokens.revoke("display-1")
+        assert t.call("display", "GET", "/state").status_code == 401
+    finally:
+        t.close()
+
+
 def test_a_made_up_or_malformed_token_is_refused(table):
     for value in ("Bearer cyl_" + "A" * 43, "Bearer " + table.tokens["admin"] + "x", "Basic YWRtaW46YWRtaW4=", "Bearer"):
         r = table.client.post("/table/close", headers={"Authorization": value})

@@ -16,6 +16,7 @@ import secrets
 import sqlite3
 import threading
 import time
+from pathlib import Path
 
 ROLES = ("display", "croupier", "chef", "admin")
 RANK = {r: i for i, r in enumerate(ROLES)}
@@ -69,8 +70,8 @@ class Tokens:
             self.db.execute(SCHEMA)
         self._reader = self._reader_lock = None
         if reader and reader != ":memory:":
-            self._reader = sqlite3.connect(f"file:{reader}?mode=ro", uri=True, isolation_level=None,
-                                           check_same_thread=False)
+            uri = Path(reader).resolve().as_uri() + "?mode=ro"       # quoted: a '?' or '#' in a path is a name
+            self._reader = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
             self._reader_lock = threading.Lock()
 
     def add(self, name: str, role: str) -> str:
