@@ -95,10 +95,10 @@ class Table:
 class Served:
     """The app on a real uvicorn server (web.server, as the daemon runs it) on a free port."""
 
-    def __init__(self, app):
+    def __init__(self, app, http=None):
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))
-        self.server = server(app)
+        self.server = server(app, http=http)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]}, daemon=True)
         self.thread.start()
         while not self.server.started:
@@ -116,7 +116,7 @@ def served(tmp_path):
     """A Table whose app listens on 127.0.0.1:`t.port`."""
     t = Table(tmp_path / "j.sqlite", conf={"http": "127.0.0.1:0"})
     srv = Served(t.app)
-    t.port, t.base = srv.port, srv.base
+    t.port, t.base, t.served = srv.port, srv.base, srv
     yield t
     t.floor.events.close()
     srv.stop()

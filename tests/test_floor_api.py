@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from floorkit import link_up, table  # noqa: F401  (fixture)
+from floorkit import link_up, served, table  # noqa: F401  (fixture)
 from host_tools.daemon import config
 from host_tools.daemon.keys import KeyError_, load_key, new_key
 
@@ -63,6 +63,28 @@ def test_a_bad_body_is_a_4xx_and_no_bet(table, raw, code):
     r = table.call("croupier", "POST", "/bets", content=raw, headers={"Content-Type": "application/json"})
     assert r.status_code == code and set(r.json()) == {"error", "message"}
     assert table.daemon.table.bets() == []
+
+
+def test_a_bet_without_a_body_is_a_400_invalid_bet(table):
+    for kw in ({}, {"content": b"", "headers": {"Content-Type": "application/json"}}):
+        r = table.call("croupier", "POST", "/bets", **kw)
+        assert r.status_code == 400 and r.json()["error"] == "invalid_bet", kw
+    assert table.daemon.table.bets() == []
+
+
+def test_answers_go_out_at_once_tcp_nodelay(served):
+    """The daemon's listening socket is made with proto 0, so asyncio leaves Nagle on: an answer's
+    head and body then went as two segments, the body held until the client's delayed ACK (40 ms a
+    request). Each connection the server takes has TCP_NODELAY."""
+    import socket as s
+    with s.create_connection(("127.0.0.1", served.port), timeout=5) as c:
+        c.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert c.recv(65536).startswith(b"HTTP/1.1 ")
+        conns = list(served.served.server.server_state.connections)
+        assert conns
+        for proto in conns:
+            sock = proto.transport.get_extra_info("socket")
+            assert sock.getsockopt(s.IPPROTO_TCP, s.TCP_NODELAY) != 0
 
 
 # -- the same semantics as before -------------------------------------------------------------------

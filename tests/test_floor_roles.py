@@ -74,6 +74,28 @@ def test_a_revoked_token_is_refused_at_once(table):
     assert table.call("chef", "GET", "/state").status_code == 401
 
 
+def test_a_token_revoked_by_the_command_is_refused_at_the_next_request(table, tmp_path):
+    """`cylindre token revoke` writes the journal from its own process, on its own connection, while
+    the daemon runs: the daemon's token reader sees it at the next request (no cache to go stale)."""
+    from host_tools.cli import main
+    assert table.call("croupier", "GET", "/state").status_code == 200
+    assert main(["token", "--journal", str(tmp_path / "j.sqlite"), "revoke", "croupier-1"]) == 0
+    assert table.call("croupier", "GET", "/state").status_code == 401
+    assert table.call("croupier", "POST", "/bets", json=BODIES["/bets"]).status_code == 401
+    assert table.daemon.table.bets() == []
+
+
+def test_tokens_are_read_from_a_journal_whose_path_has_uri_characters(tmp_path):
+    from floorkit import Table
+    t = Table(tmp_path / "a?b#c%20 d.sqlite")
+    try:
+        assert t.call("display", "GET", "/state").status_code == 200
+        assert t.floor.tokens.revoke("display-1")
+        assert t.call("display", "GET", "/state").status_code == 401
+    finally:
+        t.close()
+
+
 def test_a_made_up_or_malformed_token_is_refused(table):
     for value in ("Bearer cyl_" + "A" * 43, "Bearer " + table.tokens["admin"] + "x", "Basic YWRtaW46YWRtaW4=", "Bearer"):
         r = table.client.post("/table/close", headers={"Authorization": value})

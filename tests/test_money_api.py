@@ -11,10 +11,15 @@ from floorkit import Served, Table
 BET = {"player": "ana", "type": "plein", "numbers": [17], "stake": 1000}
 
 
-@pytest.fixture
-def srv(tmp_path):
+@pytest.fixture(params=["httptools", "h11"])
+def srv(tmp_path, request):
+    """The table served by the daemon's protocol on httptools, and by the one on h11 (its fallback)."""
+    from host_tools.daemon.web import JsonH11, http_protocol
+    http = http_protocol() if request.param == "httptools" else JsonH11
+    if request.param == "httptools":
+        assert http is not JsonH11, "httptools is a dependency (pyproject.toml)"
     t = Table(tmp_path / "j.sqlite", conf={"http": "127.0.0.1:0"})
-    s = Served(t.app)
+    s = Served(t.app, http=http)
     _auth[0] = t.tokens
     yield t.daemon, s.port
     t.floor.events.close()
@@ -45,9 +50,10 @@ def _post(port, body: bytes, extra=b""):
                 % (len(body), extra), body, role="croupier")
 
 
-def test_a_negative_content_length_is_refused_and_nothing_stored(srv):
+@pytest.mark.parametrize("length", [b"-1", b"abc", b"1e3"])
+def test_a_malformed_content_length_is_refused_and_nothing_stored(srv, length):
     d, port = srv
-    st, err = _raw(port, b"POST /bets HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: -1", b"x" * (1 << 20))
+    st, err = _raw(port, b"POST /bets HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + length, b"x" * (1 << 20))
     assert st == 400 and "Content-Length" in err["message"]
     assert not d.table.bets()
 

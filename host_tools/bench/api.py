@@ -11,7 +11,9 @@ By default the same load first runs on the daemon of commit bb83dd9 (before grou
 one transaction and one fsync a bet; extracted with `git archive` into build/, run by this
 Python with its tree first on PYTHONPATH, on the same simulated wheel), then on this one, and
 both are printed side by side with the goal (1,000 bets/s, p99 <= 50 ms); `--no-before` runs
-this daemon only.
+this daemon only; `--before REV` runs the daemon of another commit first (`--before main`).
+Each daemon's CPU time over the load (from /proc, Linux) is printed a bet: on a machine shared
+with other work it says what the throughput cannot, what a request costs.
 
 `--against DIR`: the same load on the daemon of another checkout (an earlier version, with its own
 `.venv`), for before/after figures in the same conditions; it is run without a wheel (before issue
@@ -45,6 +47,8 @@ def add_arguments(p):
     p.add_argument("--seconds", type=float, default=10.0, help="how long they place bets (default 10)")
     p.add_argument("--against", metavar="DIR", help="run the daemon of this checkout (its .venv) instead: before/after")
     p.add_argument("--no-before", action="store_true", help="do not run the daemon of the commit before group commit first")
+    p.add_argument("--before", metavar="REV", default=None,
+                   help="the commit whose daemon runs first (default bb83dd9, before group commit); e.g. main")
 
 
 def _free_port():
@@ -92,6 +96,15 @@ def _wheel(work, key):
             raise RuntimeError("the simulated wheel did not start")
         time.sleep(0.05)
     return wheel, path_file.read_text().split()[0]
+
+
+def _cpu_s(pid):
+    """CPU seconds (user + system) a process has used so far, from /proc (None elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _stop(p):
@@ -159,13 +172,17 @@ def run(args) -> int:
     before = None
     if not args.no_before:
         from host_tools.bench.durable import BEFORE, before_tree
-        tree = before_tree()
+        rev = args.before or BEFORE
+        if rev != BEFORE:           # a name (main, HEAD~2) is resolved: the folder is per commit
+            rev = subprocess.run(["git", "rev-parse", "--short", rev], check=True, capture_output=True,
+                                 text=True, cwd=Path(__file__).resolve().parents[2]).stdout.strip()
+        tree = before_tree(rev)
         if tree is None:
             print("[bench] api: no git checkout, the daemon before group commit is not run")
         else:
             before = _load(args, tree=tree)
             if before is not None:
-                before["daemon"] = BEFORE
+                before["daemon"] = rev
     return _report(args, _load(args), before)
 
 
@@ -217,14 +234,14 @@ def _load(args, against=None, tree=None):
         errors: list = []
         threads = [threading.Thread(target=_client, args=(port, token, n, stop, lats[n], errors), daemon=True)
                    for n in range(args.clients)]
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), _cpu_s(daemon.pid)
         for t in threads:
             t.start()
         time.sleep(args.seconds)
         stop.set()
         for t in threads:
             t.join(35)
-        wall = time.perf_counter() - t0
+        wall, cpu1 = time.perf_counter() - t0, _cpu_s(daemon.pid)
     finally:
         _stop(daemon)
         _stop(wheel)
@@ -241,6 +258,8 @@ def _load(args, against=None, tree=None):
                "bets_per_s": round(len(lat) / wall, 1), "latency_ms_p50": round(pct(50), 2),
                "latency_ms_p99": round(pct(99), 2), "latency_ms_max": round(lat[-1] * 1e3, 2),
                "latency_ms_mean": round(statistics.fmean(lat) * 1e3, 2), "against": against,
+               "daemon_cpu_ms_per_bet": None if cpu0 is None or cpu1 is None else round((cpu1 - cpu0) / len(lat) * 1e3, 3),
+               "daemon_cpu_share": None if cpu0 is None or cpu1 is None else round((cpu1 - cpu0) / wall, 2),
                "refused": {str(k): errors.count(k) for k in set(errors)},
                "python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count(),
                "load_average": os.getloadavg()[0]}
@@ -248,8 +267,10 @@ def _load(args, against=None, tree=None):
 
 
 def _line(name, f):
+    cpu = f.get("daemon_cpu_ms_per_bet")
     print(f"  {name:28} {f['bets_per_s']:8.0f} {f['latency_ms_p50']:9.1f} {f['latency_ms_p99']:9.1f} "
-          f"{f['latency_ms_max']:9.1f} {f['errors']:7d}   (load average {f['load_average']:.1f})")
+          f"{f['latency_ms_max']:9.1f} {f['errors']:7d} {'-' if cpu is None else f'{cpu:.2f}':>12} "
+          f"(daemon on {f.get('daemon_cpu_share') or 0:.0%} of a core, load average {f['load_average']:.1f})")
 
 
 def _report(args, after, before) -> int:
@@ -257,7 +278,7 @@ def _report(args, after, before) -> int:
         return 1
     print(f"api: {args.clients} clients placing bets for {after['seconds']:.1f} s through POST /bets "
           f"(each 201 after its commit)" + (f", daemon of {args.against}" if args.against else ""))
-    print(f"  {'daemon':28} {'bets/s':>8} {'p50 ms':>9} {'p99 ms':>9} {'max ms':>9} {'errors':>7}")
+    print(f"  {'daemon':28} {'bets/s':>8} {'p50 ms':>9} {'p99 ms':>9} {'max ms':>9} {'errors':>7} {'CPU ms/bet':>12}")
     if before is not None:
         _line("before (" + before["daemon"] + ")", before)
     _line("this one" if not args.against else args.against, after)

@@ -180,6 +180,7 @@ def run(args) -> int:
     server.should_exit = True
     web.join(timeout=5)
     d.stop()
+    floor.tokens.close()
     d.j.close()
     return 0
 

@@ -14,10 +14,15 @@ alone) and commits once; only then is each caller answered. So:
   (poussette), judged with its receipt instant; waiting for a group never widens the window;
 - the Idempotency-Key, the table's rules and refusals are `Table.place`'s, bet by bet, in order
   of receipt (a key used twice in one group answers the first).
+
+`place` blocks its thread until then; `place_async` awaits it on the HTTP server's event loop
+(the committer wakes the loop once the group has committed), so a bet over HTTP costs no
+worker thread and no hop between threads besides the committer's own.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from collections import deque
@@ -32,10 +37,19 @@ MAX_GROUP = 256         # bets in one transaction at most (the rest wait for the
 class _Job:
     __slots__ = ("body", "key", "by", "receipt", "out", "error", "done")
 
-    def __init__(self, body, key, by, receipt):
+    def __init__(self, body, key, by, receipt, done=None):
         self.body, self.key, self.by, self.receipt = body, key, by, receipt
         self.out = self.error = None
-        self.done = threading.Event()
+        self.done = done or _nobody     # called by the committer thread once the job's group is over
+
+
+def _nobody():
+    pass
+
+
+def _wake(fut):
+    if not fut.done():              # the request may have been cancelled (server stopping)
+        fut.set_result(None)
 
 
 class Committer:
@@ -53,7 +67,24 @@ class Committer:
 
     def place(self, body, idempotency_key=None, by=None) -> dict:
         """Like `Table.place`, answered once the bet's group has committed."""
-        job = _Job(body, idempotency_key, by, self.table.receive(body, idempotency_key))    # Invalid: 400 now
+        receipt = self.table.receive(body, idempotency_key)        # Invalid: 400 now
+        done = threading.Event()
+        job = _Job(body, idempotency_key, by, receipt, done.set)
+        self._queue(job)
+        done.wait()
+        return _answer(job)
+
+    async def place_async(self, body, idempotency_key=None, by=None) -> dict:
+        """`place` for an event loop: awaits the group's commit without holding a thread."""
+        receipt = self.table.receive(body, idempotency_key)        # Invalid: 400 now
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        job = _Job(body, idempotency_key, by, receipt, lambda: loop.call_soon_threadsafe(_wake, fut))
+        self._queue(job)
+        await fut
+        return _answer(job)
+
+    def _queue(self, job):
         with self._cv:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="committer", daemon=True)
@@ -61,10 +92,6 @@ class Committer:
             self._waiting.append(job)
             self.received += 1
             self._cv.notify()
-        job.done.wait()
-        if job.error is not None:
-            raise job.error
-        return job.out
 
     def stop(self):
         with self._cv:
@@ -97,7 +124,10 @@ class Committer:
             self.groups += 1
             self.grouped += len(jobs)
         for job in jobs:
-            job.done.set()
+            try:
+                job.done()
+            except RuntimeError:        # its event loop is closed (the server stopped): nobody waits
+                pass
 
     def _one(self, job):
         try:
@@ -110,3 +140,9 @@ class Committer:
             log.exception("bet not recorded")
             job.error = e
             self.table.reload()
+
+
+def _answer(job):
+    if job.error is not None:
+        raise job.error
+    return job.out

@@ -15,11 +15,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import socket
 import time
 from contextlib import contextmanager
 from typing import Annotated, Any, Literal, Optional, Union
 
-from fastapi import Body, Depends, FastAPI, Header, Path, Query, Request
+from fastapi import Depends, FastAPI, Header, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -79,7 +80,7 @@ class Floor:
         self.d = daemon
         self.table = daemon.table
         self.j = daemon.j
-        self.tokens = Tokens(self.j.db, self.j.lock)
+        self.tokens = Tokens(self.j.db, self.j.lock, reader=self.j.path)
         self.audit = Audit(self.j.db, self.j.lock)
         self.events = events
         self.metrics = metrics
@@ -121,8 +122,18 @@ class Floor:
     def place(self, body, idempotency_key=None, who: Identity | None = None) -> dict:
         """One bet, durable (with its event and who placed it) before this returns: placements
         arriving together are committed in one transaction (committer.py), each answered after it."""
+        with self._counted():
+            return self.committer.place(body, idempotency_key, _by(who))
+
+    async def place_async(self, body, idempotency_key=None, who: Identity | None = None) -> dict:
+        """`place` on the server's event loop: awaits the bet's group without holding a thread."""
+        with self._counted():
+            return await self.committer.place_async(body, idempotency_key, _by(who))
+
+    @contextmanager
+    def _counted(self):
         try:
-            out = self.committer.place(body, idempotency_key, _by(who))
+            yield
         except Refused as e:
             self.metrics.refused.labels(e.code).inc()
             raise
@@ -130,7 +141,6 @@ class Floor:
             self.metrics.refused.labels("invalid").inc()
             raise
         self.metrics.placed.inc()
-        return out
 
     def cancel(self, bid, who: Identity):
         with self.step():
@@ -453,9 +463,13 @@ LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1", "[::1]")
 UNSAFE = ("POST", "PUT", "DELETE", "PATCH")
 
 
+BODY = "cylindre.json"      # the scope's key of the body as the guard parsed it (POST /bets reads it)
+
+
 class Guard:
     """Pure ASGI middleware: Host and Origin checks (DNS rebinding, cross-site requests), JSON bodies
-    only, of bounded size, depth and numbers, before any route sees them."""
+    only, of bounded size, depth and numbers, before any route sees them. The body it parsed is
+    left in the scope (`BODY`), so a route need not parse it again."""
 
     def __init__(self, app, hosts, origins, max_body):
         self.app = app
@@ -494,9 +508,10 @@ class Guard:
         if (body or ctype is not None) and (ctype or "").split(";")[0].strip().lower() != "application/json":
             return await _error(send, 415, "unsupported_media_type", "the body must be application/json")
         if body:
-            problem = _json_problem(body)
+            problem, value = _parse_json(body)
             if problem:
                 return await _error(send, 400, "bad_json", problem)
+            scope[BODY] = value
         sent = False
 
         async def replay():
@@ -519,7 +534,8 @@ def _same_origin(origin, host, scope):
     return origin.lower() in (f"{scheme}://{host}".lower(), f"https://{host}".lower())
 
 
-def _json_problem(body: bytes) -> str | None:
+def _parse_json(body: bytes) -> tuple[str | None, Any]:
+    """(None, the value) for an acceptable JSON body, (what is wrong, None) otherwise."""
     def bounded_int(text):
         if len(text.lstrip("-")) > MAX_INT_DIGITS:
             raise ValueError(f"a number of more than {MAX_INT_DIGITS} digits")
@@ -529,12 +545,11 @@ def _json_problem(body: bytes) -> str | None:
         raise ValueError(f"{name} is not JSON")
 
     if _bracket_depth(body) > MAX_DEPTH:            # before parsing: 5,000 brackets cost no recursion
-        return f"JSON nested deeper than {MAX_DEPTH} levels"
+        return f"JSON nested deeper than {MAX_DEPTH} levels", None
     try:
-        json.loads(body.decode("utf-8"), parse_int=bounded_int, parse_constant=bad_constant)
+        return None, json.loads(body.decode("utf-8"), parse_int=bounded_int, parse_constant=bad_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
-        return f"the body is not acceptable JSON: {str(e)[:200]}"
-    return None
+        return f"the body is not acceptable JSON: {str(e)[:200]}", None
 
 
 def _bracket_depth(raw: bytes) -> int:
@@ -583,12 +598,19 @@ def create_app(floor: Floor, conf: dict | None = None) -> FastAPI:
                   docs_url=None, redoc_url=None, openapi_url="/openapi.json")
     audit = floor.audit
 
-    def known_query(request: Request):
+    known_of: dict[int, frozenset] = {}        # a route's query parameters, found at its first request
+
+    async def known_query(request: Request):
         """An unknown or repeated query parameter is refused, not ignored (a typo in a filter would widen it)."""
+        if not request.scope.get("query_string"):
+            return
         route = request.scope.get("route")
-        known = {p.alias for p in route.dependant.query_params} if route is not None else set()
-        for dep in (route.dependant.dependencies if route is not None else ()):
-            known |= {p.alias for p in dep.query_params}
+        known = known_of.get(id(route))
+        if known is None:
+            known = {p.alias for p in route.dependant.query_params} if route is not None else set()
+            for dep in (route.dependant.dependencies if route is not None else ()):
+                known |= {p.alias for p in dep.query_params}
+            known = known_of[id(route)] = frozenset(known)
         keys = [k for k, _ in request.query_params.multi_items()]
         if len(keys) != len(set(keys)):
             raise ApiError(400, "bad_parameter", "a query parameter is given twice")
@@ -600,13 +622,17 @@ def create_app(floor: Floor, conf: dict | None = None) -> FastAPI:
     app.router.dependencies.append(Depends(known_query))
 
     def need(role: str, action: str | None = None):
-        def check(cred: Optional[HTTPAuthorizationCredentials] = Depends(bearer)) -> Identity:
+        """The route's dependency on a token of `role` at least. On the event loop: the token is read
+        on its own connection (auth.py), which never waits for the journal; the audit row of a
+        refusal is written on a worker thread (it takes the journal)."""
+        async def check(cred: Optional[HTTPAuthorizationCredentials] = Depends(bearer)) -> Identity:
             who = floor.tokens.identify(cred.credentials if cred else None)
             if who is None:
                 raise ApiError(401, "unauthorized", "a live token is needed: Authorization: Bearer <token>")
             if not who.may(role):
                 if action:
-                    audit.record(who.name, who.role, action, done=False, answer={"refused": f"needs {role}"})
+                    await run_in_threadpool(audit.record, who.name, who.role, action, done=False,
+                                            answer={"refused": f"needs {role}"})
                 raise ApiError(403, "forbidden", f"{who.role} may not do this: it needs {role}")
             return who
         return check
@@ -738,11 +764,15 @@ def create_app(floor: Floor, conf: dict | None = None) -> FastAPI:
                       "idempotency_mismatch",
               openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
                   "schema": {"$ref": "#/components/schemas/BetIn"}}}}})
-    def place(body: Annotated[Any, Body()], who=Depends(need("croupier", "bet_place")),
-              idempotency_key: Optional[str] = Header(None, max_length=128, description="1 to 128 printable ASCII "
-                                                      "characters: a retry with it returns the first answer")):
+    async def place(request: Request, who=Depends(need("croupier", "bet_place")),
+                    idempotency_key: Optional[str] = Header(None, max_length=128, description="1 to 128 printable "
+                                                            "ASCII characters: a retry with it returns the first answer")):
+        # the body as the guard parsed it (the document's requestBody is set above); the table's own
+        # gate checks it; the answer is the table's dict as is (it is a `Placed`: a test holds it)
+        if BODY not in request.scope:
+            raise ApiError(400, "invalid_bet", "body: a bet is required (a JSON object)")
         try:
-            return floor.place(body, idempotency_key, who)
+            return JSONResponse(await floor.place_async(request.scope[BODY], idempotency_key, who), 201)
         except Refused as e:
             return JSONResponse({"error": e.code, "message": e.message, "bet": e.bet}, e.http)
 
@@ -906,24 +936,26 @@ def _sse(eid, kind, data) -> bytes:
 
 
 # -- serving -------------------------------------------------------------------------------------------
-class JsonH11(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol, answering a request it cannot parse (a negative or malformed
-    Content-Length, a bad header line) with our JSON error instead of a text/plain one. It then
-    closes gently: our side first (FIN), the rest of the client's request read and dropped for up
-    to LINGER_S, so the client reads the answer instead of a connection reset."""
+class _GentleBadRequest:
+    """Part of our HTTP/1.1 protocols: a request the parser cannot take (a negative or malformed
+    Content-Length, a bad header line) is answered with our JSON error instead of uvicorn's text/plain
+    one. The connection then closes gently: our side first (FIN), the rest of the client's request
+    read and dropped for up to LINGER_S, so the client reads the answer instead of a connection reset.
+    And every connection gets TCP_NODELAY (`_no_delay`)."""
 
     LINGER_S = 2.0
     _lingering = False
+    BAD_REQUEST = json.dumps({"error": "bad_request", "message": "malformed HTTP request (request line, a header, "
+                              "or a Content-Length that is not a non-negative integer)"}).encode()
+
+    def connection_made(self, transport) -> None:
+        _no_delay(transport)
+        super().connection_made(transport)
 
     def send_400_response(self, msg: str) -> None:
-        import h11
-        data = json.dumps({"error": "bad_request", "message": "malformed HTTP request (request line, a header, or a "
-                           "Content-Length that is not a non-negative integer)"}).encode()
-        self.transport.write(self.conn.send(h11.Response(status_code=400, reason=b"Bad Request", headers=[
-            (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
-            (b"connection", b"close")])))
-        self.transport.write(self.conn.send(h11.Data(data=data)))
-        self.transport.write(self.conn.send(h11.EndOfMessage()))
+        data = self.BAD_REQUEST
+        self.transport.write(b"HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
+                             b"connection: close\r\n\r\n%s" % (len(data), data))
         self._lingering = True
         if self.transport.can_write_eof():
             self.transport.write_eof()
@@ -936,12 +968,47 @@ class JsonH11(H11Protocol):
     def eof_received(self) -> None:
         if self._lingering:
             self.transport.close()
+        else:
+            super().eof_received()
 
 
-def server(app, *, behind_proxy=False, tls_cert=None, tls_key=None, access_log=False):
-    """The uvicorn server of the app (run it with `.run(sockets=[...])`)."""
+class JsonH11(_GentleBadRequest, H11Protocol):
+    """uvicorn's pure-Python HTTP/1.1 protocol (h11), with our 400 and TCP_NODELAY."""
+
+
+def http_protocol():
+    """The HTTP/1.1 protocol the daemon serves with: uvicorn's on httptools (the C parser of
+    Node's llhttp: 0.55 against 0.64 ms of daemon CPU a bet with h11, docs/daemon.md "Benchmark") when it is
+    installed (a dependency), else the one on h11; both with our JSON 400 and TCP_NODELAY."""
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    except ImportError:                 # httptools has no wheel for this platform: h11 serves
+        return JsonH11
+
+    class JsonHttpTools(_GentleBadRequest, HttpToolsProtocol):
+        """uvicorn's HTTP/1.1 protocol on httptools, with our 400 and TCP_NODELAY."""
+
+    return JsonHttpTools
+
+
+def _no_delay(transport) -> None:
+    """TCP_NODELAY on a connection. asyncio sets it only on sockets made with proto IPPROTO_TCP,
+    and the daemon's listening socket (cli.py) is made with proto 0: without it an answer's
+    head and body went as two segments, the body held (Nagle) until the client's delayed ACK of
+    the head, 40 ms later, so every request took at least 44 ms (docs/daemon.md, "Benchmark")."""
+    sock = transport.get_extra_info("socket")
+    if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:                 # the connection is already gone: nothing to speed up
+            pass
+
+
+def server(app, *, behind_proxy=False, tls_cert=None, tls_key=None, access_log=False, http=None):
+    """The uvicorn server of the app (run it with `.run(sockets=[...])`); `http`: the protocol class
+    (default `http_protocol()`)."""
     import uvicorn
     return uvicorn.Server(uvicorn.Config(
-        app, http=JsonH11, log_config=None, access_log=access_log, proxy_headers=behind_proxy,
+        app, http=http or http_protocol(), log_config=None, access_log=access_log, proxy_headers=behind_proxy,
         ssl_certfile=tls_cert, ssl_keyfile=tls_key, timeout_graceful_shutdown=2, server_header=False,
         lifespan="off"))
