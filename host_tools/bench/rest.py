@@ -187,7 +187,7 @@ def add_arguments(p):
 
 
 def _board(path):
-    """The board's pocket sensors and its confirmation rule (need, sensors)."""
+    """The board's pocket sensors and its confirmation rule (need, sensors, strict, span_ms)."""
     from cylindre.spin.settings import build, confirm_sensors, confirm_sightings
     from host_tools.sim.boards import load_board
     geometry, overrides = load_board(path) if path else (geometry_from(None), {})
@@ -196,7 +196,7 @@ def _board(path):
     s, err = build(given)
     if s is None:
         raise SystemExit("board: %s" % err)
-    return s["pocket_sensors_deg"], (confirm_sightings(s), confirm_sensors(s), 0, 0)
+    return s["pocket_sensors_deg"], (confirm_sightings(s), confirm_sensors(s), 0, s["confirm_span_us"] // 1000)
 
 
 def _rule(text):
@@ -218,7 +218,7 @@ def run(args) -> int:
     if args.rules:
         rules = [_rule(r) for r in args.rules.split(",")]
     else:
-        rules = [own, (2, min(2, len(sensors)), 0, 0), (own[0] + 1, own[1], 0, 0)]
+        rules = [own, (own[0], own[1], 0, 0), (2, min(2, len(sensors)), 0, 0), (own[0] + 1, own[1], 0, 0)]
     rules = list(dict.fromkeys(rules))
     t0 = time.time()
     res, stats = measure(args.spins, sensors, rules, args.seed, wheel_from(args.wheel) if args.wheel else None)
@@ -238,7 +238,8 @@ def run(args) -> int:
         lat = np.array(x["lat"]) if x["lat"] else np.array([float("nan")])
         mark = " (the board's)" if r == own else ""
         print("rule %s (%d sightings from %d sensors%s)%s: wrong %d of %d (%.4f %%), none %d; after rest median %.2f s, "
-              "p99 %.2f s, max %.2f s" % (_name(r), r[0], r[1], ", consecutive passes" if r[2] else "", mark, x["wrong"], args.spins, 100.0 * x["wrong"] / args.spins,
+              "p99 %.2f s, max %.2f s" % (_name(r), r[0], r[1], (", consecutive passes" if r[2] else "")
+                                          + (", over at least %.1f s" % (r[3] / 1000) if r[3] else ""), mark, x["wrong"], args.spins, 100.0 * x["wrong"] / args.spins,
                                           x["none"], np.median(lat), np.percentile(lat, 99), lat.max()))
         figures["rules"][_name(r)] = {"wrong": x["wrong"], "none": x["none"], "median_s": float(np.median(lat)),
                                          "p99_s": float(np.percentile(lat, 99))}
