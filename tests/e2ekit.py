@@ -24,6 +24,13 @@ from host_tools.simwheel import PtyPort, SimulatedBoard
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def flip_bit(rng, data: bytes) -> bytes:
+    """`data` with one bit flipped at random: the corruption a frame's CRC and MAC must catch."""
+    b = bytearray(data)
+    b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
+    return bytes(b)
+
+
 class FaultyLine:
     """The cable: board side calls write/read; faults are switched on by the test."""
 
@@ -48,10 +55,7 @@ class FaultyLine:
         if len(self.captured) < 400:
             self.captured.append(bytes(data))
         if self.flip_rate and self.rng.random() < self.flip_rate:
-            b = bytearray(data)
-            i = self.rng.randrange(len(b))
-            b[i] ^= 1 << self.rng.randrange(8)
-            data = bytes(b)
+            data = flip_bit(self.rng, data)
         if self.garbage_rate and self.rng.random() < self.garbage_rate:
             data = bytes(self.rng.randrange(256) for _ in range(self.rng.randrange(1, 40))) + data
         self.pty.write(data)

@@ -10,7 +10,7 @@ import random
 import threading
 import time
 
-from e2ekit import Rig
+from e2ekit import Rig, flip_bit
 
 
 class Relay:
@@ -39,10 +39,7 @@ class Relay:
         if len(self.captured) < 2000:
             self.captured.append(bytes(data))
         if self.flip_rate and self.rng.random() < self.flip_rate:
-            b = bytearray(data)
-            i = self.rng.randrange(len(b))
-            b[i] ^= 1 << self.rng.randrange(8)
-            data = bytes(b)
+            data = flip_bit(self.rng, data)
         with self._lock:
             self._n += 1
             heapq.heappush(self._q, (time.monotonic() + self.delay_s, self._n, bytes(data)))
