@@ -27,6 +27,10 @@ from pathlib import Path
 
 HELP = "run the whole table on a simulated wheel with simulated players, then print the result"
 EVEN = ("rouge", "noir", "pair", "impair", "manque", "passe")
+# the daemon's refusals, as the demo's players hear them (the API's own messages are English)
+REFUSAL = {"wheel_not_heard": "le cylindre n'a pas encore confirmé que les jeux sont ouverts",
+           "poussette": "poussette: la mise arrive après rien ne va plus",
+           "table_closed": "la table est fermée", "link_down": "liaison avec le cylindre coupée"}
 OUTCOME = {"won": "gagne", "lost": "perd", "imprisoned": "en prison", "released": "libérée",
            "partage": "partage", "split": "partagée au quatrième zéro"}
 
@@ -96,17 +100,42 @@ class Players:
                ("Denis", {"type": "transversale", "numbers": r.choice([[0, 1, 2], [0, 2, 3], [13, 14, 15]]), "stake": 500})]
         return out
 
-    def place_round(self):
-        for player, bet in self.bets_for_round():
+    def wait_open(self, seconds=3.0) -> bool:
+        """Wait until the table takes bets. The croupier's "faites vos jeux" follows the result at
+        once; the daemon takes a bet only on the wheel's next fresh status (at most 500 ms later),
+        so a player who puts chips down on the very word is refused `wheel_not_heard`."""
+        end = time.monotonic() + seconds
+        while True:
+            st, state = self.api.call("GET", "/state")
+            if st == 200 and state["table"]["accepting_bets"]:
+                return True
+            if time.monotonic() > end:
+                return False
+            time.sleep(0.05)
+
+    def place(self, player, bet):
+        """One bet; refused for want of fresh word from the wheel, it is put down again once the
+        table takes bets (as a player does when the croupier waves the chips back)."""
+        st, body = self.api.call("POST", "/bets", {"player": player, **bet})
+        if st == 409 and body.get("error") == "wheel_not_heard" and self.wait_open(1.0):
             st, body = self.api.call("POST", "/bets", {"player": player, **bet})
+        return st, body
+
+    def place_round(self, wheel_done=lambda: False):
+        if not self.wait_open():
+            if not wheel_done():
+                self.say("  (le cylindre ne confirme pas l'ouverture des jeux : pas de mises à ce tour)")
+            return
+        for player, bet in self.bets_for_round():
+            st, body = self.place(player, bet)
             if st == 201:
                 self.owner[body["id"]] = player
                 self.labels[body["id"]] = body["label"]
                 self.say(f"  {player:6} mise {body['label']}: {_eur(body['stake'])}")
             else:
-                self.say(f"  {player:6} mise refusée ({st}): {body.get('message')}")
+                self.say(f"  {player:6} mise refusée ({st}): {REFUSAL.get(body.get('error'), body.get('message'))}")
         if self.rng.random() < 0.3:     # Alice changes her mind about a bet
-            st, body = self.api.call("POST", "/bets", {"player": "Alice", "type": "carre", "numbers": [1, 2, 4, 5], "stake": 500})
+            st, body = self.place("Alice", {"type": "carre", "numbers": [1, 2, 4, 5], "stake": 500})
             if st == 201:
                 st2, _ = self.api.call("DELETE", f"/bets/{body['id']}")
                 self.say(f"  Alice  retire carré 1/2/4/5 ({'ok' if st2 == 200 else st2})")
@@ -267,7 +296,7 @@ def run(args) -> int:
                 jobs, todo[:] = list(todo), []
             for job in jobs:
                 if job == "bet":
-                    players.place_round()
+                    players.place_round(lambda: wheel.poll() is not None)
                 else:
                     players.late_bet()
             if wheel.poll() is not None and not jobs:

@@ -112,6 +112,19 @@ class Table:
         except urllib.error.HTTPError as e:
             return e.code, json.loads(e.read() or b"{}")
 
+    def bet(self, body, role="croupier", timeout=20):
+        """POST /bets once the table takes bets. After a result (or a boot) the daemon takes a bet
+        only on the wheel's next fresh status, up to 500 ms later, and refuses it `wheel_not_heard`
+        before: a test that bets on the heels of a result waits for that word, as a player waits
+        for the croupier's "faites vos jeux". Any other answer is returned as it came."""
+        end = time.monotonic() + timeout
+        while True:
+            self.wait(lambda: self.api("GET", "/state")[1]["table"]["accepting_bets"], "the table never took bets",
+                      max(0.1, end - time.monotonic()))
+            st, body_out = self.api("POST", "/bets", body, role=role)
+            if not (st == 409 and body_out.get("error") == "wheel_not_heard") or time.monotonic() > end:
+                return st, body_out
+
     @staticmethod
     def wait(cond, what, timeout=30):
         end = time.monotonic() + timeout

@@ -47,7 +47,7 @@ def test_marquee_shows_each_number_and_keeps_them_through_a_broken_stream(table)
             window.__said = []; new MutationObserver(() => window.__said.push(document.getElementById('phase').textContent))
             .observe(document.getElementById('phase'), {childList: true, characterData: true, subtree: true}); }""")
         for player, chance in (("ana", "rouge"), ("bo", "noir")):      # one of them wins unless zero comes
-            assert table.api("POST", "/bets", {"player": player, "type": chance, "stake": 1000}, role="croupier")[0] == 201
+            assert table.bet({"player": player, "type": chance, "stake": 1000})[0] == 201
         table.play(2)
         page.wait_for_function("document.getElementById('marquee').dataset.phase === 'result'", timeout=20000)
         shot(page, "marquee_result")

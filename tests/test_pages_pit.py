@@ -39,7 +39,7 @@ def cut_the_link_after_rnvp_then_the_power(table, spin, more):
 def test_pit_refunds_a_held_bet_and_acknowledges_the_alert_of_the_outage(table):
     table.play(1)
     table.wait_results(1)
-    st, held = table.api("POST", "/bets", {"player": "ana", "type": "plein", "numbers": [17], "stake": 1000}, role="croupier")
+    st, held = table.bet({"player": "ana", "type": "plein", "numbers": [17], "stake": 1000})
     assert st == 201
     cut_the_link_after_rnvp_then_the_power(table, 2, 10)
     table.wait(lambda: table.api("GET", f"/bets/{held['id']}")[1]["status"] == "held", "the bet was never held", 30)
@@ -47,7 +47,7 @@ def test_pit_refunds_a_held_bet_and_acknowledges_the_alert_of_the_outage(table):
     [alert] = [a for a in table.pit.store.list() if a["code"] == "link_down"]
     table.wait(lambda: table.api("GET", "/state")[1]["table"]["accepting_bets"], "betting never reopened after the boot")
     for player, kind, stake in (("bo", "rouge", 2000), ("bo", "pair", 500), ("cy", "noir", 1500)):
-        assert table.api("POST", "/bets", {"player": player, "type": kind, "stake": stake}, role="croupier")[0] == 201
+        assert table.bet({"player": player, "type": kind, "stake": stake})[0] == 201
 
     with pw.sync_playwright() as p:
         b = browser(p)
