@@ -479,7 +479,7 @@ def _data():
 
 def _imports():
     global fw_main, FlashStore
-    import main as fw_main                    # firmware/main.py (its functions; not run as __main__)
+    import main as fw_main                    # firmware/main.py (not run as __main__: main() is the wiring's)
     from cylindre.board import shell, loop    # noqa: F401  (what main() imports on the Pico)
     from cylindre.board.store import FlashStore
     from cylindre.link import device          # noqa: F401
