@@ -22,6 +22,7 @@ package(
         "board/ring.py",
         "board/shell.py",
         "board/store.py",
+        "board/wiring.py",
         "link/__init__.py",
         "link/cammegh.py",
         "link/cobs.py",

@@ -6,7 +6,13 @@ less heap); main.py stays source (MicroPython runs it by name).
 The board's JSON is checked (pins, geometry, spin settings) and copied as board.json. The folder
 is rebuilt from scratch, so nothing stale is left in it.
 
+The same `.mpy` files are also written as a ROMFS image (MicroPython's read-only file system in
+flash, built by mpremote's own `VfsRomWriter`): `cylindre/` at its root, for `mpremote romfs
+deploy` on a MicroPython built with a ROMFS partition, where the modules' bytecode and constants
+are executed in place from flash instead of being copied to the heap (docs/firmware.md).
+
     python -m host_tools.build_firmware --board pico --out build/firmware/pico
+    # -> build/firmware/pico/ (for `make flash`) and build/firmware/pico.romfs/romfs.img
 """
 
 from __future__ import annotations
@@ -110,21 +116,60 @@ def compile_one(src: Path, dst: Path, root: Path, binary: str) -> None:
         raise BuildError("mpy-cross failed on %s:\n%s%s" % (rel, r.stdout, r.stderr))
 
 
+def compile_package(dest: Path, files=None, root: Path = FIRMWARE) -> list[Path]:
+    """mpy-cross `files` (paths relative to `root`; default the manifest's) into `dest`, same
+    layout with `.mpy`. Returns the files written, relative to `dest`."""
+    binary = mpy_cross_binary()
+    written = []
+    for rel in (files if files is not None else manifest_files(root / "manifest.py")):
+        dst = (dest / rel).with_suffix(".mpy")
+        compile_one(root / rel, dst, root, binary)
+        written.append(dst.relative_to(dest))
+    return written
+
+
+def romfs_image(folder: Path, under: str = "cylindre") -> bytes:
+    """A ROMFS image of `folder/under` (the compiled package), `under` at the image's root: the
+    files in sorted order, folders as ROMFS directories, written by mpremote's VfsRomWriter (the
+    writer `mpremote romfs build` uses)."""
+    from mpremote.romfs import VfsRomWriter
+
+    top = folder / under
+    if not top.is_dir():
+        raise BuildError("no %s to put in a ROMFS image" % top)
+    w = VfsRomWriter()
+
+    def walk(d: Path) -> None:
+        for p in sorted(d.iterdir()):
+            if p.is_dir():
+                w.opendir(p.name)
+                walk(p)
+                w.closedir()
+            elif p.suffix == ".mpy":
+                w.mkfile(p.name, p.read_bytes())
+
+    w.opendir(under)
+    walk(top)
+    w.closedir()
+    return w.finalise()
+
+
+def romfs_path(out: Path) -> Path:
+    """Where `main` writes the ROMFS image for the folder `out`: beside it, not in it (so `make
+    flash`, which copies `out` to the Pico's file system, does not copy the image too)."""
+    return out.parent / (out.name + ".romfs") / "romfs.img"
+
+
 def build(board: str, out: Path, root: Path = FIRMWARE) -> list[Path]:
     """Build into `out` (emptied first). Returns the files written, relative to `out`."""
     bpath = board_file(board)
     data = load_board(bpath)
-    binary = mpy_cross_binary()
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
     shutil.copy2(root / ENTRY, out / ENTRY)
     written = [Path(ENTRY)]
-    for rel in manifest_files(root / "manifest.py"):
-        src = root / rel
-        dst = (out / rel).with_suffix(".mpy")
-        compile_one(src, dst, root, binary)
-        written.append(dst.relative_to(out))
+    written += compile_package(out, root=root)
     (out / "board.json").write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     written.append(Path("board.json"))
     return written
@@ -134,15 +179,23 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="build_firmware", description=__doc__.splitlines()[0])
     p.add_argument("--board", default="pico", help="board name in boards/ or a JSON path (default pico)")
     p.add_argument("--out", type=Path, help="output folder (default build/firmware/<board>)")
+    p.add_argument("--romfs", type=Path, help="ROMFS image of the compiled modules (default "
+                   "<out>.romfs/romfs.img, for `mpremote romfs deploy`)")
     args = p.parse_args(argv)
     out = args.out or ROOT / "build" / "firmware" / Path(args.board).stem
+    rom = args.romfs or romfs_path(out)
     try:
         files = build(args.board, out)
+        image = romfs_image(out)
     except BuildError as exc:
         print("build_firmware: %s" % exc, file=sys.stderr)
         return 2
+    rom.parent.mkdir(parents=True, exist_ok=True)
+    rom.write_bytes(image)
     size = sum((out / f).stat().st_size for f in files)
     print("%s: %d files, %d bytes, ready for `make flash BOARD=%s`" % (out, len(files), size, Path(args.board).stem))
+    print("%s: ROMFS image of the modules, %d bytes, for `mpremote romfs deploy %s` (docs/firmware.md)"
+          % (rom, len(image), rom))
     return 0
 
 

@@ -4,6 +4,13 @@ The firmware package is staged, file for file, into a read-only folder that the 
 `/input`: `/input/lib/cylindre` is `firmware/cylindre`, so the guest imports exactly the files
 that go onto the Pico. Extra folders (test modules, feeds) can be staged beside it.
 
+With `romfs=` the firmware comes instead from a ROMFS image (MicroPython's read-only, memory-mapped
+file system, built by `host_tools.build_firmware.romfs_image`): the image's bytes are read into
+the guest and mounted at `/rom`, first on `sys.path`, before the guest's code runs, so its `.mpy`
+files execute in place as on the Pico's flash (their bytecode and constants are not copied to the
+heap). With `package=` another folder (e.g. the `.mpy` files `make firmware` writes) is staged as
+`/input/lib/cylindre` instead of the sources.
+
 The guest's uncaught exceptions would make the runtime exit non-zero and lose what was printed, so
 `run` wraps the code: a traceback is printed on stdout and raised here as `MicroPythonError` with
 everything the guest printed up to it.
@@ -25,6 +32,7 @@ import cylindre
 FIRMWARE_PACKAGE = Path(cylindre.__file__).resolve().parent
 GUEST_ROOT = "/input"
 DEFAULT_FUEL = 2_000_000_000_000
+ROMFS_HEADER = b"\xd2\xcd\x31"        # MicroPython's ROMFS magic (mpremote.romfs.VfsRomWriter)
 # The WASI build collects garbage unsafely (objects held only in WebAssembly locals are not roots),
 # so guests get a heap large enough that tests and benches rarely need a collection; the Pico's own
 # heap (~190 KB) is what the bench's heap figures are compared with, not this.
@@ -55,15 +63,43 @@ class MicroPythonRuntime:
     """A staging folder plus a fresh interpreter for every `run`.
 
     `extra` maps a folder name under `/input` to a host folder or file list to copy there.
+    `package`: the folder staged as `/input/lib/cylindre` (default the sources; `.mpy` files are
+    kept when it is another folder). `romfs`: a ROMFS image (bytes) mounted at `/rom` ahead of
+    everything by `prelude()` and `run`; nothing is then staged under `/input/lib`, so a module
+    missing from the image fails to import instead of coming from source.
     """
 
-    def __init__(self, extra: dict[str, Path | list[Path]] | None = None):
+    def __init__(self, extra: dict[str, Path | list[Path]] | None = None, *,
+                 package: Path | None = None, romfs: bytes | None = None):
         self._tmp = tempfile.TemporaryDirectory(prefix="cylindre-mpy-")
         self._runs = 0
         self.root = Path(self._tmp.name)
-        shutil.copytree(FIRMWARE_PACKAGE, self.root / "lib" / "cylindre", ignore=_ignore)
+        self.romfs = romfs
+        if romfs is not None:
+            if not romfs.startswith(ROMFS_HEADER):
+                raise MicroPythonError("not a ROMFS image (header %r)" % romfs[:3])
+            (self.root / "romfs.img").write_bytes(romfs)
+            (self.root / "lib").mkdir()
+        elif package is not None:
+            shutil.copytree(package, self.root / "lib" / "cylindre",
+                            ignore=lambda _d, names: [n for n in names if n == "__pycache__"])
+        else:
+            shutil.copytree(FIRMWARE_PACKAGE, self.root / "lib" / "cylindre", ignore=_ignore)
         for name, source in (extra or {}).items():
             self.add(name, source)
+
+    def prelude(self) -> str:
+        """Guest code to run first: with a ROMFS image, read it into a bytes object (on the Pico
+        the image is memory-mapped flash; here it sits in the heap before any measurement, as
+        flash) and mount it at /rom, first on sys.path. Empty without one."""
+        if self.romfs is None:
+            return ""
+        return ("import sys, vfs\n"
+                "_romfs_file = open('%s/romfs.img', 'rb')\n"
+                "_ROMFS_IMAGE = _romfs_file.read()\n"
+                "_romfs_file.close()\n"
+                "vfs.mount(vfs.VfsRom(_ROMFS_IMAGE), '/rom')\n"
+                "sys.path.insert(0, '/rom')\n" % GUEST_ROOT)
 
     def add(self, name: str, source: Path | list[Path]) -> str:
         """Copy a folder (or a list of files) to `/input/<name>`; return the guest path."""
@@ -96,6 +132,7 @@ class MicroPythonRuntime:
         wrapper = (
             "import sys\n"
             + "".join(f"sys.path.insert(0, {p!r})\n" for p in reversed(sys_paths))
+            + self.prelude()
             + "try:\n"
             + f"    __import__({name!r})\n"
             + "except BaseException as _e:\n"

@@ -95,3 +95,25 @@ def test_a_manifest_naming_a_missing_file_is_refused(tmp_path):
     m.write_text('package("cylindre", files=("nope.py",))\n')
     with pytest.raises(bf.BuildError, match="missing"):
         bf.manifest_files(m)
+
+
+def test_the_romfs_image_holds_the_built_modules_and_micropython_imports_them_from_it(tmp_path):
+    """`make firmware` also writes the .mpy files as a ROMFS image (for `mpremote romfs deploy`);
+    mounted at /rom on the real MicroPython, the firmware imports from it and from nothing else."""
+    from host_tools.micropython import MicroPythonError, MicroPythonRuntime
+
+    out = tmp_path / "pico"
+    r = subprocess.run([sys.executable, "-m", "host_tools.build_firmware", "--board", "pico", "--out", str(out)],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    image = bf.romfs_path(out).read_bytes()
+    assert image == bf.romfs_image(out) and image.startswith(b"\xd2\xcd\x31")
+    assert "mpremote romfs deploy" in r.stdout
+    with MicroPythonRuntime(romfs=image) as rt:
+        got = rt.run("import cylindre.spin.controller as c, cylindre.link.device as d\n"
+                     "print(c.__file__, d.__file__)\n").stdout.split()
+        assert got == ["/rom/cylindre/spin/controller.mpy", "/rom/cylindre/link/device.mpy"]
+        with pytest.raises(MicroPythonError, match="no module named"):
+            rt.run("import cylindre.replay\n")          # host-only: not in the image, not staged
+    with pytest.raises(bf.BuildError, match="no "):
+        bf.romfs_image(tmp_path / "empty")

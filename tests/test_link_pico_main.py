@@ -1,4 +1,4 @@
-"""firmware/main.py's wiring of the link and of the Cammegh output, run on CPython with stand-ins
+"""firmware/main.py's wiring (cylindre.board.wiring) of the link and of the Cammegh output, run on CPython with stand-ins
 for MicroPython's `machine` and `micropython` modules: a board with a "cammegh" key gets the
 compatibility output on its own UART at 9600 8N1, a board without one gets none."""
 
@@ -35,7 +35,8 @@ class FakeUART:
 
 @pytest.fixture
 def pico(monkeypatch, tmp_path):
-    """main.py's functions (not its loop), with `/wheel.key` served from tmp_path when asked."""
+    """The wiring's functions (not its loop), with `/wheel.key` served from tmp_path when asked;
+    main.py only runs `cylindre.board.wiring.main()`."""
     FakeUART.made = []
     machine = types.ModuleType("machine")
     machine.UART = FakeUART
@@ -46,7 +47,9 @@ def pico(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "machine", machine)
     monkeypatch.setitem(sys.modules, "micropython", upy)
     src = (ROOT / "firmware" / "main.py").read_text()
+    assert "from cylindre.board.wiring import main\n" in src
     assert src.rstrip().endswith('\nif __name__ == "__main__":\n    main()')
+    monkeypatch.delitem(sys.modules, "cylindre.board.wiring", raising=False)
     files = {}
 
     def fake_open(path, *a, **k):
@@ -56,8 +59,10 @@ def pico(monkeypatch, tmp_path):
             raise OSError("no key")
         return builtins.open(path, *a, **k)
 
-    g = {"__name__": "pico_main", "open": fake_open}
-    exec(compile(src, "main.py", "exec"), g)
+    import cylindre.board.wiring as wiring
+
+    monkeypatch.setattr(wiring, "open", fake_open, raising=False)
+    g = dict(vars(wiring))
     g["files"] = files
     return g
 

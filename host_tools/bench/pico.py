@@ -16,7 +16,12 @@ Measured (docs/firmware.md, "CPU load and heap"):
   CYCLES_PER_FUEL is calibrated on the one measurement of the firmware on an emulated RP2040
   (issue 13: 19.4 % of a 125 MHz core over a spin feed, with the 5 ms loop of commit a648da4);
 - the heap: after the firmware's import, after its boot, and the live peak over the run
-  (gc.mem_alloc() after collections between loop turns).
+  (gc.mem_alloc() after collections between loop turns), measured twice on the same `.mpy` files
+  `make firmware` writes (host_tools.build_firmware): imported from its ROMFS image mounted at
+  /rom (as `mpremote romfs deploy` puts them in the Pico's flash: bytecode and constants run in
+  place; the image is read into the guest before the base mark, so it counts as flash), and from
+  a file system (as `make flash` copies them: bytecode loaded into the heap). main.py is source
+  in both, as on the Pico. The CPU figures are the ROMFS run's.
 """
 
 from __future__ import annotations
@@ -160,8 +165,19 @@ class HostSide:
         return self._out()
 
 
-def run_guest(board, arrays, segs, end, every=50, heap=8 * 1024 * 1024):
-    """Run the guest; returns (guest stats, meter, host side)."""
+def firmware_package(tmp: Path):
+    """The `.mpy` files `make firmware` writes (the manifest's modules through mpy-cross) under
+    tmp/cylindre, and their ROMFS image as `make firmware` writes it."""
+    from host_tools.build_firmware import compile_package, romfs_image
+
+    compile_package(tmp)
+    return tmp / "cylindre", romfs_image(tmp)
+
+
+def run_guest(board, arrays, segs, end, every=50, heap=8 * 1024 * 1024, package=None, romfs=None):
+    """Run the guest, importing the firmware from `romfs` (an image), else from `package` (a
+    folder staged on the guest's file system), else from the sources; returns (guest stats,
+    meter, host side)."""
     from host_tools.micropython import DEFAULT_FUEL, MicroPythonError, MicroPythonRuntime, _run_wasi
 
     meter = Meter()
@@ -173,7 +189,7 @@ def run_guest(board, arrays, segs, end, every=50, heap=8 * 1024 * 1024):
         cfg = {"n_edges": len(arrays[0]), "n_counts": len(arrays[3]), "segments": segs, "end_us": end,
                "board": board, "key": KEY, "every": every}
         (d / "cfg.json").write_text(json.dumps(cfg))
-        with MicroPythonRuntime() as rt:
+        with MicroPythonRuntime(package=package, romfs=romfs) as rt:
             rt.add("data", d)
             rt.add("fw", [ROOT / "firmware" / "main.py"])
             rt.add("bench", [GUEST])
@@ -182,7 +198,7 @@ def run_guest(board, arrays, segs, end, every=50, heap=8 * 1024 * 1024):
             # WASI build may then free the bytecode of the code that called it (held only in
             # WebAssembly locals); bench() ends the process with sys.exit(0) instead of returning
             code = ("import sys\nsys.path.insert(0, '/input/lib')\nsys.path.insert(0, '/input/fw')\n"
-                    "sys.path.insert(0, '/input/bench')\nimport pico_guest\npico_guest.bench()\n")
+                    "sys.path.insert(0, '/input/bench')\n" + rt.prelude() + "import pico_guest\npico_guest.bench()\n")
             stdout, _err, _left = _run_wasi(code, rt.root, DEFAULT_FUEL, 3600.0, heap, host)
     res_stdout = stdout
     stats = None
@@ -218,13 +234,7 @@ def figures(stats, meter, hs, truths, cycles_per_fuel, mhz=MHZ) -> dict:
         whole["cpu_load"] = whole["fuel_per_s"] * cycles_per_fuel / (mhz * 1e6)
     out["whole"] = whole
     out["cycles_per_fuel"] = cycles_per_fuel
-    out["heap"] = {k: stats[k] for k in ("heap_base", "heap_after_import", "heap_after_boot", "heap_peak")}
-    base = stats["heap_base"]
-    out["heap"]["firmware_after_import"] = stats["heap_after_import"] - base
-    out["heap"]["firmware_after_boot"] = stats["heap_after_boot"] - base
-    out["heap"]["firmware_peak"] = stats["heap_peak"] - base
-    # what stays in RAM when the modules are frozen into the UF2: the run's data over the import
-    out["heap"]["data_peak"] = stats["heap_peak"] - stats["heap_after_import"]
+    out["heap"] = heap_figures(stats)
     results = [e for e in hs.events if e.get("ev") == "result"]
     right = sum(1 for e in results for tr in truths if tr.get("spin") == e.get("spin") and tr.get("number") == e.get("number"))
     out["link"] = {"events": len(hs.events), "statuses": hs.statuses, "results": len(results), "right": right,
@@ -234,12 +244,26 @@ def figures(stats, meter, hs, truths, cycles_per_fuel, mhz=MHZ) -> dict:
     return out
 
 
+def heap_figures(stats) -> dict:
+    """The firmware's heap over the guest's base mark (stand-ins, feed, ROMFS image)."""
+    h = {k: stats[k] for k in ("heap_base", "heap_after_import", "heap_after_boot", "heap_peak")}
+    base = stats["heap_base"]
+    h["firmware_after_import"] = stats["heap_after_import"] - base
+    h["firmware_after_boot"] = stats["heap_after_boot"] - base
+    h["firmware_peak"] = stats["heap_peak"] - base
+    h["data_peak"] = stats["heap_peak"] - stats["heap_after_import"]    # the run's data over the import
+    return h
+
+
 def report(f: dict) -> None:
-    h = f["heap"]
     print("Pico main loop on MicroPython (stand-in hardware, simulated wheel time; %d events to the host, %d results, "
           "%d right; %d status frames)" % (f["link"]["events"], f["link"]["results"], f["link"]["right"], f["link"]["statuses"]))
-    print("heap: firmware after import %d B, after boot %d B, live peak %d B (data over the import: %d B)"
-          % (h["firmware_after_import"], h["firmware_after_boot"], h["firmware_peak"], h["data_peak"]))
+    for key, what in (("heap", "from ROMFS (`mpremote romfs deploy`, bytecode in flash)"),
+                      ("heap_fs", "from the file system (`make flash`, bytecode in RAM)")):
+        h = f.get(key)
+        if h:
+            print("heap, .mpy %s: after import %d B, after boot %d B, live peak %d B (data over the import %d B)"
+                  % (what, h["firmware_after_import"], h["firmware_after_boot"], h["firmware_peak"], h["data_peak"]))
     for label, r in list(f["segments"].items()) + [("whole run", f["whole"])]:
         load = "" if "cpu_load" not in r else ", CPU load %.2f %% of %d MHz" % (100 * r["cpu_load"], MHZ)
         per = "" if "fuel_per_wake" not in r else ", %.0f fuel a wake-up" % r["fuel_per_wake"]
@@ -250,9 +274,17 @@ def report(f: dict) -> None:
 
 def run(args) -> int:
     board, arrays, segs, end, truths = feed(args.board, args.spins, args.seed, args.imperfect)
-    stats, meter, hs = run_guest(board, arrays, segs, end)
+    with tempfile.TemporaryDirectory(prefix="cylindre-pico-fw-") as tmp:
+        package, image = firmware_package(Path(tmp))
+        stats, meter, hs = run_guest(board, arrays, segs, end, romfs=image)
+        fs_stats, fs_meter, fs_hs = run_guest(board, arrays, segs, end, package=package)
     cpf = args.cycles_per_fuel if args.cycles_per_fuel is not None else CYCLES_PER_FUEL
     f = figures(stats, meter, hs, truths, cpf)
+    f["heap_fs"] = heap_figures(fs_stats)
+    f["romfs_image_bytes"] = len(image)
+    if [e for e in fs_hs.events] != [e for e in hs.events]:
+        print("bench pico: the firmware from the file system sent other events than from ROMFS", file=sys.stderr)
+        return 2
     f["run"] = {"board": str(args.board), "spins": args.spins, "seed": args.seed, "imperfect": bool(args.imperfect),
                 "steps": stats["steps"]}
     args.out.mkdir(parents=True, exist_ok=True)

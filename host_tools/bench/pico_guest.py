@@ -159,9 +159,34 @@ class WDT:
         _call("m", _OUT)
 
 
+class UART:
+    """A UART: the link's (a board whose "link" is a UART) talks to the host link like the USB
+    stand-ins; any other (the Cammegh output) has nothing on its other end: what is written is
+    counted, nothing is ever read."""
+
+    def __init__(self, uart_id, baudrate=9600, bits=8, parity=None, stop=1, tx=None, rx=None):
+        lk = _cfg["board"].get("link") or {}
+        self.link = lk.get("type") == "uart" and lk.get("uart", 0) == uart_id
+        self.written = 0
+
+    def write(self, data):
+        if self.link:
+            return _OUT_LINK.write(data)
+        _call("m", _IN)
+        self.written += len(data)
+        _call("m", _OUT)
+        return len(data)
+
+    def read(self, n=-1):
+        if self.link:
+            return USB_IN.read(n)
+        return None
+
+
 class _Machine:
     Pin = Pin
     WDT = WDT
+    UART = UART
     PWRON_RESET = 1
     WDT_RESET = 3
 
@@ -286,6 +311,7 @@ class UsbIn:
 
 
 USB_IN = UsbIn()
+_OUT_LINK = UsbOut()
 
 
 class _Poll:
@@ -304,9 +330,11 @@ class _Poll:
     def _ready(self):
         out = []
         for o, m in self.objs:
-            if o is USB_IN:
+            if o is USB_IN or (isinstance(o, UART) and o.link):
                 if S.rx:
                     out.append((o, 1))
+            elif isinstance(o, UART):
+                continue                    # nothing ever arrives on it
             else:
                 _call("m", _OUT)
                 r = o.ioctl(3, m)          # a firmware object that says whether it is ready
@@ -451,10 +479,12 @@ def _data():
 
 def _imports():
     global fw_main, FlashStore
-    import main as fw_main                    # firmware/main.py (its functions; not run as __main__)
+    import main as fw_main                    # firmware/main.py (not run as __main__: main() is the wiring's)
     from cylindre.board import shell, loop    # noqa: F401  (what main() imports on the Pico)
     from cylindre.board.store import FlashStore
-    from cylindre.link import device, cammegh  # noqa: F401
+    from cylindre.link import device          # noqa: F401
+    if _cfg["board"].get("cammegh"):          # main() imports it only for a board with the output
+        from cylindre.link import cammegh     # noqa: F401
 
 
 def _boot():

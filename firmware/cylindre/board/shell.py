@@ -6,16 +6,43 @@ count taken in the interrupt, not later), ticks the controller, and feeds the wa
 
 import machine
 from machine import Pin
+import sys
 import time
 
-from cylindre.board.boardfile import check, spin_settings
 from cylindre.board.clock import Clock
 from cylindre.board.ring import Ring
 from cylindre.board.store import FlashStore
 from cylindre.spin.controller import Controller
 
-RING = 256
+# Edges the ring holds between two turns of the main loop: a turn takes a few ms on the Pico and
+# the sensors make at most a few hundred edges a second (pocket sensors at 60 rpm), so 128 is
+# over 0.4 s of slack; a chattering sensor fills it anyway, and that is a fault (edges_lost).
+# 9 bytes an entry (docs/firmware.md, "CPU load and heap").
+RING = 128
 WDT_MS = 8000          # the RP2040's watchdog tops out at 8388 ms
+
+
+def board_settings(board):
+    """(error, spin settings) of a board file. The checker runs once, at boot: it is imported
+    here and dropped after (`drop`), so its functions do not stay in the heap."""
+    from cylindre.board import boardfile
+    err = boardfile.check(board)
+    s = None if err else boardfile.spin_settings(board)
+    drop("cylindre.board.boardfile")
+    return err, s
+
+
+def drop(name):
+    """Forget a boot-only module (sys.modules and its package's attribute), so the collector
+    frees its dictionary and functions; its interned names stay."""
+    sys.modules.pop(name, None)
+    pkg, _, leaf = name.rpartition(".")
+    parent = sys.modules.get(pkg)
+    if parent is not None and leaf in parent.__dict__:
+        try:
+            delattr(parent, leaf)
+        except (AttributeError, TypeError):
+            pass
 
 
 def reset_cause():
@@ -30,7 +57,7 @@ def reset_cause():
 class Board:
     def __init__(self, board, emit, store_path="/cylindre.rec", watchdog=True, store=None):
         from cylindre.board.encoder import Encoder
-        err = check(board)
+        err, settings = board_settings(board)
         if err:
             raise ValueError("board.json: " + err)
         pins = board["pins"]
@@ -64,7 +91,7 @@ class Board:
         self.lamp = Pin(pins["lamp"], Pin.OUT, value=0) if pins.get("lamp") is not None else None
         self.led = Pin(pins.get("led", 25), Pin.OUT, value=0)
         self.store = store if store is not None else FlashStore(store_path)
-        self.ctl = Controller(spin_settings(board), self._emit, store=self.store, count=self._count)
+        self.ctl = Controller(settings, self._emit, store=self.store, count=self._count)
         if self.names != self.ctl.names[:len(self.names)]:
             raise ValueError("board.json: pins %s, the controller's signals %s"
                              % (" ".join(self.names), " ".join(self.ctl.names)))
