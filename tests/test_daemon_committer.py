@@ -62,10 +62,12 @@ def test_bets_arriving_together_commit_as_one_group_each_answered(t):
         deadline = time.monotonic() + 10
         while c.received < 24 and time.monotonic() < deadline:
             time.sleep(0.01)
+        queued = c.received
     for th in threads:
         th.join(10)
-    assert not errors and len(answers) == 24
-    assert c.groups == 2 and c.grouped == 24        # the first group, then all that came meanwhile
+    assert not errors and len(answers) == 24, (errors, len(answers))
+    assert queued == 24, queued                     # all queued while the first group waited
+    assert (c.groups, c.grouped) == (2, 24)         # the first group, then all that came meanwhile
     assert sorted(a["id"] for a in answers) == sorted(r["id"] for r in t.j.query("SELECT id FROM bets"))
     assert all(a["status"] == "open" for a in answers)
     _consistent(t)
