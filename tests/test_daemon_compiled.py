@@ -236,13 +236,33 @@ def test_a_bet_imprisoned_reads_its_own_spins_result_not_the_carried_one(tmp_pat
     assert all(t.bet(bid)["status"] == "settled" for bid in ids)
 
 
+OLD_SETTLEMENTS = """CREATE TABLE settlements (
+    wheel TEXT NOT NULL, spin INTEGER NOT NULL, number INTEGER NOT NULL, at REAL NOT NULL,
+    staked INTEGER NOT NULL, paid INTEGER NOT NULL, result TEXT NOT NULL,
+    PRIMARY KEY (wheel, spin))"""
+
+
+def _old_journal(path, schema):
+    """A journal as a daemon of `schema` (1 to 3) left it: its `settlements` without `pending`."""
+    j = Journal(path)
+    with j.tx() as db:
+        db.execute("DROP INDEX settlements_pending")
+        db.execute("DROP TABLE settlements")
+        db.execute(OLD_SETTLEMENTS)
+        db.execute("UPDATE meta SET value=? WHERE key='schema'", (str(schema),))
+        if schema < 3:
+            db.execute("DROP VIEW all_results")
+            db.execute("DROP TABLE spin_results")
+        if schema < 2:
+            db.execute("DROP TABLE results")
+    return j
+
+
 def test_a_journal_of_schema_1_opens_and_its_settlements_read_back_whole(tmp_path):
     """Before schema 2 a settlement kept every result in its JSON and each bet its own copy."""
     path = tmp_path / "old.sqlite"
-    j = Journal(path)
+    j = _old_journal(path, 1)
     with j.tx() as db:
-        db.execute("DROP TABLE results")
-        db.execute("UPDATE meta SET value='1' WHERE key='schema'")
         res = {"id": "B000001", "type": "plein", "label": "plein 17", "staked": 100, "outcome": "won", "won": 3500,
                "returned": 100, "lost": 0, "imprisoned": 0, "paid": 3600}
         db.execute("INSERT INTO bets (id, wheel, player, at, body, stake, status, spin, result) VALUES "
@@ -252,7 +272,7 @@ def test_a_journal_of_schema_1_opens_and_its_settlements_read_back_whole(tmp_pat
                    (json.dumps({"number": 17, "results": [res], "payment_order": [], "totals": {}}),))
     j.close()
     t = Table(Journal(path), "T1")
-    assert t.j.one("SELECT value FROM meta WHERE key='schema'")["value"] == "3"
+    assert t.j.one("SELECT value FROM meta WHERE key='schema'")["value"] == "4"
     assert t.recall(1)["settlement"]["results"] == [res]
     assert t.bet("B000001")["result"] == res
 
@@ -261,9 +281,8 @@ def test_a_journal_of_schema_2_opens_and_its_results_rows_read_back(tmp_path):
     """Schema 2 wrote one `results` row per result; schema 3 reads them as they are, beside the
     spins it settles itself (one `spin_results` row each), and the view shows both as rows."""
     path = tmp_path / "old2.sqlite"
-    j = Journal(path)
+    j = _old_journal(path, 2)
     with j.tx() as db:
-        db.execute("UPDATE meta SET value='2' WHERE key='schema'")
         db.execute("INSERT INTO bets (id, wheel, player, at, body, stake, status, spin) VALUES "
                    "('OLD0001', 'T1', 'ana', 0, '{\"type\": \"plein\", \"numbers\": [17], \"stake\": 100}', 100, "
                    "'settled', 1)")
@@ -272,7 +291,7 @@ def test_a_journal_of_schema_2_opens_and_its_results_rows_read_back(tmp_path):
                    (json.dumps({"number": 17, "payments": [], "totals": {}, "results_in": "results"}),))
     j.close()
     t = Table(Journal(path), "T1")
-    assert t.j.one("SELECT value FROM meta WHERE key='schema'")["value"] == "3"
+    assert t.j.one("SELECT value FROM meta WHERE key='schema'")["value"] == "4"
     res = {"id": "OLD0001", "type": "plein", "label": "plein 17", "staked": 100, "outcome": "won", "won": 3500,
            "returned": 100, "lost": 0, "imprisoned": 0, "paid": 3600}
     assert t.recall(1)["settlement"]["results"] == [res]

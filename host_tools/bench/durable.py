@@ -114,7 +114,7 @@ def settlement_latency(nbets, spins, seed=1):
             times.append(deliver(data))
             dev.feed(b"".join(wire))        # the ack
             wire.clear()
-            n = table.j.one("SELECT COUNT(*) AS n FROM bets WHERE spin=? AND status='settled'", (spin,))["n"]
+            n = table.j.one("SELECT COUNT(*) AS n FROM bets_now WHERE spin=? AND status='settled'", (spin,))["n"]
             assert n == nbets, (n, nbets)
         table.j.close()
     ms = sorted(t * 1000 for t in times)

@@ -16,8 +16,10 @@ import zlib
 from contextlib import contextmanager
 from pathlib import Path
 
-SCHEMA_VERSION = 3       # 3: a spin's results in one `spin_results` row (2: a `results` row each;
-                         # 1: inside the settlement's JSON); `all_results` shows 2 and 3 as rows
+SCHEMA_VERSION = 4       # 4: a settled bet's row is not rewritten at its settlement (`pending`,
+                         # the view `bets_now`); 3: a spin's results in one `spin_results` row
+                         # (2: a `results` row each; 1: inside the settlement's JSON);
+                         # `all_results` shows 2, 3 and 4 as rows
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -37,7 +39,7 @@ CREATE INDEX IF NOT EXISTS bets_status ON bets (wheel, status);
 CREATE INDEX IF NOT EXISTS bets_spin ON bets (wheel, spin);
 CREATE TABLE IF NOT EXISTS settlements (
     wheel TEXT NOT NULL, spin INTEGER NOT NULL, number INTEGER NOT NULL, at REAL NOT NULL,
-    staked INTEGER NOT NULL, paid INTEGER NOT NULL, result TEXT NOT NULL,
+    staked INTEGER NOT NULL, paid INTEGER NOT NULL, result TEXT NOT NULL, pending INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (wheel, spin));
 CREATE TABLE IF NOT EXISTS results (
     wheel TEXT NOT NULL, spin INTEGER NOT NULL, pos INTEGER NOT NULL, bet TEXT NOT NULL,
@@ -67,6 +69,11 @@ CREATE TABLE IF NOT EXISTS status_blocks (
 CREATE INDEX IF NOT EXISTS status_blocks_at ON status_blocks (first_at);
 """
 
+# after the migrations: what needs the columns they add
+SCHEMA_AFTER = """
+CREATE INDEX IF NOT EXISTS settlements_pending ON settlements (wheel, spin) WHERE pending=1;
+"""
+
 STATUS_AGE_S = 600        # status frames stay rows this long, then move into compressed blocks
 STATUS_BLOCK = 1200       # frames per block (10 minutes of statuses)
 BLOCK_FORMAT = 1
@@ -93,13 +100,20 @@ class Journal:
             row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
             if row is None:
                 self.db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-            elif int(row[0]) in (1, 2):
+            elif int(row[0]) in (1, 2, 3):
                 # schema 1 -> 2 added the `results` table, 2 -> 3 `spin_results` and the view
                 # (created above); the settlements written before keep their results where they
-                # were written (the settlement's JSON, `results` rows) and are read back as they are
+                # were written (the settlement's JSON, `results` rows) and are read back as they
+                # are. 3 -> 4: `settlements.pending` (0: the bets of every settlement written
+                # before are marked `settled` in their rows already)
+                have = {r[1] for r in self.db.execute("PRAGMA table_info(settlements)")}
+                if "pending" not in have:
+                    self.db.execute("ALTER TABLE settlements ADD COLUMN pending INTEGER NOT NULL DEFAULT 0")
                 self.db.execute("UPDATE meta SET value=? WHERE key='schema'", (str(SCHEMA_VERSION),))
             elif int(row[0]) != SCHEMA_VERSION:
                 raise RuntimeError(f"journal {self.path} has schema {row[0]}, this daemon needs {SCHEMA_VERSION}")
+            for statement in _statements(SCHEMA_AFTER):
+                self.db.execute(statement)
 
     @contextmanager
     def tx(self):

@@ -11,6 +11,13 @@ the index), with those of schema 2, which wrote one `results` row per result; th
 refers to its results (`"results_in": "results"`); one written before schema 2 holds its results
 in its JSON and is read back as it is.
 
+A bet settled is not written again at its settlement (at 10,000 bets that UPDATE was the
+settlement's dearest statement): the settlement row is `pending` while the bets locked to its
+spin still say `locked` in their rows, and every read here says `settled` for them (the view
+`bets_now` does the same in SQL). The next change to the locked bets (a call, an unlock, a
+hold: `tidy`), when no bet is locked, writes `settled` into those rows and clears `pending`, so
+at most one spin's bets are ever read that way, and the indexes stay those of the rows' status.
+
 Called inside the journal's transactions (`Journal.tx`) by the table; nothing here decides a
 rule, it records what the table decided. A bet row keeps, beside its body, where it stands on the
 wheel's clock (`wheel_boot`, `wheel_ms`: the latest wheel instant it can have arrived, see
@@ -39,6 +46,10 @@ class Ledger:
                 if col not in have:
                     db.execute("ALTER TABLE bets ADD COLUMN %s %s" % (col, typ))
             db.execute("CREATE UNIQUE INDEX IF NOT EXISTS bets_idem ON bets (wheel, idem_key) WHERE idem_key IS NOT NULL")
+            cols = [r[1] for r in db.execute("PRAGMA table_info(bets)")]
+            db.execute("DROP VIEW IF EXISTS bets_now")
+            db.execute("CREATE VIEW bets_now AS SELECT %s FROM bets b"
+                       % ", ".join(STATUS + " AS status" if c == "status" else "b." + c for c in cols))
 
     @property
     def db(self):
@@ -59,7 +70,30 @@ class Ledger:
         return None if r is None or r[0] is None else json.loads(r[0])
 
     def row(self, bid):
-        return self.db.execute("SELECT * FROM bets WHERE id=? AND wheel=?", (bid, self.wheel)).fetchone()
+        """A bet's row (a dict), its status as it stands (`settled` while its settlement is pending)."""
+        r = self.db.execute("SELECT * FROM bets WHERE id=? AND wheel=?", (bid, self.wheel)).fetchone()
+        return None if r is None else self._now([dict(r)], self.pending_in(self.db))[0]
+
+    def pending_in(self, db):
+        """The spins whose settlement is pending (their bets' rows still say `locked`): one at most."""
+        return {r[0] for r in db.execute("SELECT spin FROM settlements WHERE wheel=? AND pending=1", (self.wheel,))}
+
+    @staticmethod
+    def _now(rows, pending):
+        """Rows with their status as it stands: `locked` to a spin whose settlement is pending is `settled`."""
+        if pending:
+            for r in rows:
+                if r is not None and r["status"] == "locked" and r["spin"] in pending:
+                    r["status"] = "settled"
+        return rows
+
+    def tidy(self):
+        """No bet is locked now (a call, an unlock or a hold is about to change the locked bets):
+        the rows of the bets a pending settlement settled say `settled`, and none is pending."""
+        if self.db.execute("SELECT 1 FROM settlements WHERE wheel=? AND pending=1 LIMIT 1", (self.wheel,)).fetchone():
+            self.db.execute("UPDATE bets SET status='settled' WHERE wheel=? AND status='locked' AND spin IN "
+                            "(SELECT spin FROM settlements WHERE wheel=? AND pending=1)", (self.wheel, self.wheel))
+            self.db.execute("UPDATE settlements SET pending=0 WHERE wheel=? AND pending=1", (self.wheel,))
 
     def set_status(self, bid, status, reason=None, spin=None, result=None, body=None):
         sets, args = ["status=?"], [status]
@@ -94,25 +128,26 @@ class Ledger:
                                "ORDER BY id", (self.wheel,)).fetchall()
 
     def on_layout(self):
-        """Every open bet and every bet locked to a called spin (the table's `Tapis`)."""
-        return self.db.execute("SELECT id, player, stake, wheel_boot, wheel_ms, body, status, spin FROM bets "
+        """Every open bet and every bet locked to a called spin (the table's `Tapis`), not those
+        a pending settlement settled."""
+        pending = self.pending_in(self.db)
+        rows = self.db.execute("SELECT id, player, stake, wheel_boot, wheel_ms, body, status, spin FROM bets "
                                "WHERE wheel=? AND status IN ('open', 'locked') ORDER BY id", (self.wheel,)).fetchall()
+        return [r for r in rows if not (r["status"] == "locked" and r["spin"] in pending)]
 
     def lock(self, spin, ids):
         """These open bets are locked to `spin` (the call found them on the layout before it)."""
+        self.tidy()
         self.db.executemany("UPDATE bets SET status='locked', spin=? WHERE id=? AND wheel=? AND status='open'",
                             [(spin, bid, self.wheel) for bid in ids])
 
     def unlock(self):
+        self.tidy()
         self.db.execute("UPDATE bets SET status='open', spin=NULL WHERE wheel=? AND status='locked'", (self.wheel,))
 
     def hold_locked(self, reason):
+        self.tidy()
         self.db.execute("UPDATE bets SET status='held', reason=? WHERE wheel=? AND status='locked'", (reason, self.wheel))
-
-    def locked(self):
-        """Every bet locked to a called spin (normally that one spin's), with its spin."""
-        return self.db.execute("SELECT id, spin, body FROM bets WHERE wheel=? AND status='locked' ORDER BY id",
-                               (self.wheel,)).fetchall()
 
     def body(self, bid):
         r = self.db.execute("SELECT body FROM bets WHERE id=?", (bid,)).fetchone()
@@ -133,20 +168,19 @@ class Ledger:
         head = {k: v for k, v in res.items() if k not in ("results", "payment_order")}
         head["payments"] = [[p["id"], p["kind"], p["combination"], p["stake"], p["won"]] for p in res["payment_order"]]
         head["results_in"] = "results"
-        self.db.execute("INSERT INTO settlements (wheel, spin, number, at, staked, paid, result) VALUES (?,?,?,?,?,?,?)",
+        # the bets settled are exactly those locked to the spin (the table's layout in memory is
+        # the journal's); should they differ, the step rolls back (and the table rebuilds its
+        # layout from the journal) rather than settle the wrong bets. Their rows keep `locked`:
+        # the settlement is `pending` (see the module docstring)
+        n = self.db.execute("SELECT COUNT(*) FROM bets WHERE wheel=? AND spin=? AND status='locked'",
+                            (self.wheel, spin)).fetchone()[0]
+        if n != len(settled):
+            raise RuntimeError("spin %s: %d bets locked in the journal, %d settled from the layout" % (spin, n, len(settled)))
+        self.db.execute("INSERT INTO settlements (wheel, spin, number, at, staked, paid, result, pending) "
+                        "VALUES (?,?,?,?,?,?,?,1)",
                         (self.wheel, spin, number, time.time(), staked, paid, json.dumps(head, sort_keys=True)))
         self.db.execute("INSERT INTO spin_results (wheel, spin, n, rows) VALUES (?,?,?,?)",
                         (self.wheel, spin, len(rows), json.dumps(rows, ensure_ascii=False, separators=(",", ":"))))
-        if done is None:
-            self.db.executemany("UPDATE bets SET status='settled' WHERE id=?", [(bid,) for bid in settled])
-            return
-        # the bets settled are exactly those locked to the spin (the table's layout in memory is
-        # the journal's): one statement; should they differ, the step rolls back (and the table
-        # rebuilds its layout from the journal) rather than mark the wrong bets
-        n = self.db.execute("UPDATE bets SET status='settled' WHERE wheel=? AND status='locked' AND spin=?",
-                            (self.wheel, spin)).rowcount
-        if n != len(settled):
-            raise RuntimeError("spin %s: %d bets locked in the journal, %d settled from the layout" % (spin, n, len(settled)))
 
     def results(self, spin):
         """Spin `spin`'s results, in order (dicts, as settle_spin gives them)."""
@@ -202,24 +236,37 @@ class Ledger:
 
     # -- reads (outside transactions) -------------------------------------------------------------
     def on_table(self):
-        agg = self.j.one("SELECT COUNT(*) AS n, COALESCE(SUM(stake),0) AS s FROM bets WHERE wheel=? AND status IN ('open','locked')",
-                         (self.wheel,))
+        agg = self.j.one("SELECT COUNT(*) AS n, COALESCE(SUM(stake),0) AS s FROM bets WHERE wheel=? AND status IN ('open','locked') "
+                         "AND NOT (status='locked' AND spin IN (SELECT spin FROM settlements WHERE wheel=? AND pending=1))",
+                         (self.wheel, self.wheel))
         held = self.j.one("SELECT COUNT(*) AS n FROM bets WHERE wheel=? AND status='held'", (self.wheel,))
         return agg["n"], agg["s"], held["n"]
 
     def get(self, bid):
         """A bet's row, with its result (the `result` column, or its `results` row as a dict)."""
-        return self._with_results([self.j.one(_BET_ROW + " WHERE b.id=? AND b.wheel=?", (bid, self.wheel))])[0]
+        with self.j.lock:
+            row = self.j.one(_BET_ROW + " WHERE b.id=? AND b.wheel=?", (bid, self.wheel))
+            return self._with_results(self._now([row], self.pending_in(self.db)))[0]
 
     def find(self, status=None, spin=None, player=None, limit=500):
         sql, args = _BET_ROW + " WHERE b.wheel=?", [self.wheel]
-        for col, v in (("status", status), ("spin", spin), ("player", player)):
+        if status == "settled":         # settled in its row, or locked to a spin whose settlement is pending
+            sql += " AND (b.status='settled' OR (b.status='locked' AND b.spin IN (%s)))" % _PENDING
+            args.append(self.wheel)
+        elif status == "locked":
+            sql += " AND b.status='locked' AND b.spin NOT IN (%s)" % _PENDING
+            args.append(self.wheel)
+        elif status is not None and status != "":
+            sql += " AND b.status=?"
+            args.append(status)
+        for col, v in (("spin", spin), ("player", player)):
             if v is not None and v != "":
                 sql += " AND b.%s=?" % col
                 args.append(v)
         sql += " ORDER BY b.id DESC LIMIT ?"
         args.append(limit)
-        return self._with_results(self.j.query(sql, args))
+        with self.j.lock:
+            return self._with_results(self._now(self.j.query(sql, args), self.pending_in(self.db)))
 
     def history(self, limit):
         return self.j.query("SELECT spin, number, at, staked, paid FROM settlements WHERE wheel=? ORDER BY spin DESC LIMIT ?",
@@ -238,6 +285,10 @@ class Ledger:
         return {"number": row["number"], "at": row["at"], "staked": row["staked"], "paid": row["paid"], **res}
 
 
+_PENDING = "SELECT spin FROM settlements WHERE wheel=? AND pending=1"
+# a bet's status as it stands, in SQL (the view `bets_now`)
+STATUS = ("CASE WHEN b.status='locked' AND EXISTS (SELECT 1 FROM settlements s WHERE s.wheel=b.wheel "
+          "AND s.spin=b.spin AND s.pending=1) THEN 'settled' ELSE b.status END")
 _BASE = ("id", "type", "label", "staked", "outcome", "won", "returned", "lost", "imprisoned", "paid")
 _PAYMENT = ("id", "kind", "combination", "stake", "won")
 _RESULT = "bet, type, label, staked, outcome, won, returned, lost, imprisoned, more"
