@@ -51,9 +51,20 @@ def _layout_from_journal(t):
     return fresh
 
 
+def _shelf_state(shelf):
+    b = shelf.book
+    return b.ids, [s.label for s in b.shapes], b.mults, b.excess, b.played, shelf.choices
+
+
 def _same_layout(t):
     fresh = _layout_from_journal(t)
     assert t.tapis.snapshot() == fresh.snapshot()
+    # the books kept as bets came and went hold the layout's bets, in order of id
+    if t.tapis._open is not None:
+        assert _shelf_state(t.tapis._open) == _shelf_state(fresh._open)
+    if t.tapis.spin_book is not None and t.tapis.spin_book[1] is not None:
+        spin, shelf = t.tapis.spin_book
+        assert fresh.spin_book[0] == spin and _shelf_state(shelf) == _shelf_state(fresh.spin_book[1])
     for bid, e in t.tapis.bets.items():
         mine, theirs = e["compiled"], fresh.bets[bid]["compiled"]
         assert (mine is None) == (theirs is None)
@@ -83,6 +94,7 @@ def test_a_session_settles_to_the_cent_as_the_rules_settle_the_journals_bets(tmp
         w.send({"ev": "launch", "t": 1, "spin": spin})
         w.send({"ev": "rnvp", "t": 2, "spin": spin})
         _same_layout(t)
+        assert t.tapis.book_of(spin).book.ids == ids          # the book the result settles, built as placed
         bodies = [t.ledger.body(bid) for bid in ids]
         choices = {}
         for b in bodies:

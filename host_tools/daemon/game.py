@@ -153,7 +153,7 @@ class Facts:
     (`withdrawn`, those the call may judge) also `cancel_boot`, `cancel_ms`."""
 
     def __init__(self, open_bets=(), locked=(), settled=(), last_settled=None, voided=False, bodies=None,
-                 withdrawn=()):
+                 withdrawn=(), book=None):
         self.open_bets = list(open_bets)
         self.withdrawn = list(withdrawn)
         self.locked = list(locked)
@@ -161,6 +161,10 @@ class Facts:
         self.last_settled = last_settled    # the highest spin settled for this wheel
         self.voided = voided                # this boot of the wheel voided the event's spin
         self.bodies = dict(bodies or {})    # the prisoners' bets, by id (their choice at zero)
+        # (spin, shelf): the locked bets of `spin` already in a Book, in order of id, with their
+        # choices at zero (`shelf.book`, `shelf.choices`: tapis.py), or None. The settlement
+        # appends the carried bets to that book: it serves one step
+        self.book = book
 
 
 def spins_of(state, ev):
@@ -368,10 +372,15 @@ class _Step:
         since) and the bets carried from the last spin, in a `Book`; with the choices at zero
         of its even chances and of the prisoners. A bet the limits in force refuse is refused
         (returned) and left out."""
-        book = Book(self.limits)
+        shelf = self.facts.book
+        if skip is None and shelf is not None and shelf[0] == spin and shelf[1] is not None \
+                and shelf[1].book.ids == [r["id"] for r in mine]:
+            book, choices = shelf[1].book, dict(shelf[1].choices)    # built as the bets were placed
+            mine = ()
+        else:
+            book, choices = Book(self.limits), {}
         add = book.add_compiled
-        choices = {}
-        for r in mine:                  # 10,000 bets on a busy spin: this loop is on the result's path
+        for r in mine:                  # (when the tapis has no book of them: built here)
             body = r["body"]
             bid = body.get("id")
             if bid == skip:
