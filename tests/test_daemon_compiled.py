@@ -219,10 +219,15 @@ def test_a_spins_results_are_one_row_and_the_settlement_row_refers_to_it(tmp_pat
     assert not any(t.ledger.row(bid)["result"] for bid in ids)           # no copy on the bet rows
     assert t.j.one("SELECT COUNT(*) AS n FROM spin_results WHERE spin=1")["n"] == 1
     assert t.j.one("SELECT n FROM spin_results WHERE spin=1")["n"] == len(ids)
-    rows = t.j.query("SELECT bet, pos, staked, returned, lost, imprisoned, won FROM all_results WHERE spin=1 ORDER BY pos")
+    rows = t.j.query("SELECT bet, pos, type, label, staked, returned, lost, imprisoned, won FROM all_results "
+                     "WHERE spin=1 ORDER BY pos")
     assert [r["bet"] for r in rows] == ids                                 # the view shows them as rows
     assert all(r["staked"] == r["returned"] + r["lost"] + r["imprisoned"] for r in rows)
     results = t.recall(1)["settlement"]["results"]
+    assert [(r["type"], r["label"]) for r in rows] == [(r["type"], r["label"]) for r in results]
+    # a (type, label) pair is written once in result_labels, each row names it by its id
+    assert t.j.one("SELECT format FROM spin_results WHERE spin=1")["format"] == 4
+    assert t.j.one("SELECT COUNT(*) AS n FROM result_labels")["n"] == len({(r["type"], r["label"]) for r in results})
     assert [(r["staked"], r["won"]) for r in results] == [(r["staked"], r["won"]) for r in rows]
     assert all(t.bet(r["id"])["result"] == r for r in results)            # one bet read alone
     assert {b["id"]: b["result"] for b in t.bets(spin=1, limit=1000)} == {r["id"]: r for r in results}

@@ -104,12 +104,21 @@ def test_a_spin_number_used_again_while_its_settlement_is_pending_holds_the_new_
 
 
 def _as_schema_3(path):
-    """The journal as a daemon of schema 3 leaves it: `settlements` without `pending`."""
+    """The journal as a daemon of schema 3 leaves it: `settlements` without `pending`, result
+    rows with their type and label written out, no `result_labels`."""
     j = Journal(path)
     with j.tx() as db:
+        named = {r[0]: [r[1], r[2]] for r in db.execute("SELECT id, type, label FROM result_labels")}
+        for r in db.execute("SELECT wheel, spin, rows FROM spin_results").fetchall():
+            rows = [[p[0], *named[p[1]], *p[2:]] for p in json.loads(r["rows"])]
+            db.execute("UPDATE spin_results SET rows=? WHERE wheel=? AND spin=?",
+                       (json.dumps(rows, ensure_ascii=False), r["wheel"], r["spin"]))
         db.execute("DROP VIEW bets_now")
+        db.execute("DROP VIEW all_results")
         db.execute("DROP INDEX settlements_pending")
         db.execute("ALTER TABLE settlements DROP COLUMN pending")
+        db.execute("ALTER TABLE spin_results DROP COLUMN format")
+        db.execute("DROP TABLE result_labels")
         db.execute("UPDATE meta SET value='3' WHERE key='schema'")
     j.close()
 
@@ -124,6 +133,8 @@ def test_a_journal_of_schema_3_with_a_spin_in_play_migrates_to_4_and_settles_it_
     w.send({"ev": "launch", "t": 1, "spin": 2})
     w.send({"ev": "rnvp", "t": 2, "spin": 2})            # spin 1's rows say settled, spin 2's locked
     state = t.state()
+    spin1 = t.recall(1)["settlement"]
+    view1 = t.j.query("SELECT * FROM all_results WHERE spin=1 ORDER BY pos")
     t.j.close()
     _as_schema_3(path)
 
@@ -132,11 +143,19 @@ def test_a_journal_of_schema_3_with_a_spin_in_play_migrates_to_4_and_settles_it_
     assert [r["pending"] for r in again.j.query("SELECT pending FROM settlements")] == [0]
     assert sorted(again.tapis.bets) == second and again.state()["prisoners"] == state["prisoners"]
     assert {again.bet(bid)["status"] for bid in first} == {"settled"}
+    assert again.recall(1)["settlement"] == spin1                   # schema 3's rows read back as written
+    assert again.j.query("SELECT * FROM all_results WHERE spin=1 ORDER BY pos") == view1
+    assert all(again.bet(bid)["result"] == r for bid, r in zip(first, spin1["results"]))
     w2 = Wheel(again)
     w2.seq = w.seq
     w2.send({"ev": "result", "t": 3, "spin": 2, "number": 14})
     assert {again.bet(bid)["status"] for bid in second} == {"settled"} and _pending(again) == [2]
-    assert sorted(r["id"] for r in again.recall(2)["settlement"]["results"] if not r.get("carried")) == second
+    results2 = again.recall(2)["settlement"]["results"]
+    assert sorted(r["id"] for r in results2 if not r.get("carried")) == second
+    assert again.j.one("SELECT format FROM spin_results WHERE spin=2")["format"] == 4
+    view2 = again.j.query("SELECT bet, type, label, staked, won FROM all_results WHERE spin=2 ORDER BY pos")
+    assert view2 == [{"bet": r["id"], "type": r["type"], "label": r["label"], "staked": r["staked"], "won": r["won"]}
+                     for r in results2]
     assert Journal(path).one("SELECT value FROM meta WHERE key='schema'")["value"] == "4"   # opens again as it is
 
 
@@ -168,3 +187,28 @@ def test_the_settlement_event_is_compact_and_points_at_the_journals_results(tmp_
     assert body["results_in"] == {"spin_results": 1, "api": "/spins/1"}
     assert "results" not in body and "payment_order" not in body
     assert len(json.dumps(body)) < 1000
+
+
+def test_a_settlement_that_rolls_back_takes_its_new_labels_with_it_and_settles_once_when_sent_again(tmp_path):
+    t = _table(tmp_path / "j.sqlite")
+    w = Wheel(t)
+    ids = _place_all(t, _bets(50, 12))
+    w.send({"ev": "launch", "t": 1, "spin": 1})
+    w.send({"ev": "rnvp", "t": 2, "spin": 1})
+    settle = t.ledger.settle
+
+    def fails(*args):
+        settle(*args)
+        raise OSError("disk full")          # after the rows and the labels were written
+
+    t.ledger.settle = fails
+    with pytest.raises(OSError):
+        w.send({"ev": "result", "t": 3, "spin": 1, "number": 4})
+    assert t.ledger.labels == {} and t.j.query("SELECT * FROM result_labels") == []
+    assert t.j.query("SELECT * FROM settlements") == [] and len(t.tapis) == 50
+    t.ledger.settle = settle
+    w.send({"ev": "result", "t": 3, "spin": 1, "number": 4}, seq=w.seq)      # the wheel sends it again
+    results = t.recall(1)["settlement"]["results"]
+    assert [r["id"] for r in results] == ids and {t.bet(b)["status"] for b in ids} == {"settled"}
+    assert len(t.ledger.labels) == t.j.one("SELECT COUNT(*) AS n FROM result_labels")["n"] > 0
+    assert t.bets(spin=1, limit=100)[0]["result"]["label"] == results[-1]["label"]
