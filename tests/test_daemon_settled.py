@@ -212,3 +212,24 @@ def test_a_settlement_that_rolls_back_takes_its_new_labels_with_it_and_settles_o
     assert [r["id"] for r in results] == ids and {t.bet(b)["status"] for b in ids} == {"settled"}
     assert len(t.ledger.labels) == t.j.one("SELECT COUNT(*) AS n FROM result_labels")["n"] > 0
     assert t.bets(spin=1, limit=100)[0]["result"]["label"] == results[-1]["label"]
+
+
+def test_the_full_garbage_collection_runs_at_the_call_that_locks_the_bets(tmp_path):
+    """Not left to start on the result's path: the table runs it once the call has locked them."""
+    import gc
+    t = _table(tmp_path / "j.sqlite")
+    w = Wheel(t)
+    _place_all(t, _bets(20, 13))
+    w.send({"ev": "launch", "t": 1, "spin": 1})
+    full = []
+
+    def seen(phase, info):
+        if phase == "start" and info["generation"] == 2:
+            full.append(info)
+
+    gc.callbacks.append(seen)
+    try:
+        w.send({"ev": "rnvp", "t": 2, "spin": 1})
+    finally:
+        gc.callbacks.remove(seen)
+    assert len(full) >= 1
