@@ -268,7 +268,9 @@ def run(args) -> int:
                         todo.append("late")
                         cv.notify()
             elif kind == "settlement":
-                for r in data["results"]:
+                # the event says the number and the totals; the per-bet results are the journal's
+                st, rec = api.call("GET", "/spins/%d" % data["spin"])
+                for r in (rec.get("settlement") or {}).get("results", []) if st == 200 else []:
                     who = players.owner.get(r["id"].split(".")[0], "?")
                     what = OUTCOME.get(r["outcome"], r["outcome"])
                     if r["paid"] or r["outcome"] in ("imprisoned", "released", "partage", "split"):

@@ -197,7 +197,7 @@ def check_settled_exactly_once(rig):
         assert res["bet"] not in seen, f"bet {res['bet']} settled in spins {seen[res['bet']]} and {res['spin']}"
         seen[res["bet"]] = res["spin"]
         assert res["staked"] == res["returned"] + res["lost"] + res["imprisoned"]
-    for b in c.execute("SELECT id, status, spin FROM bets WHERE status='settled'"):
+    for b in c.execute("SELECT id, status, spin FROM bets_now WHERE status='settled'"):
         assert seen.get(b["id"]) == b["spin"]
     c.close()
     return rows

@@ -186,7 +186,7 @@ def audit(rig, players, calls, ends=None):
     out = {"bets": len(sent), "accepted": 0, "played": 0, "played_after_call": 0, "played_after_result": 0,
            "won_after_call": 0, "refused": {}, "money_delta": 0, "settled_spins": 0}
     for r in c.execute("SELECT b.id, b.status, b.spin, b.reason, b.stake, json_object('staked', r.staked, 'returned', "
-                       "r.returned, 'lost', r.lost, 'imprisoned', r.imprisoned, 'won', r.won) AS result FROM bets b "
+                       "r.returned, 'lost', r.lost, 'imprisoned', r.imprisoned, 'won', r.won) AS result FROM bets_now b "
                        "LEFT JOIN all_results r ON r.wheel=b.wheel AND r.bet=b.id AND r.spin=b.spin"):
         if r["status"] == "refused":
             out["refused"][r["reason"]] = out["refused"].get(r["reason"], 0) + 1

@@ -97,7 +97,7 @@ def test_every_game_of_the_simulated_reader_is_settled_with_its_number_voids_rep
     assert len(tb.events("void")) == len(sim.voids)
     # every bet the table took was settled (a void puts it back on the layout for the relaunch)
     # or is still open for the next game; none is lost, none held
-    rows = tb.d.j.query("SELECT status, COUNT(*) AS n FROM bets GROUP BY status")
+    rows = tb.d.j.query("SELECT status, COUNT(*) AS n FROM bets_now GROUP BY status")
     assert {r["status"] for r in rows} <= {"settled", "open", "refused"}, rows
     # the garbage and the cut lines were refused as lines, never as a game
     assert tb.d.counts["rejects"] > 0 and tb.d.link.faults.get("garbled", 0) == tb.d.counts["rejects"]
@@ -111,7 +111,7 @@ def test_no_bet_that_reached_the_table_after_the_readers_call_is_ever_played():
     settled = tb.settlements()
     # a misspin happens in state 3: every entry into state 4 is the call of a game dealt
     assert len(settled) == len(tb.calls) == 5
-    rows = {r["id"]: r for r in tb.d.j.query("SELECT id, status, spin, reason FROM bets")}
+    rows = {r["id"]: r for r in tb.d.j.query("SELECT id, status, spin, reason FROM bets_now")}
     for (spin, _), call in zip(settled, tb.calls):
         played = [at for bid, at in tb.sent if rows[bid]["spin"] == spin and rows[bid]["status"] == "settled"]
         assert played and max(played) < call, (spin, call, max(played))
@@ -194,7 +194,7 @@ def test_a_lost_number_holds_the_spins_bets_for_the_supervisor():
     tb.run(tb.t + 1500)
     lost["on"] = False
     tb.run(tb.t + 2000)
-    row = tb.d.j.one("SELECT status, reason FROM bets WHERE id=?", (bid,))
+    row = tb.d.j.one("SELECT status, reason FROM bets_now WHERE id=?", (bid,))
     assert row["status"] == "held" and "not heard from the reader" in row["reason"]
     assert tb.settlements() == [] and tb.d.link.faults.get("result_lost") == 1
     # betting goes on with the next game; the held bet waits for POST /bets/{id}/resolve
@@ -253,6 +253,6 @@ def test_a_daemon_started_during_a_spin_plays_no_bet_it_cannot_place_before_the_
     again.t = tb.t
     again.run(again.t + 8000)
     assert len(again.settlements()) == 1
-    row = again.d.j.one("SELECT status, reason FROM bets WHERE id=?", (before,))
+    row = again.d.j.one("SELECT status, reason FROM bets_now WHERE id=?", (before,))
     # the call was not heard: it may have come before the bet, which is refused, never played
     assert (row["status"], row["reason"]) == ("refused", "poussette")

@@ -51,9 +51,20 @@ def _layout_from_journal(t):
     return fresh
 
 
+def _shelf_state(shelf):
+    b = shelf.book
+    return b.ids, [s.label for s in b.shapes], b.mults, b.excess, b.played, shelf.choices
+
+
 def _same_layout(t):
     fresh = _layout_from_journal(t)
     assert t.tapis.snapshot() == fresh.snapshot()
+    # the books kept as bets came and went hold the layout's bets, in order of id
+    if t.tapis._open is not None:
+        assert _shelf_state(t.tapis._open) == _shelf_state(fresh._open)
+    if t.tapis.spin_book is not None and t.tapis.spin_book[1] is not None:
+        spin, shelf = t.tapis.spin_book
+        assert fresh.spin_book[0] == spin and _shelf_state(shelf) == _shelf_state(fresh.spin_book[1])
     for bid, e in t.tapis.bets.items():
         mine, theirs = e["compiled"], fresh.bets[bid]["compiled"]
         assert (mine is None) == (theirs is None)
@@ -83,6 +94,7 @@ def test_a_session_settles_to_the_cent_as_the_rules_settle_the_journals_bets(tmp
         w.send({"ev": "launch", "t": 1, "spin": spin})
         w.send({"ev": "rnvp", "t": 2, "spin": spin})
         _same_layout(t)
+        assert t.tapis.book_of(spin).book.ids == ids          # the book the result settles, built as placed
         bodies = [t.ledger.body(bid) for bid in ids]
         choices = {}
         for b in bodies:
@@ -207,10 +219,15 @@ def test_a_spins_results_are_one_row_and_the_settlement_row_refers_to_it(tmp_pat
     assert not any(t.ledger.row(bid)["result"] for bid in ids)           # no copy on the bet rows
     assert t.j.one("SELECT COUNT(*) AS n FROM spin_results WHERE spin=1")["n"] == 1
     assert t.j.one("SELECT n FROM spin_results WHERE spin=1")["n"] == len(ids)
-    rows = t.j.query("SELECT bet, pos, staked, returned, lost, imprisoned, won FROM all_results WHERE spin=1 ORDER BY pos")
+    rows = t.j.query("SELECT bet, pos, type, label, staked, returned, lost, imprisoned, won FROM all_results "
+                     "WHERE spin=1 ORDER BY pos")
     assert [r["bet"] for r in rows] == ids                                 # the view shows them as rows
     assert all(r["staked"] == r["returned"] + r["lost"] + r["imprisoned"] for r in rows)
     results = t.recall(1)["settlement"]["results"]
+    assert [(r["type"], r["label"]) for r in rows] == [(r["type"], r["label"]) for r in results]
+    # a (type, label) pair is written once in result_labels, each row names it by its id
+    assert t.j.one("SELECT format FROM spin_results WHERE spin=1")["format"] == 4
+    assert t.j.one("SELECT COUNT(*) AS n FROM result_labels")["n"] == len({(r["type"], r["label"]) for r in results})
     assert [(r["staked"], r["won"]) for r in results] == [(r["staked"], r["won"]) for r in rows]
     assert all(t.bet(r["id"])["result"] == r for r in results)            # one bet read alone
     assert {b["id"]: b["result"] for b in t.bets(spin=1, limit=1000)} == {r["id"]: r for r in results}
@@ -236,13 +253,33 @@ def test_a_bet_imprisoned_reads_its_own_spins_result_not_the_carried_one(tmp_pat
     assert all(t.bet(bid)["status"] == "settled" for bid in ids)
 
 
+OLD_SETTLEMENTS = """CREATE TABLE settlements (
+    wheel TEXT NOT NULL, spin INTEGER NOT NULL, number INTEGER NOT NULL, at REAL NOT NULL,
+    staked INTEGER NOT NULL, paid INTEGER NOT NULL, result TEXT NOT NULL,
+    PRIMARY KEY (wheel, spin))"""
+
+
+def _old_journal(path, schema):
+    """A journal as a daemon of `schema` (1 to 3) left it: its `settlements` without `pending`."""
+    j = Journal(path)
+    with j.tx() as db:
+        db.execute("DROP INDEX settlements_pending")
+        db.execute("DROP TABLE settlements")
+        db.execute(OLD_SETTLEMENTS)
+        db.execute("UPDATE meta SET value=? WHERE key='schema'", (str(schema),))
+        if schema < 3:
+            db.execute("DROP VIEW all_results")
+            db.execute("DROP TABLE spin_results")
+        if schema < 2:
+            db.execute("DROP TABLE results")
+    return j
+
+
 def test_a_journal_of_schema_1_opens_and_its_settlements_read_back_whole(tmp_path):
     """Before schema 2 a settlement kept every result in its JSON and each bet its own copy."""
     path = tmp_path / "old.sqlite"
-    j = Journal(path)
+    j = _old_journal(path, 1)
     with j.tx() as db:
-        db.execute("DROP TABLE results")
-        db.execute("UPDATE meta SET value='1' WHERE key='schema'")
         res = {"id": "B000001", "type": "plein", "label": "plein 17", "staked": 100, "outcome": "won", "won": 3500,
                "returned": 100, "lost": 0, "imprisoned": 0, "paid": 3600}
         db.execute("INSERT INTO bets (id, wheel, player, at, body, stake, status, spin, result) VALUES "
@@ -252,7 +289,7 @@ def test_a_journal_of_schema_1_opens_and_its_settlements_read_back_whole(tmp_pat
                    (json.dumps({"number": 17, "results": [res], "payment_order": [], "totals": {}}),))
     j.close()
     t = Table(Journal(path), "T1")
-    assert t.j.one("SELECT value FROM meta WHERE key='schema'")["value"] == "3"
+    assert t.j.one("SELECT value FROM meta WHERE key='schema'")["value"] == "4"
     assert t.recall(1)["settlement"]["results"] == [res]
     assert t.bet("B000001")["result"] == res
 
@@ -261,9 +298,8 @@ def test_a_journal_of_schema_2_opens_and_its_results_rows_read_back(tmp_path):
     """Schema 2 wrote one `results` row per result; schema 3 reads them as they are, beside the
     spins it settles itself (one `spin_results` row each), and the view shows both as rows."""
     path = tmp_path / "old2.sqlite"
-    j = Journal(path)
+    j = _old_journal(path, 2)
     with j.tx() as db:
-        db.execute("UPDATE meta SET value='2' WHERE key='schema'")
         db.execute("INSERT INTO bets (id, wheel, player, at, body, stake, status, spin) VALUES "
                    "('OLD0001', 'T1', 'ana', 0, '{\"type\": \"plein\", \"numbers\": [17], \"stake\": 100}', 100, "
                    "'settled', 1)")
@@ -272,7 +308,7 @@ def test_a_journal_of_schema_2_opens_and_its_results_rows_read_back(tmp_path):
                    (json.dumps({"number": 17, "payments": [], "totals": {}, "results_in": "results"}),))
     j.close()
     t = Table(Journal(path), "T1")
-    assert t.j.one("SELECT value FROM meta WHERE key='schema'")["value"] == "3"
+    assert t.j.one("SELECT value FROM meta WHERE key='schema'")["value"] == "4"
     res = {"id": "OLD0001", "type": "plein", "label": "plein 17", "staked": 100, "outcome": "won", "won": 3500,
            "returned": 100, "lost": 0, "imprisoned": 0, "paid": 3600}
     assert t.recall(1)["settlement"]["results"] == [res]

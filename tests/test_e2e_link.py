@@ -54,7 +54,7 @@ def test_spins_over_a_pty_are_settled_once_with_the_wheels_number(tmp_path):
         st, state = rig.api("GET", "/state")
         assert state["link"]["counts"]["rejects"] == 0
         c = rig.db()
-        settled = c.execute("SELECT COUNT(*) FROM bets WHERE status='settled'").fetchone()[0]
+        settled = c.execute("SELECT COUNT(*) FROM bets_now WHERE status='settled'").fetchone()[0]
         assert settled >= 3
         st, rec = rig.api("GET", "/spins/%d" % rows[-1][0])
         assert st == 200 and rec["settlement"]["number"] == rows[-1][1]

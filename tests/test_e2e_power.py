@@ -52,9 +52,9 @@ def test_a_result_lost_with_the_power_is_settled_once_and_a_delivered_one_not_tw
         how = {r["spin"]: json.loads(r["result"]).get("recovered") for r in c.execute("SELECT spin, result FROM settlements")}
         assert how[2] and how[2]["from"] == "history"           # its result event never left the wheel
         assert how[1] is None and how[3] is None and how[4] is None
-        locked2 = c.execute("SELECT COUNT(*) FROM bets WHERE spin=2 AND status='settled'").fetchone()[0]
+        locked2 = c.execute("SELECT COUNT(*) FROM bets_now WHERE spin=2 AND status='settled'").fetchone()[0]
         assert locked2 >= 1                                     # bets were on spin 2 and were paid from it
-        assert c.execute("SELECT COUNT(*) FROM bets WHERE status IN ('held', 'locked')").fetchone()[0] == 0
+        assert c.execute("SELECT COUNT(*) FROM bets_now WHERE status IN ('held', 'locked')").fetchone()[0] == 0
         boots = {r[0] for r in c.execute("SELECT boot FROM events")}
         assert len(boots) == 3                                  # two power cuts, three boots of the wheel
         st, rec = rig.api("GET", "/spins/2")

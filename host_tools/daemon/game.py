@@ -153,7 +153,7 @@ class Facts:
     (`withdrawn`, those the call may judge) also `cancel_boot`, `cancel_ms`."""
 
     def __init__(self, open_bets=(), locked=(), settled=(), last_settled=None, voided=False, bodies=None,
-                 withdrawn=()):
+                 withdrawn=(), book=None):
         self.open_bets = list(open_bets)
         self.withdrawn = list(withdrawn)
         self.locked = list(locked)
@@ -161,6 +161,10 @@ class Facts:
         self.last_settled = last_settled    # the highest spin settled for this wheel
         self.voided = voided                # this boot of the wheel voided the event's spin
         self.bodies = dict(bodies or {})    # the prisoners' bets, by id (their choice at zero)
+        # (spin, shelf): the locked bets of `spin` already in a Book, in order of id, with their
+        # choices at zero (`shelf.book`, `shelf.choices`: tapis.py), or None. The settlement
+        # appends the carried bets to that book: it serves one step
+        self.book = book
 
 
 def spins_of(state, ev):
@@ -360,9 +364,7 @@ class _Step:
         pay_at = len(said) - (2 if res["payment_order"] else 1)
         for i, text in enumerate(said):
             if i == pay_at:
-                self.fx.append(Publish("settlement", {
-                    "spin": spin, "number": number, "totals": res["totals"], **_shown(done),
-                    "payment_order": res["payment_order"], "paying_croupier": res["paying_croupier"]}))
+                self.fx.append(Publish("settlement", announced(spin, done, res)))
             self.say(spin, text)
 
     def book(self, spin, mine, skip=None):
@@ -370,10 +372,15 @@ class _Step:
         since) and the bets carried from the last spin, in a `Book`; with the choices at zero
         of its even chances and of the prisoners. A bet the limits in force refuse is refused
         (returned) and left out."""
-        book = Book(self.limits)
+        shelf = self.facts.book
+        if skip is None and shelf is not None and shelf[0] == spin and shelf[1] is not None \
+                and shelf[1].book.ids == [r["id"] for r in mine]:
+            book, choices = shelf[1].book, dict(shelf[1].choices)    # built as the bets were placed
+            mine = ()
+        else:
+            book, choices = Book(self.limits), {}
         add = book.add_compiled
-        choices = {}
-        for r in mine:                  # 10,000 bets on a busy spin: this loop is on the result's path
+        for r in mine:                  # (when the tapis has no book of them: built here)
             body = r["body"]
             bid = body.get("id")
             if bid == skip:
@@ -469,16 +476,16 @@ class _Step:
                 st["spin"] = spin
 
 
-def _shown(done):
-    """What the settlement event says of the bets: the results of those that did not simply lose
-    (won, returned, en prison, partage, carried) and how many simply lost; every result is in
-    the journal (`GET /spins/{spin}`). A spin of 10,000 bets streams the few that matter."""
-    book = done.book
-    out = [done.result(i) for i in range(len(book))
-           if done.outcome[i] != "lost" or done.returned[i] or i in book.carried]
-    lost = len(book) - len(out)
-    out.extend(done.carried_results)
-    return {"results": out, "lost_bets": lost}
+def announced(spin, done, res):
+    """The settlement event (the live stream, journaled with the settlement): the number, the
+    totals and how many bets won or lost, and where the per-bet results are (the spin's
+    `spin_results` row: `GET /spins/{spin}`, `GET /bets?spin=`). At 10,000 bets a copy of every
+    winning result here was half a megabyte of JSON on the result's path."""
+    outcome = done.outcome
+    return {"spin": spin, "number": done.number, "totals": res["totals"], "paying_croupier": res["paying_croupier"],
+            "bets": len(outcome) + len(done.carried_results), "won_bets": outcome.count("won"),
+            "lost_bets": outcome.count("lost"), "payments": len(done.pays),
+            "results_in": {"spin_results": spin, "api": "/spins/%s" % spin}}
 
 
 def games(history):

@@ -16,8 +16,11 @@ import zlib
 from contextlib import contextmanager
 from pathlib import Path
 
-SCHEMA_VERSION = 3       # 3: a spin's results in one `spin_results` row (2: a `results` row each;
-                         # 1: inside the settlement's JSON); `all_results` shows 2 and 3 as rows
+SCHEMA_VERSION = 4       # 4: a settled bet's row is not rewritten at its settlement (`pending`,
+                         # the view `bets_now`), a result row names its type and label by a
+                         # `result_labels` id (`spin_results.format` 4); 3: a spin's results in
+                         # one `spin_results` row (2: a `results` row each; 1: inside the
+                         # settlement's JSON); `all_results` shows 2, 3 and 4 as rows
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -37,7 +40,7 @@ CREATE INDEX IF NOT EXISTS bets_status ON bets (wheel, status);
 CREATE INDEX IF NOT EXISTS bets_spin ON bets (wheel, spin);
 CREATE TABLE IF NOT EXISTS settlements (
     wheel TEXT NOT NULL, spin INTEGER NOT NULL, number INTEGER NOT NULL, at REAL NOT NULL,
-    staked INTEGER NOT NULL, paid INTEGER NOT NULL, result TEXT NOT NULL,
+    staked INTEGER NOT NULL, paid INTEGER NOT NULL, result TEXT NOT NULL, pending INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (wheel, spin));
 CREATE TABLE IF NOT EXISTS results (
     wheel TEXT NOT NULL, spin INTEGER NOT NULL, pos INTEGER NOT NULL, bet TEXT NOT NULL,
@@ -46,16 +49,10 @@ CREATE TABLE IF NOT EXISTS results (
     more TEXT,
     PRIMARY KEY (wheel, spin, bet, pos)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS spin_results (
-    wheel TEXT NOT NULL, spin INTEGER NOT NULL, n INTEGER NOT NULL, rows TEXT NOT NULL,
+    wheel TEXT NOT NULL, spin INTEGER NOT NULL, n INTEGER NOT NULL, rows TEXT NOT NULL, format INTEGER NOT NULL DEFAULT 3,
     PRIMARY KEY (wheel, spin));
-CREATE VIEW IF NOT EXISTS all_results AS
-    SELECT wheel, spin, pos, bet, type, label, staked, outcome, won, returned, lost, imprisoned, more FROM results
-    UNION ALL
-    SELECT s.wheel, s.spin, CAST(r.key AS INTEGER), json_extract(r.value, '$[0]'), json_extract(r.value, '$[1]'),
-           json_extract(r.value, '$[2]'), json_extract(r.value, '$[3]'), json_extract(r.value, '$[4]'),
-           json_extract(r.value, '$[5]'), json_extract(r.value, '$[6]'), json_extract(r.value, '$[7]'),
-           json_extract(r.value, '$[8]'), json_extract(r.value, '$[9]')
-    FROM spin_results s, json_each(s.rows) r;
+CREATE TABLE IF NOT EXISTS result_labels (
+    id INTEGER PRIMARY KEY, type TEXT NOT NULL, label TEXT NOT NULL, UNIQUE (type, label));
 CREATE TABLE IF NOT EXISTS announcements (
     id INTEGER PRIMARY KEY, at REAL NOT NULL, wheel TEXT NOT NULL, spin INTEGER, text TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS state (
@@ -65,6 +62,27 @@ CREATE TABLE IF NOT EXISTS status_blocks (
     id INTEGER PRIMARY KEY, wheel TEXT, first_id INTEGER NOT NULL, last_id INTEGER NOT NULL,
     first_at REAL NOT NULL, last_at REAL NOT NULL, n INTEGER NOT NULL, data BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS status_blocks_at ON status_blocks (first_at);
+"""
+
+# after the migrations: what needs the columns they add
+SCHEMA_AFTER = """
+CREATE INDEX IF NOT EXISTS settlements_pending ON settlements (wheel, spin) WHERE pending=1;
+DROP VIEW IF EXISTS all_results;
+CREATE VIEW all_results AS
+    SELECT wheel, spin, pos, bet, type, label, staked, outcome, won, returned, lost, imprisoned, more FROM results
+    UNION ALL
+    SELECT s.wheel, s.spin, CAST(r.key AS INTEGER), json_extract(r.value, '$[0]'), json_extract(r.value, '$[1]'),
+           json_extract(r.value, '$[2]'), json_extract(r.value, '$[3]'), json_extract(r.value, '$[4]'),
+           json_extract(r.value, '$[5]'), json_extract(r.value, '$[6]'), json_extract(r.value, '$[7]'),
+           json_extract(r.value, '$[8]'), json_extract(r.value, '$[9]')
+    FROM spin_results s, json_each(s.rows) r WHERE s.format = 3
+    UNION ALL
+    SELECT s.wheel, s.spin, CAST(r.key AS INTEGER), json_extract(r.value, '$[0]'), l.type, l.label,
+           json_extract(r.value, '$[2]'), json_extract(r.value, '$[3]'), json_extract(r.value, '$[4]'),
+           json_extract(r.value, '$[5]'), json_extract(r.value, '$[6]'), json_extract(r.value, '$[7]'),
+           json_extract(r.value, '$[8]')
+    FROM spin_results s, json_each(s.rows) r, result_labels l
+    WHERE s.format = 4 AND l.id = json_extract(r.value, '$[1]');
 """
 
 STATUS_AGE_S = 600        # status frames stay rows this long, then move into compressed blocks
@@ -93,13 +111,24 @@ class Journal:
             row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
             if row is None:
                 self.db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-            elif int(row[0]) in (1, 2):
+            elif int(row[0]) in (1, 2, 3):
                 # schema 1 -> 2 added the `results` table, 2 -> 3 `spin_results` and the view
                 # (created above); the settlements written before keep their results where they
-                # were written (the settlement's JSON, `results` rows) and are read back as they are
+                # were written (the settlement's JSON, `results` rows) and are read back as they
+                # are. 3 -> 4: `settlements.pending` (0: the bets of every settlement written
+                # before are marked `settled` in their rows already), `spin_results.format` (3 for
+                # the rows written before), `result_labels` (created above), the view again
+                have = {r[1] for r in self.db.execute("PRAGMA table_info(settlements)")}
+                if "pending" not in have:
+                    self.db.execute("ALTER TABLE settlements ADD COLUMN pending INTEGER NOT NULL DEFAULT 0")
+                have = {r[1] for r in self.db.execute("PRAGMA table_info(spin_results)")}
+                if "format" not in have:        # (its rows are schema 3's: 10 fields, type and label)
+                    self.db.execute("ALTER TABLE spin_results ADD COLUMN format INTEGER NOT NULL DEFAULT 3")
                 self.db.execute("UPDATE meta SET value=? WHERE key='schema'", (str(SCHEMA_VERSION),))
             elif int(row[0]) != SCHEMA_VERSION:
                 raise RuntimeError(f"journal {self.path} has schema {row[0]}, this daemon needs {SCHEMA_VERSION}")
+            for statement in _statements(SCHEMA_AFTER):
+                self.db.execute(statement)
 
     @contextmanager
     def tx(self):

@@ -3,13 +3,22 @@
 A settlement is one `settlements` row (the number, the totals, the announcements, the payment
 order, the prisoners and bets carried on: `settle_spin`'s answer but for its per-bet results)
 and one `spin_results` row holding every result of the spin, in order, as one JSON array of
-rows `[bet, type, label, staked, outcome, won, returned, lost, imprisoned, more]` (money in
+rows `[bet, label, staked, outcome, won, returned, lost, imprisoned, more]` (format 4: `label`
+the id of the result's type and label in `result_labels`, a few hundred pairs ever; money in
 integer cents; `more` null, or an object with what few results have: a called bet's chips, an
 excess, a prison, a replay). One INSERT a spin: at 10,000 bets, a row per result cost more than
-the rest of the settlement (docs/daemon.md). The view `all_results` shows them as rows (`pos`
-the index), with those of schema 2, which wrote one `results` row per result; the settlement row
-refers to its results (`"results_in": "results"`); one written before schema 2 holds its results
-in its JSON and is read back as it is.
+the rest of the settlement, and the type and label written out in each row half of its bytes
+(docs/daemon.md). The view `all_results` shows them as rows (`pos` the index), with those of
+schema 3 (format 3: `[bet, type, label, staked, ...]`) and of schema 2, which wrote one
+`results` row per result; the settlement row refers to its results (`"results_in": "results"`);
+one written before schema 2 holds its results in its JSON and is read back as it is.
+
+A bet settled is not written again at its settlement (at 10,000 bets that UPDATE was the
+settlement's dearest statement): the settlement row is `pending` while the bets locked to its
+spin still say `locked` in their rows, and every read here says `settled` for them (the view
+`bets_now` does the same in SQL). The next change to the locked bets (a call, an unlock, a
+hold: `tidy`), when no bet is locked, writes `settled` into those rows and clears `pending`, so
+at most one spin's bets are ever read that way, and the indexes stay those of the rows' status.
 
 Called inside the journal's transactions (`Journal.tx`) by the table; nothing here decides a
 rule, it records what the table decided. A bet row keeps, beside its body, where it stands on the
@@ -33,12 +42,21 @@ class Ledger:
     def __init__(self, journal, wheel):
         self.j = journal
         self.wheel = wheel
+        self.labels = {}        # (type, label) -> its id in result_labels (committed ones only)
+        self.label_of = {}      # id -> [type, label]
         with self.j.tx() as db:
             have = {r[1] for r in db.execute("PRAGMA table_info(bets)")}
             for col, typ in MIGRATIONS:          # journals written before these columns existed
                 if col not in have:
                     db.execute("ALTER TABLE bets ADD COLUMN %s %s" % (col, typ))
             db.execute("CREATE UNIQUE INDEX IF NOT EXISTS bets_idem ON bets (wheel, idem_key) WHERE idem_key IS NOT NULL")
+            cols = [r[1] for r in db.execute("PRAGMA table_info(bets)")]
+            for r in db.execute("SELECT id, type, label FROM result_labels"):
+                self.labels[(r[1], r[2])] = r[0]
+                self.label_of[r[0]] = [r[1], r[2]]
+            db.execute("DROP VIEW IF EXISTS bets_now")
+            db.execute("CREATE VIEW bets_now AS SELECT %s FROM bets b"
+                       % ", ".join(STATUS + " AS status" if c == "status" else "b." + c for c in cols))
 
     @property
     def db(self):
@@ -59,7 +77,30 @@ class Ledger:
         return None if r is None or r[0] is None else json.loads(r[0])
 
     def row(self, bid):
-        return self.db.execute("SELECT * FROM bets WHERE id=? AND wheel=?", (bid, self.wheel)).fetchone()
+        """A bet's row (a dict), its status as it stands (`settled` while its settlement is pending)."""
+        r = self.db.execute("SELECT * FROM bets WHERE id=? AND wheel=?", (bid, self.wheel)).fetchone()
+        return None if r is None else self._now([dict(r)], self.pending_in(self.db))[0]
+
+    def pending_in(self, db):
+        """The spins whose settlement is pending (their bets' rows still say `locked`): one at most."""
+        return {r[0] for r in db.execute("SELECT spin FROM settlements WHERE wheel=? AND pending=1", (self.wheel,))}
+
+    @staticmethod
+    def _now(rows, pending):
+        """Rows with their status as it stands: `locked` to a spin whose settlement is pending is `settled`."""
+        if pending:
+            for r in rows:
+                if r is not None and r["status"] == "locked" and r["spin"] in pending:
+                    r["status"] = "settled"
+        return rows
+
+    def tidy(self):
+        """No bet is locked now (a call, an unlock or a hold is about to change the locked bets):
+        the rows of the bets a pending settlement settled say `settled`, and none is pending."""
+        if self.db.execute("SELECT 1 FROM settlements WHERE wheel=? AND pending=1 LIMIT 1", (self.wheel,)).fetchone():
+            self.db.execute("UPDATE bets SET status='settled' WHERE wheel=? AND status='locked' AND spin IN "
+                            "(SELECT spin FROM settlements WHERE wheel=? AND pending=1)", (self.wheel, self.wheel))
+            self.db.execute("UPDATE settlements SET pending=0 WHERE wheel=? AND pending=1", (self.wheel,))
 
     def set_status(self, bid, status, reason=None, spin=None, result=None, body=None):
         sets, args = ["status=?"], [status]
@@ -94,25 +135,26 @@ class Ledger:
                                "ORDER BY id", (self.wheel,)).fetchall()
 
     def on_layout(self):
-        """Every open bet and every bet locked to a called spin (the table's `Tapis`)."""
-        return self.db.execute("SELECT id, player, stake, wheel_boot, wheel_ms, body, status, spin FROM bets "
+        """Every open bet and every bet locked to a called spin (the table's `Tapis`), not those
+        a pending settlement settled."""
+        pending = self.pending_in(self.db)
+        rows = self.db.execute("SELECT id, player, stake, wheel_boot, wheel_ms, body, status, spin FROM bets "
                                "WHERE wheel=? AND status IN ('open', 'locked') ORDER BY id", (self.wheel,)).fetchall()
+        return [r for r in rows if not (r["status"] == "locked" and r["spin"] in pending)]
 
     def lock(self, spin, ids):
         """These open bets are locked to `spin` (the call found them on the layout before it)."""
+        self.tidy()
         self.db.executemany("UPDATE bets SET status='locked', spin=? WHERE id=? AND wheel=? AND status='open'",
                             [(spin, bid, self.wheel) for bid in ids])
 
     def unlock(self):
+        self.tidy()
         self.db.execute("UPDATE bets SET status='open', spin=NULL WHERE wheel=? AND status='locked'", (self.wheel,))
 
     def hold_locked(self, reason):
+        self.tidy()
         self.db.execute("UPDATE bets SET status='held', reason=? WHERE wheel=? AND status='locked'", (reason, self.wheel))
-
-    def locked(self):
-        """Every bet locked to a called spin (normally that one spin's), with its spin."""
-        return self.db.execute("SELECT id, spin, body FROM bets WHERE wheel=? AND status='locked' ORDER BY id",
-                               (self.wheel,)).fetchall()
 
     def body(self, bid):
         r = self.db.execute("SELECT body FROM bets WHERE id=?", (bid,)).fetchone()
@@ -129,24 +171,49 @@ class Ledger:
         """Spin `spin` settled: `res` is settle_spin's answer without its `results`, `done` the
         `Settlement` (columns) they come from. The PRIMARY KEY (wheel, spin) makes a second
         settlement of a spin impossible. (`done` None: `res` holds its `results`, written as rows.)"""
-        rows, settled = result_rows(done) if done is not None else dict_rows(res)
+        rows, settled = result_rows(done, self._label_id) if done is not None else dict_rows(res, self._label_id)
         head = {k: v for k, v in res.items() if k not in ("results", "payment_order")}
         head["payments"] = [[p["id"], p["kind"], p["combination"], p["stake"], p["won"]] for p in res["payment_order"]]
         head["results_in"] = "results"
-        self.db.execute("INSERT INTO settlements (wheel, spin, number, at, staked, paid, result) VALUES (?,?,?,?,?,?,?)",
-                        (self.wheel, spin, number, time.time(), staked, paid, json.dumps(head, sort_keys=True)))
-        self.db.execute("INSERT INTO spin_results (wheel, spin, n, rows) VALUES (?,?,?,?)",
-                        (self.wheel, spin, len(rows), json.dumps(rows, ensure_ascii=False, separators=(",", ":"))))
-        if done is None:
-            self.db.executemany("UPDATE bets SET status='settled' WHERE id=?", [(bid,) for bid in settled])
-            return
         # the bets settled are exactly those locked to the spin (the table's layout in memory is
-        # the journal's): one statement; should they differ, the step rolls back (and the table
-        # rebuilds its layout from the journal) rather than mark the wrong bets
-        n = self.db.execute("UPDATE bets SET status='settled' WHERE wheel=? AND status='locked' AND spin=?",
-                            (self.wheel, spin)).rowcount
+        # the journal's); should they differ, the step rolls back (and the table rebuilds its
+        # layout from the journal) rather than settle the wrong bets. Their rows keep `locked`:
+        # the settlement is `pending` (see the module docstring)
+        n = self.db.execute("SELECT COUNT(*) FROM bets WHERE wheel=? AND spin=? AND status='locked'",
+                            (self.wheel, spin)).fetchone()[0]
         if n != len(settled):
             raise RuntimeError("spin %s: %d bets locked in the journal, %d settled from the layout" % (spin, n, len(settled)))
+        self.db.execute("INSERT INTO settlements (wheel, spin, number, at, staked, paid, result, pending) "
+                        "VALUES (?,?,?,?,?,?,?,1)",
+                        (self.wheel, spin, number, time.time(), staked, paid, json.dumps(head, sort_keys=True)))
+        self.db.execute("INSERT INTO spin_results (wheel, spin, n, rows, format) VALUES (?,?,?,?,4)",
+                        (self.wheel, spin, len(rows), json.dumps(rows, ensure_ascii=False, separators=(",", ":"))))
+
+    def _label_id(self, type_, label):
+        """The `result_labels` id of (type, label), written now if new (kept in memory once its
+        transaction commits: a rollback takes the row away)."""
+        key = (type_, label)
+        i = self.labels.get(key)
+        if i is None:
+            self.db.execute("INSERT OR IGNORE INTO result_labels (type, label) VALUES (?,?)", key)
+            i = self.db.execute("SELECT id FROM result_labels WHERE type=? AND label=?", key).fetchone()[0]
+            self.j.after_commit(lambda: (self.labels.__setitem__(key, i), self.label_of.__setitem__(i, list(key))))
+        return i
+
+    def _named(self, i):
+        """[type, label] of a `result_labels` id."""
+        tl = self.label_of.get(i)
+        if tl is None:
+            r = self.j.one("SELECT type, label FROM result_labels WHERE id=?", (i,))
+            tl = [None, None] if r is None else [r["type"], r["label"]]
+        return tl
+
+    def _rows3(self, rows, fmt):
+        """`spin_results` rows as format 3's (type and label written out)."""
+        if fmt == 3:
+            return rows
+        named = self._named
+        return [[p[0], *named(p[1]), *p[2:]] for p in rows]
 
     def results(self, spin):
         """Spin `spin`'s results, in order (dicts, as settle_spin gives them)."""
@@ -159,21 +226,23 @@ class Ledger:
 
     def _packed(self, spin):
         """Spin `spin`'s `spin_results` rows (lists), or None if it has none (schema 1 or 2)."""
-        r = self.j.one("SELECT rows FROM spin_results WHERE wheel=? AND spin=?", (self.wheel, spin))
-        return None if r is None else json.loads(r["rows"])
+        r = self.j.one("SELECT rows, format FROM spin_results WHERE wheel=? AND spin=?", (self.wheel, spin))
+        return None if r is None else self._rows3(json.loads(r["rows"]), r["format"])
 
     def _packed_one(self, spin, bid):
         """Bet `bid`'s row in spin `spin`'s `spin_results` (its first, not carried: the bet's own;
         SQLite finds `["<id>",` in the text, Python decodes that row alone), or None."""
         needle = "[" + json.dumps(bid, ensure_ascii=False) + ","
-        r = self.j.one("SELECT substr(rows, instr(rows, ?), 65536) AS part, instr(rows, ?) AS at FROM spin_results "
-                       "WHERE wheel=? AND spin=?", (needle, needle, self.wheel, spin))
+        r = self.j.one("SELECT substr(rows, instr(rows, ?), 65536) AS part, instr(rows, ?) AS at, format "
+                       "FROM spin_results WHERE wheel=? AND spin=?", (needle, needle, self.wheel, spin))
         if r is None or not r["at"]:
             return None
         try:
             p = _DECODER.raw_decode(r["part"])[0]
         except ValueError:
             return None
+        if isinstance(p, list) and r["format"] == 4 and len(p) == 9:
+            p = self._rows3([p], 4)[0]
         if not isinstance(p, list) or len(p) != 10 or p[0] != bid or (p[9] or {}).get("carried"):
             return None
         return p
@@ -202,24 +271,37 @@ class Ledger:
 
     # -- reads (outside transactions) -------------------------------------------------------------
     def on_table(self):
-        agg = self.j.one("SELECT COUNT(*) AS n, COALESCE(SUM(stake),0) AS s FROM bets WHERE wheel=? AND status IN ('open','locked')",
-                         (self.wheel,))
+        agg = self.j.one("SELECT COUNT(*) AS n, COALESCE(SUM(stake),0) AS s FROM bets WHERE wheel=? AND status IN ('open','locked') "
+                         "AND NOT (status='locked' AND spin IN (SELECT spin FROM settlements WHERE wheel=? AND pending=1))",
+                         (self.wheel, self.wheel))
         held = self.j.one("SELECT COUNT(*) AS n FROM bets WHERE wheel=? AND status='held'", (self.wheel,))
         return agg["n"], agg["s"], held["n"]
 
     def get(self, bid):
         """A bet's row, with its result (the `result` column, or its `results` row as a dict)."""
-        return self._with_results([self.j.one(_BET_ROW + " WHERE b.id=? AND b.wheel=?", (bid, self.wheel))])[0]
+        with self.j.lock:
+            row = self.j.one(_BET_ROW + " WHERE b.id=? AND b.wheel=?", (bid, self.wheel))
+            return self._with_results(self._now([row], self.pending_in(self.db)))[0]
 
     def find(self, status=None, spin=None, player=None, limit=500):
         sql, args = _BET_ROW + " WHERE b.wheel=?", [self.wheel]
-        for col, v in (("status", status), ("spin", spin), ("player", player)):
+        if status == "settled":         # settled in its row, or locked to a spin whose settlement is pending
+            sql += " AND (b.status='settled' OR (b.status='locked' AND b.spin IN (%s)))" % _PENDING
+            args.append(self.wheel)
+        elif status == "locked":
+            sql += " AND b.status='locked' AND b.spin NOT IN (%s)" % _PENDING
+            args.append(self.wheel)
+        elif status is not None and status != "":
+            sql += " AND b.status=?"
+            args.append(status)
+        for col, v in (("spin", spin), ("player", player)):
             if v is not None and v != "":
                 sql += " AND b.%s=?" % col
                 args.append(v)
         sql += " ORDER BY b.id DESC LIMIT ?"
         args.append(limit)
-        return self._with_results(self.j.query(sql, args))
+        with self.j.lock:
+            return self._with_results(self._now(self.j.query(sql, args), self.pending_in(self.db)))
 
     def history(self, limit):
         return self.j.query("SELECT spin, number, at, staked, paid FROM settlements WHERE wheel=? ORDER BY spin DESC LIMIT ?",
@@ -238,6 +320,10 @@ class Ledger:
         return {"number": row["number"], "at": row["at"], "staked": row["staked"], "paid": row["paid"], **res}
 
 
+_PENDING = "SELECT spin FROM settlements WHERE wheel=? AND pending=1"
+# a bet's status as it stands, in SQL (the view `bets_now`)
+STATUS = ("CASE WHEN b.status='locked' AND EXISTS (SELECT 1 FROM settlements s WHERE s.wheel=b.wheel "
+          "AND s.spin=b.spin AND s.pending=1) THEN 'settled' ELSE b.status END")
 _BASE = ("id", "type", "label", "staked", "outcome", "won", "returned", "lost", "imprisoned", "paid")
 _PAYMENT = ("id", "kind", "combination", "stake", "won")
 _RESULT = "bet, type, label, staked, outcome, won, returned, lost, imprisoned, more"
@@ -280,9 +366,10 @@ def _result(p):
     return out
 
 
-def result_rows(done):
-    """The `spin_results` rows of a `Settlement` (columns in, tuples out: no per-bet dict for
-    the plain bets and even chances), and the ids of the bets it settled (those not carried)."""
+def result_rows(done, label_id):
+    """The `spin_results` rows (format 4) of a `Settlement` (columns in, tuples out: no per-bet
+    dict for the plain bets and even chances), and the ids of the bets it settled (those not
+    carried); `label_id(type, label)` names a (type, label) pair by its id."""
     book = done.book
     ids, carried, excess, extra = book.ids, book.carried, book.excess, done.extra
     n = len(ids)
@@ -290,11 +377,10 @@ def result_rows(done):
     full = set(compress(range(n), excess))      # the results whose `more` is result()'s
     full.update(extra)
     full.update(carried)
-    types, labels = {}, {}
+    labels = {}
     number = done.number
     for s, members in book.groups:       # what a shape says, once per shape
-        types[s] = s.chance if s.family == "simple" else s.type
-        labels[s] = s.label
+        labels[s] = label_id(s.chance if s.family == "simple" else s.type, s.label)
         if s.family == "annonce" and not (s.a_placer or s.winning[number]):
             for i in members:            # a call that won nothing: what result() would say
                 mores[i] = {"chips": s.count, "unit": s.unit if s.unit is not None else book.mults[i], "winning": []}
@@ -304,19 +390,19 @@ def result_rows(done):
         r = done.result(i)
         mores[i] = {k: v for k, v in r.items() if k not in _BASE}
     staked = list(map(add, book.played, excess))
-    rows = list(zip(ids, map(types.__getitem__, book.shapes), map(labels.__getitem__, book.shapes), staked,
+    rows = list(zip(ids, map(labels.__getitem__, book.shapes), staked,
                     done.outcome, done.won, done.returned, done.lost, done.imprisoned, mores))
-    rows.extend(_row(r) for r in done.carried_results)
+    rows.extend(_row(r, label_id) for r in done.carried_results)
     settled = [ids[i] for i in range(n) if i not in carried] if carried else ids
     return rows, settled
 
 
-def dict_rows(res):
-    """The `spin_results` rows of settle_spin's dict, and the ids of the bets it settled."""
-    return ([_row(r) for r in res["results"]], [r["id"] for r in res["results"] if not r.get("carried")])
+def dict_rows(res, label_id):
+    """The `spin_results` rows (format 4) of settle_spin's dict, and the ids of the bets it settled."""
+    return ([_row(r, label_id) for r in res["results"]], [r["id"] for r in res["results"] if not r.get("carried")])
 
 
-def _row(r):
+def _row(r, label_id):
     more = {k: v for k, v in r.items() if k not in _BASE}
-    return (str(r["id"]), r["type"], r["label"], r["staked"], r["outcome"], r["won"], r["returned"], r["lost"],
-            r["imprisoned"], more or None)
+    return (str(r["id"]), label_id(r["type"], r["label"]), r["staked"], r["outcome"], r["won"], r["returned"],
+            r["lost"], r["imprisoned"], more or None)
