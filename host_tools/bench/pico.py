@@ -54,6 +54,8 @@ def add_arguments(p) -> None:
     p.add_argument("--imperfect", action="store_true", help="realistic sensor imperfections")
     p.add_argument("--cycles-per-fuel", type=float, default=None,
                    help="RP2040 cycles per unit of fuel (default: the calibration in this module)")
+    p.add_argument("--heap-profile", action="store_true",
+                   help="also print the heap and interned names each module adds at import (ROMFS run)")
     p.add_argument("--out", type=Path, default=OUT, help="output folder (default bench/out)")
 
 
@@ -174,7 +176,7 @@ def firmware_package(tmp: Path):
     return tmp / "cylindre", romfs_image(tmp)
 
 
-def run_guest(board, arrays, segs, end, every=50, heap=8 * 1024 * 1024, package=None, romfs=None):
+def run_guest(board, arrays, segs, end, every=50, heap=8 * 1024 * 1024, package=None, romfs=None, profile=False):
     """Run the guest, importing the firmware from `romfs` (an image), else from `package` (a
     folder staged on the guest's file system), else from the sources; returns (guest stats,
     meter, host side)."""
@@ -187,7 +189,7 @@ def run_guest(board, arrays, segs, end, every=50, heap=8 * 1024 * 1024, package=
         for name, a in zip(("et", "ep", "el", "kt", "kc"), arrays):
             (d / (name + ".bin")).write_bytes(a.tobytes())
         cfg = {"n_edges": len(arrays[0]), "n_counts": len(arrays[3]), "segments": segs, "end_us": end,
-               "board": board, "key": KEY, "every": every}
+               "board": board, "key": KEY, "every": every, "profile": profile}
         (d / "cfg.json").write_text(json.dumps(cfg))
         with MicroPythonRuntime(package=package, romfs=romfs) as rt:
             rt.add("data", d)
@@ -201,12 +203,28 @@ def run_guest(board, arrays, segs, end, every=50, heap=8 * 1024 * 1024, package=
                     "sys.path.insert(0, '/input/bench')\n" + rt.prelude() + "import pico_guest\npico_guest.bench()\n")
             stdout, _err, _left = _run_wasi(code, rt.root, DEFAULT_FUEL, 3600.0, heap, host)
     res_stdout = stdout
-    stats = None
+    stats = prof = None
+    qstrs = []
     for line in res_stdout.splitlines():
         if line.startswith("@@PICO@@"):
             stats = json.loads(line[len("@@PICO@@"):])
+        elif line.startswith("@@PROFILE@@"):
+            _, name, used = line.split()
+            prof = (prof or []) + [[name, int(used), 0, 0]]
+        elif line.startswith("qstr pool:"):     # "qstr pool: n_pool=1, n_qstr=N, n_str_data_bytes=S, n_total_bytes=T"
+            q = dict(kv.split("=") for kv in line[len("qstr pool:"):].replace(" ", "").split(","))
+            # the pool tables are heap; the names' characters stay in the ROMFS image (zero-copy)
+            qstrs.append((int(q["n_qstr"]), int(q["n_total_bytes"]) - int(q["n_str_data_bytes"])))
     if stats is None:
         raise MicroPythonError("the Pico guest did not finish", stdout=res_stdout)
+    if prof is not None:
+        # deltas: the heap over the previous module (the first over the base mark), the names
+        prev = stats["heap_base"]
+        for i, row in enumerate(prof):
+            row[1], prev = row[1] - prev, row[1]
+            row[2] = qstrs[i + 1][0] - qstrs[i][0]
+            row[3] = qstrs[i + 1][1] - qstrs[i][1]
+        stats["profile"] = prof
     return stats, meter, hs
 
 
@@ -278,6 +296,8 @@ def run(args) -> int:
         package, image = firmware_package(Path(tmp))
         stats, meter, hs = run_guest(board, arrays, segs, end, romfs=image)
         fs_stats, fs_meter, fs_hs = run_guest(board, arrays, segs, end, package=package)
+        # a third run for the profile: it imports every module (the Cammegh one too), one at a time
+        prof = run_guest(board, arrays, segs, end, romfs=image, profile=True)[0]["profile"] if args.heap_profile else None
     cpf = args.cycles_per_fuel if args.cycles_per_fuel is not None else CYCLES_PER_FUEL
     f = figures(stats, meter, hs, truths, cpf)
     f["heap_fs"] = heap_figures(fs_stats)
@@ -290,6 +310,14 @@ def run(args) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "pico.json").write_text(json.dumps(f, indent=2) + "\n")
     report(f)
+    if prof:
+        f["heap_profile"] = [{"module": m, "heap": b, "qstrs": q, "qstr_bytes": qb} for m, b, q, qb in prof]
+        (args.out / "pico.json").write_text(json.dumps(f, indent=2) + "\n")
+        print("heap profile, ROMFS, each module imported alone after the ones above it (heap B; interned names; "
+              "growth of the qstr pool tables, B, part of the heap figure: a new table is allocated, twice the last one, when one fills):")
+        for m, b, q, qb in prof:
+            print("  %-28s %6d B %5d names %6d B" % (m, b, q, qb))
+        print("  %-28s %6d B %5d names %6d B" % ("total", sum(r[1] for r in prof), sum(r[2] for r in prof), sum(r[3] for r in prof)))
     print("figures: %s" % (args.out / "pico.json"))
     if meter.errors:
         print("bench pico: the stand-ins' fuel brackets did not alternate (%d)" % meter.errors, file=sys.stderr)

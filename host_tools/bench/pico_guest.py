@@ -437,6 +437,8 @@ class _Os:
         return bytes([(self.n * 37 + i * 11) & 0xFF for i in range(k)])
 
 
+import micropython as _real_upy     # the real one, for qstr_info (the firmware gets the stand-in)
+
 sys.modules["os"] = _Os()
 sys.modules["machine"] = _Machine()
 sys.modules["rp2"] = _Rp2()
@@ -477,8 +479,34 @@ def _data():
     _seg("setup")
 
 
+# The Pico's modules leaf first (each after what it imports), for the heap profile: the heap
+# and the interned names each one adds when imported alone, in this order.
+PROFILE = ("cylindre", "cylindre.spin", "cylindre.spin.settings", "cylindre.spin.geometry",
+           "cylindre.spin.health", "cylindre.spin.pockets", "cylindre.spin.rotor", "cylindre.spin.ball",
+           "cylindre.spin.launch", "cylindre.spin.droplearn", "cylindre.spin.predict", "cylindre.link",
+           "cylindre.link.protocol", "cylindre.spin.controller", "cylindre.board", "cylindre.board.clock",
+           "cylindre.board.ring", "cylindre.board.store", "cylindre.board.shell", "cylindre.board.loop",
+           "cylindre.board.pio_quad", "cylindre.board.encoder", "cylindre.board.boardfile",
+           "cylindre.link.cobs", "cylindre.link.mac", "cylindre.link.frame", "cylindre.link.device",
+           "cylindre.link.cammegh", "cylindre.board.wiring", "main")
+
+
+def _profile():
+    """Import the Pico's modules one at a time, printing the heap after each and
+    micropython.qstr_info()'s line (the interned names), for the host to read."""
+    gc.collect()
+    _real_upy.qstr_info()
+    for name in PROFILE:
+        __import__(name)
+        gc.collect()
+        print("@@PROFILE@@", name, gc.mem_alloc())
+        _real_upy.qstr_info()
+
+
 def _imports():
     global fw_main, FlashStore
+    if _cfg.get("profile"):
+        _profile()
     import main as fw_main                    # firmware/main.py (not run as __main__: main() is the wiring's)
     from cylindre.board import shell, loop    # noqa: F401  (what main() imports on the Pico)
     from cylindre.board.store import FlashStore
