@@ -406,6 +406,11 @@ class Ball:
                 return False
         return self.n >= 2
 
+    def last_wide(self):
+        """Was the current group's first pass a pulse as wide as a ball's?"""
+        f = self.first_in_group
+        return f >= 0 and self.wide_rise[f] == self.last_seen[f]
+
     def wide_passes(self):
         """Passes of the run whose pulse was as wide as a ball's (spurious ones: 0.5-3 ms)."""
         return self.wide
