@@ -83,3 +83,24 @@ def test_a_biased_wheel_favours_its_pocket_and_a_dealer_has_a_narrow_throw():
     laps = [sim.spin().truth["first_lap_us"] for _ in range(10)]
     assert max(laps) - min(laps) < 20_000
     assert wheel_from("dealer") == DEALER
+
+
+def _signature(wheel, spins=120):
+    """The statistics' dealer test (issue 10) on the simulator's truth: release pocket -> landing
+    pocket, the way the ball ran; its Rayleigh p-value."""
+    import math
+    from host_tools.stats import inference
+    from host_tools.stats.games import pocket_distance
+    sim = WheelSimulator(seed=31, wheel=wheel)
+    d = []
+    for _ in range(spins):
+        tr = sim.spin().truth
+        d.append(pocket_distance(tr["release_pocket"], tr["number"], tr["ball_dir"]))
+    return inference.rayleigh([x * 2 * math.pi / 37 for x in d])[2]
+
+
+def test_a_dealer_who_lets_the_ball_go_from_one_spot_leaves_a_signature_the_statistics_see():
+    assert _signature(wheel_from("dealer")) < 1e-6
+    # the same steady throw let go anywhere on the bowl hides it (as the preset did before)
+    assert _signature(dict(DEALER, release_deg=None)) > 1e-3
+    assert _signature(None) > 1e-3

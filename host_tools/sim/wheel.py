@@ -42,14 +42,22 @@ WHEEL = {
     "pocket_sensor_width": 0.6,      # fraction of a pocket pitch over which a pocket sensor sees it
     "bounce_pockets": (16.0, 3.0, 8, 20),   # mean, sd, min, max pockets crossed after the drop
     "bias": None,            # [number, p]: a biased wheel, the ball rests in `number` with extra probability p
+    "release_deg": None,     # [angle, sd]: the croupier lets the ball go at this bowl angle (the board's
+                             # frame, degrees), scattered by sd; None: anywhere on the bowl
 }
 
-# Wheel constants for the wheel statistics (issue 10): a croupier with a signature (a steady
-# throw, rotor speed and track, so the ball lands a steady distance from the rotor pocket under
-# the release point), and a biased wheel. `WheelSimulator(wheel=DEALER)`, or the bench's
-# `--wheel dealer`; combine them as dict(DEALER, bias=[17, 0.05]).
+# Wheel constants for the wheel statistics (issue 10): a croupier with a signature, and a biased
+# wheel. The signature is a habit: the croupier stands at one place and lets the ball go from
+# the same spot of the bowl (release_deg, within a few degrees), with the same strength and the
+# rotor pushed to the same speed; the ball then runs the same time and angle to its drop while
+# the rotor turns the same angle, so it lands a steady distance from the rotor pocket under the
+# release (what the statistics measure, from the first ball-sensor pass). Without the steady
+# spot, a release anywhere on the bowl moves that distance by up to 1.2 turns and hides it.
+# `WheelSimulator(wheel=DEALER)`, or the bench's `--wheel dealer`; combine them as
+# dict(DEALER, bias=[17, 0.05]).
 DEALER = {"launch_lap_s": (0.525, 0.53), "rotor_rpm": (20.0, 20.2), "spread": 0.002,
-          "rotor_tau_s": (300.0, 300.0), "bounce_pockets": (12.0, 1.0, 10, 14)}
+          "rotor_tau_s": (300.0, 300.0), "bounce_pockets": (12.0, 1.0, 10, 14),
+          "release_deg": [300.0, 5.0]}
 BIASED = {"bias": [17, 0.05]}
 WHEEL_PRESETS = {"dealer": DEALER, "biased": BIASED}
 
@@ -191,6 +199,8 @@ class WheelSimulator:
         ball = BallTrack(w0, a, c, wc)
         t_drop = t_launch + ball.t_drop
         phi_launch = rng.uniform(0.0, 360.0)
+        if W["release_deg"] is not None:      # a croupier's habit: the same spot of the bowl
+            phi_launch = (float(W["release_deg"][0]) + rng.normal(0.0, float(W["release_deg"][1]))) % 360.0
 
         truth = {"spin": self.count, "launch_us": None, "drop_us": None, "rest_us": None, "number": None,
                  "rotor_dir": rotor_dir, "ball_dir": ball_dir, "laps": None, "fault": scenario,

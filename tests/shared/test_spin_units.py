@@ -457,6 +457,42 @@ def test_the_critical_period_is_where_the_drops_bounds_overlap():
     assert len(d.record()) == 2 * WINDOW
 
 
+def test_bounds_a_little_apart_are_the_spread_of_the_wheel_not_a_new_stretch():
+    # Spin to spin the critical period moves by about 1 %: two bounds that miss each other by
+    # that much must not move the estimate to another stretch (it jumped by 4 %, issue 13).
+    from cylindre.spin.droplearn import DropLearner
+    d = DropLearner(1000000, 5000000)
+    for lo, hi in ((2546000, 3600000), (2100000, 2568000), (2300000, 3000000), (2400000, 3300000)):
+        d.add(lo, hi)
+    assert 2546000 <= d.estimate(0) <= 2568000
+    d.add(2584000, 3700000)          # its ball left the track at a period 0.6 % over the others
+    assert 2546000 <= d.estimate(0) <= 2590000
+
+
+def test_a_voided_spin_whose_ball_ran_its_course_teaches_the_drop():
+    from test_spin_kit import valid_spin
+    w, ctl, log, drop, rest = valid_spin(ball_dir=1)     # the rotor's way: void at the launch
+    assert [e["reason"] for e in log.of("void")] == ["same_direction"]
+    assert len(ctl.learner.lows) == 1 and ctl.drop_us != SPIN["drop_lap_us"][0]
+
+
+def test_a_ball_taken_off_the_track_teaches_nothing():
+    from test_spin_kit import make
+    w, ctl, log = make()
+    ctl.boot(0)
+    w.add_index(0, 45000000)
+    w.spin(3000000, -1, 17)
+    w.run(ctl, 45000000)
+    taught = ctl.learner.record()
+    w.add_index(45000000, 90000000)
+    drop, rest = w.spin(48000000, 1, 17)    # voided same_direction; the croupier takes the ball
+    # from the track two laps before its drop (its last lap over 1 s: a plausible period)
+    w.events = [e for e in w.events if not (e[1].startswith("BALL") and e[0] > drop - 3000000)]
+    w.run(ctl, 90000000, t_start=45000000)
+    assert [e["reason"] for e in log.of("void")] == ["same_direction"]
+    assert ctl.learner.record() == taught
+
+
 def test_a_restarted_controller_starts_learnt():
     from test_spin_kit import valid_spin
     store = MemoryStore()

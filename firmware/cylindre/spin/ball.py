@@ -56,6 +56,8 @@ class Ball:
         self.votes = 0              # > 0 clockwise, < 0 counter-clockwise
         self.missed = [0] * self.n  # consecutive groups without this sensor
         self.fall_t = [0] * self.n  # each sensor's last falling edge (pulse widths)
+        self.wide = 0               # passes with a ball's pulse width (MIN_CRAWL_US or more)
+        self.wide_rise = [-1] * self.n  # the rise of each sensor's last pass counted wide
 
     def start(self, t, sensor):
         self.reset()
@@ -216,10 +218,12 @@ class Ball:
                 else:
                     self.votes -= 1
             self._mark(t, sensor)
-            if self.nlaps >= 1 and self.group_size == 2 and self.strong == 1:
+            if self.nlaps >= 1 and self.group_size == 2 and self.strong == 1 and not self._smooth():
                 # The run began with lone passes and the ball's first full group follows: they
                 # were spurious (stray pulses between spins), however many. The run starts
-                # again here.
+                # again here. (Unless they ran laps a ball runs: two or more, from a launch's
+                # pace, each a little longer than the one before: a ball that one sensor or the
+                # other missed at each pass, issue 13.)
                 self._restart()
             return 0
         if self.alt_t and sensor != self.alt_sensor and self.alt_size < 2 \
@@ -389,6 +393,27 @@ class Ball:
     def fell(self, t, sensor):
         """A ball-track pulse ended (its width tells a crawling ball from a spurious pulse)."""
         self.fall_t[sensor] = t
+        rise = self.last_seen[sensor]
+        if self.on_track and self.seen[sensor] and t - rise >= MIN_CRAWL_US \
+                and rise != self.wide_rise[sensor]:
+            self.wide += 1                   # a chattering pass counts once (its first rise)
+            self.wide_rise[sensor] = rise
+
+    def all_seen(self):
+        """Has every ball-track sensor seen the ball in this run (none of them is dead)?"""
+        for s in range(self.n):
+            if not self.seen[s]:
+                return False
+        return self.n >= 2
+
+    def last_wide(self):
+        """Was the current group's first pass a pulse as wide as a ball's?"""
+        f = self.first_in_group
+        return f >= 0 and self.wide_rise[f] == self.last_seen[f]
+
+    def wide_passes(self):
+        """Passes of the run whose pulse was as wide as a ball's (spurious ones: 0.5-3 ms)."""
+        return self.wide
 
     def _crawling(self, first, t, gap):
         """Is a pass of `first` then one `gap` us later too slow for a launch but a ball all
@@ -399,6 +424,17 @@ class Ball:
         f = self.fall_t[first]
         w = (f if f > self.first_pass_t else t) - self.first_pass_t
         return w >= MIN_CRAWL_US and gap <= w * WIDE_GAP + 2000
+
+    def _smooth(self):
+        """Are the laps so far (two or more, all kept) a ball's: the first at a launch's pace,
+        each of the others plausible after the one before?"""
+        laps = self.laps
+        if self.nlaps < 2 or len(laps) != self.nlaps or laps[0] > self.first_max:
+            return False
+        for i in range(1, len(laps)):
+            if not self._plausible(laps[i], laps[i - 1]):
+                return False
+        return True
 
     def _plausible(self, period, prev):
         """Can `period` follow a lap of `prev` (0: unknown)? A little longer, never shorter."""

@@ -16,6 +16,7 @@ flash with the controller's record, so a restarted controller starts learnt.
 """
 
 WINDOW = 24          # spins kept
+SPREAD = 0.015       # each bound widened by this fraction of its squared lap rate (see estimate)
 
 
 def _opens_first(e):
@@ -48,8 +49,8 @@ class DropLearner:
             return default
         ends = []                    # (u, +1 where an interval opens, -1 where it closes)
         for i in range(n):
-            ends.append((1e12 / (self.highs[i] * self.highs[i]), 1))
-            ends.append((1e12 / (self.lows[i] * self.lows[i]), -1))
+            ends.append((1e12 / (self.highs[i] * self.highs[i]) * (1.0 - SPREAD), 1))
+            ends.append((1e12 / (self.lows[i] * self.lows[i]) * (1.0 + SPREAD), -1))
         ends.sort(key=_opens_first)
         best = -1
         cover = 0

@@ -18,6 +18,7 @@ except ImportError:  # CPython
 
 _RELAUNCH_X10 = const(7)    # a lap under 7/10 of the followed ball's pace: a new ball
 _GROUP_FRACTION = const(4)  # a group lasts at most a quarter of the pace
+_LONE_LAPS = const(4)       # lone groups from every sensor: wait this many laps for a full one
 
 
 class Launch:
@@ -89,19 +90,24 @@ class Launch:
     def window_over(self, t):
         """Time passes: the first lap's period when no group ever held two sensors (one is
         dead) and the group closing the first lap is over: a launch without direction (a
-        misspin). Else 0."""
+        misspin). Else 0. Lone groups from every sensor in turn are misses, not a dead sensor:
+        the next group will hold two, so wait for it, up to _LONE_LAPS laps."""
         b = self.ball
         if self.candidate and self.pending and t - b.group_opened() > b.pace() // _GROUP_FRACTION \
-                and b.strong_groups() == 0 and b.laps_done() >= 2 and not self._slow_first():
+                and b.strong_groups() == 0 and b.laps_done() >= 2 and not self._slow_first() \
+                and (b.laps_done() >= _LONE_LAPS or not b.all_seen()):
             return self.pending
         return 0
 
     def off_track(self):
         """The ball stopped passing the sensors. A candidate seen by two sensors at once (not
         noise) that ran a lap or two is still a launch, and a misspin (few laps or too slow):
-        its first lap period (0 when it never came round again). Else -1."""
+        its first lap period (0 when it never came round again). So is a candidate one sensor
+        alone saw twice a lap apart in pulses a ball's width (a crawling ball the other sensor
+        missed; spurious pulses are far narrower): a weak throw the table must hear of. Else -1."""
         b = self.ball
-        was = self.candidate and b.strong_groups() >= 1
+        was = self.candidate and (b.strong_groups() >= 1
+                                  or (b.laps_done() >= 1 and b.wide_passes() >= 2))
         self.candidate = False
         return b.pending_first() if was else -1
 
