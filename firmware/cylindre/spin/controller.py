@@ -8,7 +8,7 @@ as a callable. Events are plain dicts handed to `emit` (docs/events.md). The spi
          --confirmed pocket--> result            (any phase) --misspin/fault--> void
 """
 
-from cylindre.spin.settings import build, check_one, coherence, SPIN, confirm_sightings, confirm_sensors
+from cylindre.spin.settings import build, check_one, coherence, bounds, confirm_sightings, confirm_sensors
 from cylindre.spin.rotor import Rotor
 from cylindre.spin.ball import Ball
 from cylindre.spin.launch import Launch
@@ -98,7 +98,8 @@ class Controller:
         self.hist = []
         self.table_open = bool(s["open_at_boot"])
         self.drop_us = s["drop_lap_us"]   # critical lap period, learnt from the spins seen
-        self.learner = DropLearner(SPIN["drop_lap_us"][1], SPIN["drop_lap_us"][2])
+        d = bounds("drop_lap_us")
+        self.learner = DropLearner(d[1], d[2])
         self.accepting = True
         self.t = 0
         self.next_status = 0
@@ -312,7 +313,7 @@ class Controller:
         err = check_one(name, value)
         if err:
             return err
-        if name not in SPIN and name not in ("cpr", "index_offset_deg", "ball_sensors_deg",
+        if bounds(name) is None and name not in ("cpr", "index_offset_deg", "ball_sensors_deg",
                                              "pocket_sensors_deg"):
             return "%s is not a setting the controller changes at run time" % (name,)
         trial = self.get_settings()
@@ -597,7 +598,7 @@ class Controller:
         if u_pass <= 0:
             return
         lo = int(1e6 / (u_pass ** 0.5))
-        hi = int(1e6 / (u_next ** 0.5)) if u_next > 0 else SPIN["drop_lap_us"][2]
+        hi = int(1e6 / (u_next ** 0.5)) if u_next > 0 else bounds("drop_lap_us")[2]
         if self.learner.add(lo, hi):
             self.drop_us = self.learner.estimate(self.drop_us)
 
@@ -762,7 +763,7 @@ def _fmt1(x):
 
 def s_ok(drop_us):
     """A plausible critical lap period (the bounds of the drop_lap_us setting)."""
-    d = SPIN["drop_lap_us"]
+    d = bounds("drop_lap_us")
     return d[1] <= drop_us <= d[2]
 
 
