@@ -121,10 +121,15 @@ class Controller:
         nb = len(s["ball_sensors_deg"])
         npk = len(s["pocket_sensors_deg"])
         self.nb = nb
-        self.ball_names = ["BALL%d" % i for i in range(nb)]
-        self.pocket_names = ["POCKET%d" % i for i in range(npk)]
-        # The signal order (indices for `edge` and `health`): Z, BALL0.., POCKET0.., VOID.
-        self.names = ["Z"] + self.ball_names + self.pocket_names + ["VOID"]
+        # The signal order (indices for `edge` and `health`): Z, BALL0.., POCKET0.., VOID; one
+        # list, shared with Health (the Pico's heap keeps each name once).
+        names = ["Z"]
+        for i in range(nb):
+            names.append("BALL%d" % i)
+        for i in range(npk):
+            names.append("POCKET%d" % i)
+        names.append("VOID")
+        self.names = names
         self.void_i = 1 + nb + npk
         self.health = Health(self.names)
         self.ball_up = [0] * nb       # rise time while active, else -1
@@ -198,9 +203,11 @@ class Controller:
             if names[i] == name:
                 return self.edge(t_us, i, level)
         if name.startswith("BALL"):
-            raise ValueError("unknown signal %r (this board has %s)" % (name, " ".join(self.ball_names)))
+            raise ValueError("unknown signal %r (this board has %s)"
+                             % (name, " ".join(names[1:1 + self.nb])))
         if name.startswith("POCKET"):
-            raise ValueError("unknown signal %r (this board has %s)" % (name, " ".join(self.pocket_names)))
+            raise ValueError("unknown signal %r (this board has %s)"
+                             % (name, " ".join(names[1 + self.nb:self.void_i])))
         raise ValueError("unknown signal %r" % (name,))
 
     def edge(self, t_us, i, level):
@@ -447,7 +454,7 @@ class Controller:
                               % (period, s["launch_max_lap_us"]))
         if self.ball_dir == 0:
             j = 1 if b.ref_sensor() == 0 else 0
-            name = self.ball_names[j]
+            name = self.names[1 + j]
             if self.health.set(1 + j, SILENT):
                 self._fault("sensor_silent", "no direction: only one ball sensor saw the ball", name)
             return self._void("sensor_fault", "ball direction unknown: %s silent" % name)
@@ -658,7 +665,7 @@ class Controller:
         if self.pockets.sensors() >= 2:
             return self._void("ball_off_wheel", "no pocket sensor saw the ball " + when)
         return self._void("no_result", "the pocket sensor did not see the ball %s: the ball left "
-                          "the wheel or %s is silent" % (when, self.pocket_names[0]))
+                          "the wheel or %s is silent" % (when, self.names[1 + self.nb]))
 
     def _dropped_tick(self, t, c):
         """Waiting for the ball at rest: a silent pocket sensor, the ball gone, no result."""
