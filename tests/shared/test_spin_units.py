@@ -8,7 +8,8 @@ from cylindre.spin.geometry import WHEEL_ORDER, number_at, pocket_index
 from cylindre.spin.settings import build, check_one, bounds, SPIN
 from cylindre.spin.predict import predict, fit
 from cylindre.spin.pockets import Pockets
-from cylindre.spin.controller import Controller, MemoryStore
+from cylindre.spin.controller import Controller
+from cylindre.replay import MemoryStore
 from test_spin_kit import board, Log
 
 CW = ((1, 0), (1, 1), (0, 1), (0, 0))      # (A, B) after each clockwise edge from 00
