@@ -8,7 +8,7 @@ as a callable. Events are plain dicts handed to `emit` (docs/events.md). The spi
          --confirmed pocket--> result            (any phase) --misspin/fault--> void
 """
 
-from cylindre.spin.settings import build, check_one, coherence, bounds, confirm_sightings, confirm_sensors
+from cylindre.spin.settings import build, check_one, coherence, bounds, index, confirm_sightings, confirm_sensors
 from cylindre.spin.rotor import Rotor
 from cylindre.spin.ball import Ball
 from cylindre.spin.launch import Launch
@@ -307,7 +307,7 @@ class Controller:
         err = check_one(name, value)
         if err:
             return err
-        if bounds(name) is None and name not in ("cpr", "index_offset_deg", "ball_sensors_deg",
+        if index(name) < 0 and name not in ("cpr", "index_offset_deg", "ball_sensors_deg",
                                              "pocket_sensors_deg"):
             return "%s is not a setting the controller changes at run time" % (name,)
         trial = self.get_settings()

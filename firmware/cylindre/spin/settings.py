@@ -31,12 +31,20 @@ SPIN = (
 )
 
 
-def bounds(name):
-    """(default, low, high) of the spin setting `name`, or None when it is not one."""
+def index(name):
+    """Where the spin setting `name` starts in SPIN; -1 when it is not one."""
     for i in range(0, len(SPIN), 4):
         if SPIN[i] == name:
-            return SPIN[i + 1], SPIN[i + 2], SPIN[i + 3]
-    return None
+            return i
+    return -1
+
+
+def bounds(name):
+    """(default, low, high) of the spin setting `name` (KeyError when it is not one)."""
+    i = index(name)
+    if i < 0:
+        raise KeyError(name)
+    return SPIN[i + 1], SPIN[i + 2], SPIN[i + 3]
 
 
 GEOMETRY = ("cpr", "index_offset_deg", "ball_sensors_deg", "pocket_sensors_deg")
@@ -63,9 +71,9 @@ def _angles(name, v, least, most):
 
 def check_one(name, value):
     """Return an error string for one setting, or None when it is acceptable."""
-    b = bounds(name)
-    if b is not None:
-        lo, hi = b[1], b[2]
+    i = index(name)
+    if i >= 0:
+        lo, hi = SPIN[i + 2], SPIN[i + 3]
         if not _is_int(value):
             return "%s must be an integer (got %r)" % (name, value)
         if value < lo or value > hi:
