@@ -5,7 +5,7 @@ from math import atan, exp, sqrt
 
 from cylindre.spin.quadrature import Quadrature, DELTA, wrap32
 from cylindre.spin.geometry import WHEEL_ORDER, number_at, pocket_index
-from cylindre.spin.settings import build, check_one, bounds, SPIN
+from cylindre.spin.settings import build, check_one, bounds, index, SPIN
 from cylindre.spin.predict import predict, fit
 from cylindre.spin.pockets import Pockets
 from cylindre.spin.controller import Controller
@@ -80,13 +80,15 @@ def test_pockets_are_named_in_wheel_order():
 def test_settings_defaults_bounds_and_errors():
     s, err = build(board())
     assert err is None and s["min_laps"] == 4 and s["status_us"] == 500000
-    for name in SPIN[::4]:
+    for i in range(0, len(SPIN), 4):
+        name = SPIN[i]
         d, lo, hi = bounds(name)
         assert lo <= d <= hi, name
         assert check_one(name, lo) is None and check_one(name, hi) is None
         assert "out of bounds" in check_one(name, hi + 1)
         assert "integer" in check_one(name, 1.5)
         assert "integer" in check_one(name, True)
+    assert index("min_laps") == 0 and index("cpr") == -1    # geometry is not a spin setting
     s, err = build({"cpr": 1024})
     assert s is None and "missing" in err
     s, err = build(board(min_laps=0))
