@@ -10,7 +10,7 @@ handed on in feed time (`shift_times`), so that they line up with the feed and i
 power cuts; `feed_clock=False` hands them on as the controller said them.
 """
 
-from cylindre.spin.controller import Controller, MemoryStore
+from cylindre.spin.controller import Controller
 from cylindre.spin.quadrature import Quadrature
 
 GEOMETRY_KEYS = ("cpr", "index_offset_deg", "ball_sensors_deg", "pocket_sensors_deg")
@@ -43,6 +43,20 @@ def settings_from(header, overrides=None):
         for k in overrides:
             s[k] = overrides[k]
     return s
+
+
+class MemoryStore:
+    """A controller's flash record kept in RAM: survives a replayed power cut, nothing more (for
+    replays and tests; the Pico's is cylindre.board.store.FlashStore)."""
+
+    def __init__(self, record=None):
+        self.record = record
+
+    def load(self):
+        return self.record
+
+    def save(self, record):
+        self.record = record
 
 
 class Replay:

@@ -1,7 +1,8 @@
 """Article 53: the rotor reverses every spin (remembered across power loss), the ball goes against it."""
 
 from test_spin_kit import Wheel, Log, board, make, valid_spin as _valid_spin
-from cylindre.spin.controller import Controller, MemoryStore
+from cylindre.spin.controller import Controller
+from cylindre.replay import MemoryStore
 
 
 def test_rotor_must_reverse_from_the_previous_spin_across_a_power_loss():

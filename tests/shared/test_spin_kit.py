@@ -7,7 +7,8 @@ MicroPython subset: imported by the other test_spin_* modules on both runtimes.
 
 from math import sqrt
 
-from cylindre.spin.controller import Controller, MemoryStore
+from cylindre.spin.controller import Controller
+from cylindre.replay import MemoryStore
 from cylindre.spin.geometry import WHEEL_ORDER
 
 BOARD = {"cpr": 1024, "index_offset_deg": 17.0, "ball_sensors_deg": [30.0, 36.0],

@@ -5,10 +5,11 @@ from math import atan, exp, sqrt
 
 from cylindre.spin.quadrature import Quadrature, DELTA, wrap32
 from cylindre.spin.geometry import WHEEL_ORDER, number_at, pocket_index
-from cylindre.spin.settings import build, check_one, SPIN
+from cylindre.spin.settings import build, check_one, bounds, index, SPIN
 from cylindre.spin.predict import predict, fit
 from cylindre.spin.pockets import Pockets
-from cylindre.spin.controller import Controller, MemoryStore
+from cylindre.spin.controller import Controller
+from cylindre.replay import MemoryStore
 from test_spin_kit import board, Log
 
 CW = ((1, 0), (1, 1), (0, 1), (0, 0))      # (A, B) after each clockwise edge from 00
@@ -79,13 +80,15 @@ def test_pockets_are_named_in_wheel_order():
 def test_settings_defaults_bounds_and_errors():
     s, err = build(board())
     assert err is None and s["min_laps"] == 4 and s["status_us"] == 500000
-    for name in SPIN:
-        d, lo, hi = SPIN[name]
+    for i in range(0, len(SPIN), 4):
+        name = SPIN[i]
+        d, lo, hi = bounds(name)
         assert lo <= d <= hi, name
         assert check_one(name, lo) is None and check_one(name, hi) is None
         assert "out of bounds" in check_one(name, hi + 1)
         assert "integer" in check_one(name, 1.5)
         assert "integer" in check_one(name, True)
+    assert index("min_laps") == 0 and index("cpr") == -1    # geometry is not a spin setting
     s, err = build({"cpr": 1024})
     assert s is None and "missing" in err
     s, err = build(board(min_laps=0))
@@ -473,7 +476,7 @@ def test_a_voided_spin_whose_ball_ran_its_course_teaches_the_drop():
     from test_spin_kit import valid_spin
     w, ctl, log, drop, rest = valid_spin(ball_dir=1)     # the rotor's way: void at the launch
     assert [e["reason"] for e in log.of("void")] == ["same_direction"]
-    assert len(ctl.learner.lows) == 1 and ctl.drop_us != SPIN["drop_lap_us"][0]
+    assert len(ctl.learner.lows) == 1 and ctl.drop_us != bounds("drop_lap_us")[0]
 
 
 def test_a_ball_taken_off_the_track_teaches_nothing():
@@ -498,7 +501,7 @@ def test_a_restarted_controller_starts_learnt():
     store = MemoryStore()
     w, ctl, log, drop, rest = valid_spin(store=store)
     assert log.of("result")
-    assert len(ctl.learner.lows) == 1 and ctl.drop_us != SPIN["drop_lap_us"][0]
+    assert len(ctl.learner.lows) == 1 and ctl.drop_us != bounds("drop_lap_us")[0]
     ctl2 = Controller(board(status_us=5000000), Log(), store=store)
     ctl2.boot(0)
     assert ctl2.drop_us == ctl.drop_us

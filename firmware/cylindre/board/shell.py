@@ -68,16 +68,12 @@ class Board:
         self._pending = None
         self._out = emit
         low = bool(board.get("active_low", False))
-        self.names = ["Z"]
-        gpio = [pins["z"]]
-        for i, g in enumerate(pins["ball"]):
-            self.names.append("BALL%d" % i)
-            gpio.append(g)
-        for i, g in enumerate(pins["pocket"]):
-            self.names.append("POCKET%d" % i)
-            gpio.append(g)
+        # The pins in the controller's signal order (Z, BALL0.., POCKET0.., VOID): the signal
+        # index is the pin's place; Z and the pocket sensors also take the encoder count.
+        nb = len(pins["ball"])
+        npk = len(pins["pocket"])
+        gpio = [pins["z"]] + pins["ball"] + pins["pocket"]
         if pins.get("void") is not None:
-            self.names.append("VOID")
             gpio.append(pins["void"])
         self._low = low
         self._codes = {}
@@ -87,14 +83,14 @@ class Board:
             p = Pin(g, Pin.IN, Pin.PULL_UP if low else Pin.PULL_DOWN)
             self._pins.append(p)
             self._codes[p] = i
-            self._counted.append(self.names[i] == "Z" or self.names[i].startswith("POCKET"))
+            self._counted.append(i == 0 or nb < i <= nb + npk)
         self.lamp = Pin(pins["lamp"], Pin.OUT, value=0) if pins.get("lamp") is not None else None
         self.led = Pin(pins.get("led", 25), Pin.OUT, value=0)
         self.store = store if store is not None else FlashStore(store_path)
         self.ctl = Controller(settings, self._emit, store=self.store, count=self._count)
-        if self.names != self.ctl.names[:len(self.names)]:
-            raise ValueError("board.json: pins %s, the controller's signals %s"
-                             % (" ".join(self.names), " ".join(self.ctl.names)))
+        if self.ctl.nb != nb or self.ctl.void_i != 1 + nb + npk:
+            raise ValueError("board.json: %d ball and %d pocket pins, the controller's signals %s"
+                             % (nb, npk, " ".join(self.ctl.names)))
         self._irq = self._on_edge           # bound once: the IRQ must not allocate
         self.wdt = machine.WDT(timeout=WDT_MS) if watchdog else None
         self.state = "idle"

@@ -8,7 +8,7 @@ as a callable. Events are plain dicts handed to `emit` (docs/events.md). The spi
          --confirmed pocket--> result            (any phase) --misspin/fault--> void
 """
 
-from cylindre.spin.settings import build, check_one, coherence, SPIN, confirm_sightings, confirm_sensors
+from cylindre.spin.settings import build, check_one, coherence, bounds, index, confirm_sightings, confirm_sensors
 from cylindre.spin.rotor import Rotor
 from cylindre.spin.ball import Ball
 from cylindre.spin.launch import Launch
@@ -59,19 +59,6 @@ VOID = "void"
 _SPINNING = (IN_RIM, NO_MORE, DROPPED)
 
 
-class MemoryStore:
-    """The store when none is given: survives nothing, for replays and tests."""
-
-    def __init__(self, record=None):
-        self.record = record
-
-    def load(self):
-        return self.record
-
-    def save(self, record):
-        self.record = record
-
-
 def _zero():
     return 0
 
@@ -83,7 +70,7 @@ class Controller:
             raise ValueError(err)
         self.s = s
         self.emit = emit
-        self.store = store if store is not None else MemoryStore()
+        self.store = store          # None: nothing is kept (replays and tests: cylindre.replay.MemoryStore)
         self.count = count if count is not None else _zero
         self.phase = IDLE
         self.spin = 0
@@ -98,7 +85,8 @@ class Controller:
         self.hist = []
         self.table_open = bool(s["open_at_boot"])
         self.drop_us = s["drop_lap_us"]   # critical lap period, learnt from the spins seen
-        self.learner = DropLearner(SPIN["drop_lap_us"][1], SPIN["drop_lap_us"][2])
+        d = bounds("drop_lap_us")
+        self.learner = DropLearner(d[1], d[2])
         self.accepting = True
         self.t = 0
         self.next_status = 0
@@ -120,10 +108,15 @@ class Controller:
         nb = len(s["ball_sensors_deg"])
         npk = len(s["pocket_sensors_deg"])
         self.nb = nb
-        self.ball_names = ["BALL%d" % i for i in range(nb)]
-        self.pocket_names = ["POCKET%d" % i for i in range(npk)]
-        # The signal order (indices for `edge` and `health`): Z, BALL0.., POCKET0.., VOID.
-        self.names = ["Z"] + self.ball_names + self.pocket_names + ["VOID"]
+        # The signal order (indices for `edge` and `health`): Z, BALL0.., POCKET0.., VOID; one
+        # list, shared with Health (the Pico's heap keeps each name once).
+        names = ["Z"]
+        for i in range(nb):
+            names.append("BALL%d" % i)
+        for i in range(npk):
+            names.append("POCKET%d" % i)
+        names.append("VOID")
+        self.names = names
         self.void_i = 1 + nb + npk
         self.health = Health(self.names)
         self.ball_up = [0] * nb       # rise time while active, else -1
@@ -149,7 +142,7 @@ class Controller:
         self.t = t_us
         rec = None
         try:
-            rec = self.store.load()
+            rec = self.store.load() if self.store is not None else None
         except Exception as e:  # a damaged store must not stop the wheel
             self._fault("store_failed", "cannot load: %s" % (e,), None)
         interrupted = None
@@ -197,9 +190,11 @@ class Controller:
             if names[i] == name:
                 return self.edge(t_us, i, level)
         if name.startswith("BALL"):
-            raise ValueError("unknown signal %r (this board has %s)" % (name, " ".join(self.ball_names)))
+            raise ValueError("unknown signal %r (this board has %s)"
+                             % (name, " ".join(names[1:1 + self.nb])))
         if name.startswith("POCKET"):
-            raise ValueError("unknown signal %r (this board has %s)" % (name, " ".join(self.pocket_names)))
+            raise ValueError("unknown signal %r (this board has %s)"
+                             % (name, " ".join(names[1 + self.nb:self.void_i])))
         raise ValueError("unknown signal %r" % (name,))
 
     def edge(self, t_us, i, level):
@@ -312,7 +307,7 @@ class Controller:
         err = check_one(name, value)
         if err:
             return err
-        if name not in SPIN and name not in ("cpr", "index_offset_deg", "ball_sensors_deg",
+        if index(name) < 0 and name not in ("cpr", "index_offset_deg", "ball_sensors_deg",
                                              "pocket_sensors_deg"):
             return "%s is not a setting the controller changes at run time" % (name,)
         trial = self.get_settings()
@@ -446,7 +441,7 @@ class Controller:
                               % (period, s["launch_max_lap_us"]))
         if self.ball_dir == 0:
             j = 1 if b.ref_sensor() == 0 else 0
-            name = self.ball_names[j]
+            name = self.names[1 + j]
             if self.health.set(1 + j, SILENT):
                 self._fault("sensor_silent", "no direction: only one ball sensor saw the ball", name)
             return self._void("sensor_fault", "ball direction unknown: %s silent" % name)
@@ -597,7 +592,7 @@ class Controller:
         if u_pass <= 0:
             return
         lo = int(1e6 / (u_pass ** 0.5))
-        hi = int(1e6 / (u_next ** 0.5)) if u_next > 0 else SPIN["drop_lap_us"][2]
+        hi = int(1e6 / (u_next ** 0.5)) if u_next > 0 else bounds("drop_lap_us")[2]
         if self.learner.add(lo, hi):
             self.drop_us = self.learner.estimate(self.drop_us)
 
@@ -657,7 +652,7 @@ class Controller:
         if self.pockets.sensors() >= 2:
             return self._void("ball_off_wheel", "no pocket sensor saw the ball " + when)
         return self._void("no_result", "the pocket sensor did not see the ball %s: the ball left "
-                          "the wheel or %s is silent" % (when, self.pocket_names[0]))
+                          "the wheel or %s is silent" % (when, self.names[1 + self.nb]))
 
     def _dropped_tick(self, t, c):
         """Waiting for the ball at rest: a silent pocket sensor, the ball gone, no result."""
@@ -736,6 +731,8 @@ class Controller:
         rec = {"v": 1, "spin": self.spin, "dir": self.last_dir, "pdir": self.prev_dir, "in_spin": in_spin,
                "last": self.last_number, "hist": self.hist, "drop_us": self.drop_us,
                "drop_iv": self.learner.record()}
+        if self.store is None:
+            return
         try:
             self.store.save(rec)
         except Exception as e:
@@ -762,7 +759,7 @@ def _fmt1(x):
 
 def s_ok(drop_us):
     """A plausible critical lap period (the bounds of the drop_lap_us setting)."""
-    d = SPIN["drop_lap_us"]
+    d = bounds("drop_lap_us")
     return d[1] <= drop_us <= d[2]
 
 

@@ -12,7 +12,7 @@ SILENT = "silent"
 
 class Health:
     def __init__(self, names):
-        self.names = list(names)
+        self.names = names          # the controller's list, not a copy: it is never changed
         self.state = [OK] * len(self.names)
 
     def set(self, i, state):

@@ -4,29 +4,48 @@ Every setting has a documented default (docs/firmware.md); a value out of its bo
 with a message naming it, never clamped silently: a casino must know what its wheel enforces.
 """
 
-# name: (default, low, high). Times are integer microseconds, speeds rpm x 10.
-SPIN = {
-    "min_laps": (4, 1, 20),                      # fewer ball revolutions: void few_laps
-    "rnvp_lead_laps_x10": (30, 5, 80),           # call rien ne va plus this many laps x10 before the drop
-    "rnvp_max_lap_us": (1800000, 800000, 4000000),  # a lap this long calls it at once (safety net)
-    "drop_lap_us": (2300000, 1000000, 5000000),  # lap period at which the ball leaves the track
-    "drop_wait_x100": (150, 110, 400),           # no pass within this x last period (x100): dropped
-    "launch_max_lap_us": (1000000, 300000, 3000000),  # first lap slower than this: launch_slow
-    "rotor_min_rpm_x10": (50, 10, 400),          # rotor slower at launch or in play: rotor_slow
-    "rotor_max_rpm_x10": (600, 100, 1200),       # rotor faster than this at launch: rotor_slow (out of range)
-    "confirm_sightings": (0, 0, 12),             # consecutive agreeing sightings (0: max(2, sensors))
-    "confirm_sensors": (0, 0, 8),                # distinct pocket sensors among them (0: all)
-    "confirm_span_us": (2500000, 0, 10000000),   # ... over at least this long (docs/firmware.md)
-    "pocket_min_us": (5000, 0, 100000),          # shorter pocket pulses are chatter, not a pocket
-    "result_timeout_us": (30000000, 3000000, 120000000),  # drop to confirmed result, at most
-    "learn_drop": (1, 0, 1),                     # 1: learn drop_lap_us from the spins seen
-    "void_rotor_not_reversed": (1, 0, 1),        # 1: void, 0: report only (launch.violations)
-    "void_same_direction": (1, 0, 1),
-    "index_tolerance": (2, 0, 64),               # counts of disagreement between index and encoder
-    "status_us": (500000, 100000, 10000000),
-    "stuck_us": (1000000, 100000, 60000000),     # a ball-track sensor held active this long: stuck
-    "open_at_boot": (1, 0, 1),
-}
+# The house's spin settings, four items each: name, default, low, high (a flat tuple: one object
+# in RAM, where a dict of tuples took 2 KB of the Pico's heap). Times are integer microseconds,
+# speeds rpm x 10.
+SPIN = (
+    "min_laps", 4, 1, 20,                        # fewer ball revolutions: void few_laps
+    "rnvp_lead_laps_x10", 30, 5, 80,             # call rien ne va plus this many laps x10 before the drop
+    "rnvp_max_lap_us", 1800000, 800000, 4000000, # a lap this long calls it at once (safety net)
+    "drop_lap_us", 2300000, 1000000, 5000000,    # lap period at which the ball leaves the track
+    "drop_wait_x100", 150, 110, 400,             # no pass within this x last period (x100): dropped
+    "launch_max_lap_us", 1000000, 300000, 3000000, # first lap slower than this: launch_slow
+    "rotor_min_rpm_x10", 50, 10, 400,            # rotor slower at launch or in play: rotor_slow
+    "rotor_max_rpm_x10", 600, 100, 1200,         # rotor faster than this at launch: rotor_slow (out of range)
+    "confirm_sightings", 0, 0, 12,               # consecutive agreeing sightings (0: max(2, sensors))
+    "confirm_sensors", 0, 0, 8,                  # distinct pocket sensors among them (0: all)
+    "confirm_span_us", 2500000, 0, 10000000,     # ... over at least this long (docs/firmware.md)
+    "pocket_min_us", 5000, 0, 100000,            # shorter pocket pulses are chatter, not a pocket
+    "result_timeout_us", 30000000, 3000000, 120000000, # drop to confirmed result, at most
+    "learn_drop", 1, 0, 1,                       # 1: learn drop_lap_us from the spins seen
+    "void_rotor_not_reversed", 1, 0, 1,          # 1: void, 0: report only (launch.violations)
+    "void_same_direction", 1, 0, 1,
+    "index_tolerance", 2, 0, 64,                 # counts of disagreement between index and encoder
+    "status_us", 500000, 100000, 10000000,
+    "stuck_us", 1000000, 100000, 60000000,       # a ball-track sensor held active this long: stuck
+    "open_at_boot", 1, 0, 1,
+)
+
+
+def index(name):
+    """Where the spin setting `name` starts in SPIN; -1 when it is not one."""
+    for i in range(0, len(SPIN), 4):
+        if SPIN[i] == name:
+            return i
+    return -1
+
+
+def bounds(name):
+    """(default, low, high) of the spin setting `name` (KeyError when it is not one)."""
+    i = index(name)
+    if i < 0:
+        raise KeyError(name)
+    return SPIN[i + 1], SPIN[i + 2], SPIN[i + 3]
+
 
 GEOMETRY = ("cpr", "index_offset_deg", "ball_sensors_deg", "pocket_sensors_deg")
 # Keys a board file may carry that the spin logic does not use but keeps (pins, link, name...).
@@ -52,8 +71,9 @@ def _angles(name, v, least, most):
 
 def check_one(name, value):
     """Return an error string for one setting, or None when it is acceptable."""
-    if name in SPIN:
-        d, lo, hi = SPIN[name]
+    i = index(name)
+    if i >= 0:
+        lo, hi = SPIN[i + 2], SPIN[i + 3]
         if not _is_int(value):
             return "%s must be an integer (got %r)" % (name, value)
         if value < lo or value > hi:
@@ -84,8 +104,8 @@ def build(given):
     if not isinstance(given, dict):
         return None, "settings must be a dict"
     out = {}
-    for k in SPIN:
-        out[k] = SPIN[k][0]
+    for i in range(0, len(SPIN), 4):
+        out[SPIN[i]] = SPIN[i + 1]
     for k in GEOMETRY:
         if k not in given:
             return None, "missing board setting %r" % (k,)
