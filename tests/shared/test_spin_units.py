@@ -506,3 +506,52 @@ def test_a_restarted_controller_starts_learnt():
     ctl2.boot(0)
     assert ctl2.drop_us == ctl.drop_us
     assert ctl2.learner.record() == ctl.learner.record()
+
+
+def test_the_rate_a_while_later_follows_the_model():
+    from cylindre.spin.predict import rate_after, _time
+    a, c = 0.036, 0.044                  # laps/s^2, /lap: about the simulator's wheel
+    t = _time(1.2, 0.4, a, c)            # seconds from 1.2 to 0.4 laps/s
+    assert abs(rate_after(1.2, t, a, c) - 0.4) < 1e-6
+    assert abs(rate_after(1.2, t / 2, a, c) - 0.4) > 0.1
+    assert abs(rate_after(1.0, 2.0, 0.1, 0.0) - 0.8) < 1e-9    # no drag: constant deceleration
+    assert rate_after(1.0, 20.0, 0.1, 0.0) == 0.0               # it would have stopped
+    assert rate_after(0.5, 1000.0, a, c) == 0.0
+
+
+def test_a_pocket_sighting_lowers_only_the_upper_bound_of_the_newest_drop():
+    from cylindre.spin.droplearn import DropLearner
+    d = DropLearner(1000000, 5000000)
+    d.add(2400000, 3600000)
+    d.add(2500000, 3700000)
+    assert d.narrow(2900000) and d.record() == [2400000, 3600000, 2500000, 2900000]
+    assert not d.narrow(3000000)          # looser than what is known: nothing
+    assert not d.narrow(2400000)          # under the track's lower bound: the track is trusted
+    assert d.record() == [2400000, 3600000, 2500000, 2900000]
+    assert not DropLearner(1000000, 5000000).narrow(2000000)
+
+
+def test_the_first_pocket_sighting_narrows_the_drop_learnt_never_past_the_truth():
+    import cylindre.spin.controller as C
+    from test_spin_kit import make
+
+    def spin():
+        # the ball leaves the track at a 2.3 s lap 1.7 s after its last pass and rests in 0
+        # 0.3 s later, where the one sensor sights it before it would have come round again
+        w, ctl, log = make(rpm=20.0)
+        ctl.boot(0)
+        w.add_index(0, 45000000)
+        w.spin(3000000, -1, 0, settle_us=300000)
+        w.run(ctl, 45000000)
+        assert log.of("result")
+        return ctl.learner.record()
+
+    narrowed = spin()
+    keep = C.DROP_TO_POCKET_US
+    C.DROP_TO_POCKET_US = 100000000       # no sighting can come that late after a drop
+    try:
+        track = spin()
+    finally:
+        C.DROP_TO_POCKET_US = keep
+    assert narrowed[0] == track[0]
+    assert 2300000 <= narrowed[1] < track[1], (narrowed, track)

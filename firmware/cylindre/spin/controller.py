@@ -14,8 +14,8 @@ from cylindre.spin.ball import Ball
 from cylindre.spin.launch import Launch
 from cylindre.spin.pockets import Pockets
 from cylindre.spin.health import Health, OK, STUCK, SILENT
-from cylindre.spin.predict import predict, fit, along
-from cylindre.spin.droplearn import DropLearner
+from cylindre.spin.predict import predict, fit, along, rate_after
+from cylindre.spin.droplearn import DropLearner, DROP_TO_POCKET_US
 from cylindre.link.protocol import HISTORY
 from cylindre.spin.geometry import POCKETS, number_at
 
@@ -132,6 +132,8 @@ class Controller:
         self.sound = None           # the last prediction from a sound fit (see predict.predict)
         self.drop_t = None
         self.track_end_t = None     # the spin's ball's last pass (later passes: a relaunch or noise)
+        self.narrow = None          # (last pass, rate there, a, c): the drop just learnt, until
+                                    # its first pocket sighting narrows it (_narrow_drop)
         self.rotor_dir = 0
         self.ball_dir = 0
         self.void_reason = None     # why this spin was voided (None: not voided)
@@ -595,6 +597,20 @@ class Controller:
         hi = int(1e6 / (u_next ** 0.5)) if u_next > 0 else bounds("drop_lap_us")[2]
         if self.learner.add(lo, hi):
             self.drop_us = self.learner.estimate(self.drop_us)
+            if p < 0.0:
+                self.narrow = (b.last_pass(), u_pass ** 0.5, -p / 2.0, -q / 2.0)
+
+    def _narrow_drop(self, seen_t):
+        """The first pocket sighting after a learnt drop: the ball left the track at least
+        DROP_TO_POCKET_US before it, so the critical period was at most the model's period
+        then (spin/droplearn.py). Once a spin."""
+        nw = self.narrow
+        if nw is None:
+            return
+        self.narrow = None
+        w = rate_after(nw[1], (seen_t - DROP_TO_POCKET_US - nw[0]) / 1e6, nw[2], nw[3])
+        if w > 0.0 and self.learner.narrow(int(1e6 / w)):
+            self.drop_us = self.learner.estimate(self.drop_us)
 
     # ---- pockets --------------------------------------------------------------------------
     def _pocket(self, t, i, level):
@@ -615,8 +631,10 @@ class Controller:
         if self.phase in (IN_RIM, NO_MORE) and t - b.last_pass() > b.last_period() // 2:
             b.leave_track()              # the ball is in a pocket: it left the track
             self._dropped(t)
+            self._narrow_drop(sight[0])
             return
         if self.phase == DROPPED:
+            self._narrow_drop(sight[0])
             self._confirm(t)
 
     def _confirm(self, t):

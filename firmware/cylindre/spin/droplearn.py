@@ -11,11 +11,21 @@ spins overlap where the critical period is: the estimate is the middle of the st
 the most intervals (a spin the fit got wrong covers elsewhere and does not move it), taken in the
 squared lap rate, which runs linearly with the angle where the period does not.
 
+A second bound on the same drop comes from the pockets: the ball rests in a pocket when a pocket
+sensor first sights it, and it needs at least DROP_TO_POCKET_US to get there from the track (the
+fall across the bowl's lower part onto the rotor, the first landing). So it left the track before
+that sighting less DROP_TO_POCKET_US, and where that comes before the next pass would have, the
+upper end of the spin's interval is lowered (`narrow`). Only the upper end: the ball's time
+between the drop and its first sighting is long and varies by seconds (bounces, waiting for the
+pocket to come under a sensor), so it says nothing about the lower end.
+
 The last WINDOW intervals are kept (a wheel's track changes slowly with wear and cleaning), in
 flash with the controller's record, so a restarted controller starts learnt.
 """
 
 WINDOW = 24          # spins kept
+DROP_TO_POCKET_US = 500000   # the ball's shortest time from leaving the track to its first
+                             # sighting in a pocket (the simulator: 0.8 s at least; docs/firmware.md)
 SPREAD = 0.015       # each bound widened by this fraction of its squared lap rate (see estimate)
 
 
@@ -39,6 +49,16 @@ class DropLearner:
         if len(self.lows) > WINDOW:
             self.lows.pop(0)
             self.highs.pop(0)
+        return True
+
+    def narrow(self, hi):
+        """The newest drop's critical period was also below hi (us): its upper bound lowered to
+        it when that is tighter and still above its lower bound (a sighting that contradicts
+        the track is left, never trusted over it). True when it moved."""
+        n = len(self.highs)
+        if n == 0 or hi >= self.highs[-1] or hi <= self.lows[-1]:
+            return False
+        self.highs[-1] = hi
         return True
 
     def estimate(self, default):

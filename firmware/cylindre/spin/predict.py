@@ -7,7 +7,7 @@ gives A and C. The ball leaves the track when its lap period reaches `drop_lap_u
 speed): the laps and time left follow in closed form. With C about 0 it is constant deceleration.
 """
 
-from math import atan, exp, log, sqrt
+from math import atan, exp, log, sqrt, tan
 
 
 def _line(xs, ys, use):
@@ -84,6 +84,17 @@ def along(p, q, u, x):
         return u + p * x
     r = p / q
     return (u + r) * exp(q * x) - r
+
+
+def rate_after(w, dt, a, c):
+    """The lap rate (laps/s) dt seconds after rate w under dw/dt = -(a + c w^2), or 0.0 where the
+    ball would have stopped (closed form)."""
+    if c <= 1e-9:
+        w = w - a * dt
+        return w if w > 0.0 else 0.0
+    k = sqrt(c / a)
+    x = atan(w * k) - sqrt(a * c) * dt
+    return tan(x) / k if x > 0.0 else 0.0
 
 
 def _time(w1, w2, a, c):
