@@ -354,19 +354,29 @@ def test_index_check_across_a_reversal_and_lost_counts():
     assert r.index(t, 1024 + 2 + 4, 1) == 4
 
 
+def _ball_fed(passes):
+    """A two-sensor Ball fed (ms after the launch, sensor) passes, the first one starting it."""
+    from cylindre.spin.ball import Ball
+    b = Ball([0.0, 6.0])
+    b.start(passes[0][0] * 1000, passes[0][1])
+    for t, i in passes[1:]:
+        b.passed(t * 1000, i)
+    return b
+
+
+def _laps_grow_by_at_most_a_tenth(b):
+    for k in range(1, len(b.laps)):
+        assert b.laps[k - 1] <= b.laps[k] <= b.laps[k - 1] * 110 // 100, b.laps
+
+
 def test_a_stray_pulse_after_a_restarted_first_lap_does_not_halve_the_laps():
     # issue 13's 14 s early call (noisy bench, chunk 36 spin 41), the passes as the simulator
     # wrote them (ms after the launch; the ball runs counter-clockwise: BALL1 then BALL0). The
     # run starts with a lone pass, so its first two-sensor group restarts it; a stray pulse half
     # a lap later then closes a 325 ms "first lap" and every lap after it is split in two, until
     # a lap twice the pace comes right after a split one: the laps before were halves.
-    from cylindre.spin.ball import Ball
-    b = Ball([0.0, 6.0])
-    passes = [(9, 0), (628, 1), (638, 0), (953, 1), (1293, 1), (1304, 0), (1999, 1), (2011, 0),
-              (2750, 1), (2763, 0), (3550, 1), (3564, 0), (4406, 1), (4421, 0)]
-    b.start(passes[0][0] * 1000, passes[0][1])
-    for t, i in passes[1:]:
-        b.passed(t * 1000, i)
+    b = _ball_fed([(9, 0), (628, 1), (638, 0), (953, 1), (1293, 1), (1304, 0), (1999, 1), (2011, 0),
+                   (2750, 1), (2763, 0), (3550, 1), (3564, 0), (4406, 1), (4421, 0)])
     assert b.direction() == -1
     for k in range(1, len(b.laps)):
         assert b.laps[k - 1] <= b.laps[k] * 102 // 100, b.laps        # a ball's lap only grows
@@ -395,16 +405,10 @@ def test_a_stray_pulse_half_a_lap_after_a_lone_pass_is_not_the_lap_end():
     # misses it at 2356 ms. The stray replaced the lone pass as the lap's end, and so on: a
     # 1.3 s "first lap", a launch_slow void of a valid spin. A lone pass is replaced only by a
     # pass shortly after it (a stray taken for a lap's end passes for one only within a few %).
-    from cylindre.spin.ball import Ball
-    b = Ball([0.0, 6.0])
-    passes = [(327, 0), (338, 1), (960, 0), (1266, 1), (1631, 0), (1642, 1), (2356, 1),
-              (3103, 0), (3116, 1), (3914, 0), (3928, 1)]
-    b.start(passes[0][0] * 1000, passes[0][1])
-    for t, i in passes[1:]:
-        b.passed(t * 1000, i)
+    b = _ball_fed([(327, 0), (338, 1), (960, 0), (1266, 1), (1631, 0), (1642, 1), (2356, 1),
+                   (3103, 0), (3116, 1), (3914, 0), (3928, 1)])
     assert b.laps[0] == 633000 and b.nlaps == 5, b.laps
-    for k in range(1, len(b.laps)):
-        assert b.laps[k - 1] <= b.laps[k] <= b.laps[k - 1] * 110 // 100, b.laps
+    _laps_grow_by_at_most_a_tenth(b)
 
 
 def test_a_lone_pulse_before_the_ball_is_replaced_once_a_second_sensor_confirms_it():
@@ -412,16 +416,10 @@ def test_a_lone_pulse_before_the_ball_is_replaced_once_a_second_sensor_confirms_
     # lone BALL1 pulse at 629 ms closes a 463 ms "first lap"; the ball passes both sensors at
     # 818/829 ms. The two-sensor pass replaces the lone one (the lap is 652 ms), where a lone
     # stray half a lap after a lone pass does not (the test above).
-    from cylindre.spin.ball import Ball
-    b = Ball([0.0, 6.0])
-    passes = [(166, 1), (176, 0), (629, 1), (818, 1), (829, 0), (1169, 0), (1510, 1),
-              (1522, 0), (2248, 1), (2261, 0), (3036, 1), (3049, 0)]
-    b.start(passes[0][0] * 1000, passes[0][1])
-    for t, i in passes[1:]:
-        b.passed(t * 1000, i)
+    b = _ball_fed([(166, 1), (176, 0), (629, 1), (818, 1), (829, 0), (1169, 0), (1510, 1),
+                   (1522, 0), (2248, 1), (2261, 0), (3036, 1), (3049, 0)])
     assert b.laps[0] == 652000 and b.nlaps == 4, b.laps
-    for k in range(1, len(b.laps)):
-        assert b.laps[k - 1] <= b.laps[k] <= b.laps[k - 1] * 110 // 100, b.laps
+    _laps_grow_by_at_most_a_tenth(b)
 
 
 def test_confirmation_waits_for_the_span():
