@@ -22,6 +22,10 @@ Measured (docs/firmware.md, "CPU load and heap"):
   place; the image is read into the guest before the base mark, so it counts as flash), and from
   a file system (as `make flash` copies them: bytecode loaded into the heap). main.py is source
   in both, as on the Pico. The CPU figures are the ROMFS run's.
+  The stand-ins charge the heap what the rp2 port would: what it keeps static (pins, UARTs,
+  state machines, USB streams, the flash's contents) is built before the base mark, what it
+  allocates (IRQ objects, UART rings, poll objects, the PIO program) after it;
+- the interned names (dynamic qstr pools) at each mark.
 """
 
 from __future__ import annotations
