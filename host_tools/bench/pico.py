@@ -22,6 +22,10 @@ Measured (docs/firmware.md, "CPU load and heap"):
   place; the image is read into the guest before the base mark, so it counts as flash), and from
   a file system (as `make flash` copies them: bytecode loaded into the heap). main.py is source
   in both, as on the Pico. The CPU figures are the ROMFS run's.
+  The stand-ins charge the heap what the rp2 port would: what it keeps static (pins, UARTs,
+  state machines, USB streams, the flash's contents) is built before the base mark, what it
+  allocates (IRQ objects, UART rings, poll objects, the PIO program) after it;
+- the interned names (dynamic qstr pools) at each mark.
 """
 
 from __future__ import annotations
@@ -204,26 +208,36 @@ def run_guest(board, arrays, segs, end, every=50, heap=8 * 1024 * 1024, package=
             stdout, _err, _left = _run_wasi(code, rt.root, DEFAULT_FUEL, 3600.0, heap, host)
     res_stdout = stdout
     stats = prof = None
-    qstrs = []
+    qstr_at = {}                        # "qstr pool:" line after a tag -> (names, pools, pool table bytes)
+    tag = None
     for line in res_stdout.splitlines():
         if line.startswith("@@PICO@@"):
             stats = json.loads(line[len("@@PICO@@"):])
         elif line.startswith("@@PROFILE@@"):
             _, name, used = line.split()
             prof = (prof or []) + [[name, int(used), 0, 0]]
-        elif line.startswith("qstr pool:"):     # "qstr pool: n_pool=1, n_qstr=N, n_str_data_bytes=S, n_total_bytes=T"
+            tag = "profile:" + name
+        elif line.startswith("@@MARK@@"):
+            tag = line.split()[1]
+        elif line.startswith("qstr pool:") and tag:
+            # "qstr pool: n_pool=P, n_qstr=N, n_str_data_bytes=S, n_total_bytes=T": the dynamic
+            # pools (P tables, N names); the tables are heap, the names' characters stay in the
+            # ROMFS image (zero-copy)
             q = dict(kv.split("=") for kv in line[len("qstr pool:"):].replace(" ", "").split(","))
-            # the pool tables are heap; the names' characters stay in the ROMFS image (zero-copy)
-            qstrs.append((int(q["n_qstr"]), int(q["n_total_bytes"]) - int(q["n_str_data_bytes"])))
+            qstr_at[tag] = (int(q["n_qstr"]), int(q["n_pool"]), int(q["n_total_bytes"]) - int(q["n_str_data_bytes"]))
+            tag = None
     if stats is None:
         raise MicroPythonError("the Pico guest did not finish", stdout=res_stdout)
+    stats["qstr"] = {k: {"names": n, "pools": p, "table_bytes": b} for k, (n, p, b) in qstr_at.items()
+                     if not k.startswith("profile:")}
     if prof is not None:
         # deltas: the heap over the previous module (the first over the base mark), the names
-        prev = stats["heap_base"]
-        for i, row in enumerate(prof):
+        prev, prev_q = stats["heap_base"], qstr_at["base"]
+        for row in prof:
+            q = qstr_at["profile:" + row[0]]
             row[1], prev = row[1] - prev, row[1]
-            row[2] = qstrs[i + 1][0] - qstrs[i][0]
-            row[3] = qstrs[i + 1][1] - qstrs[i][1]
+            row[2], row[3] = q[0] - prev_q[0], q[2] - prev_q[2]
+            prev_q = q
         stats["profile"] = prof
     return stats, meter, hs
 
@@ -282,6 +296,11 @@ def report(f: dict) -> None:
         if h:
             print("heap, .mpy %s: after import %d B, after boot %d B, live peak %d B (data over the import %d B)"
                   % (what, h["firmware_after_import"], h["firmware_after_boot"], h["firmware_peak"], h["data_peak"]))
+    q = f.get("qstr")
+    if q:
+        print("interned names in the dynamic qstr pools (this WASI build's tables; names / tables / table bytes): "
+              + ", ".join("%s %d / %d / %d B" % (k, q[k]["names"], q[k]["pools"], q[k]["table_bytes"])
+                          for k in ("base", "import", "boot", "end") if k in q))
     for label, r in list(f["segments"].items()) + [("whole run", f["whole"])]:
         load = "" if "cpu_load" not in r else ", CPU load %.2f %% of %d MHz" % (100 * r["cpu_load"], MHZ)
         per = "" if "fuel_per_wake" not in r else ", %.0f fuel a wake-up" % r["fuel_per_wake"]
@@ -301,6 +320,7 @@ def run(args) -> int:
     cpf = args.cycles_per_fuel if args.cycles_per_fuel is not None else CYCLES_PER_FUEL
     f = figures(stats, meter, hs, truths, cpf)
     f["heap_fs"] = heap_figures(fs_stats)
+    f["qstr"] = stats["qstr"]
     f["romfs_image_bytes"] = len(image)
     if [e for e in fs_hs.events] != [e for e in hs.events]:
         print("bench pico: the firmware from the file system sent other events than from ROMFS", file=sys.stderr)

@@ -9,7 +9,16 @@
 # between the firmware and the stand-ins (and by segment of the feed: "idle", "spin"). Garbage is
 # collected here, at the module's top level, between loop turns (see host_tools/sim/guest.py for
 # why not inside a function), which also samples the live heap.
+#
+# The heap figures charge the firmware what the rp2 port would, no more, no less (docs/firmware.md,
+# "Bench fidelity"): what the port keeps in static C memory (pins, state machines, the watchdog,
+# the UART objects, the USB CDC streams, the flash file system's contents) is built here before
+# the base mark; what the port allocates on the heap for the firmware (a pin's IRQ object, a
+# UART's ring buffers, the emergency exception buffer, select.poll's objects, the assembled PIO
+# program) is allocated here, after it, at the same size. The guest's own bookkeeping is laid out
+# before the base mark, so that nothing of it grows after.
 import gc
+import io
 import json
 import sys
 from binascii import hexlify, unhexlify
@@ -41,8 +50,9 @@ def _load(name, n):
     return a
 
 
-
-class _S:
+class S:
+    """The guest's state, as class attributes: every one is set here, before the base mark, so
+    that assigning it later allocates nothing (an instance's attribute table would grow)."""
     now = 0
     ei = 0
     ki = 0
@@ -53,17 +63,16 @@ class _S:
     wakes = {}
     sim_us = {}
     seg_t = 0
-
-
-S = _S()
-PINS = {}
+    polls = 0
+    urandom = 0
+    fed = 0
 
 
 def _switch(t):
     """Segment bookkeeping when wheel time reaches t (inside a stand-in)."""
     while S.si < len(SEGS) and SEGS[S.si][0] <= t:
         start, label = SEGS[S.si]
-        S.sim_us[S.label] = S.sim_us.get(S.label, 0) + start - S.seg_t
+        S.sim_us[S.label] = S.sim_us[S.label] + start - S.seg_t
         S.seg_t = start
         S.label = label
         _seg(label)
@@ -98,10 +107,10 @@ def _advance(target, wake):
             if wake and S.rx:
                 return True
             continue
-        p = PINS.get(EP[S.ei])
+        p = PINS[EP[S.ei]]
         lvl = EL[S.ei]
         S.ei += 1
-        if p is not None and p.raw != lvl:
+        if p.raw != lvl:
             p.raw = lvl
             h = p.handler
             if h is not None:
@@ -113,28 +122,55 @@ def _advance(target, wake):
 
 
 def _woke():
-    S.wakes[S.label] = S.wakes.get(S.label, 0) + 1
+    S.wakes[S.label] += 1
+
+
+# -- what the rp2 port allocates on the heap ----------------------------------------------
+# Sizes of the C objects the port allocates for the firmware, on a 32-bit port (the RP2040's
+# ARMv6-M, the RP2350's ARMv8-M and this WASI build all have 4-byte pointers).
+IRQ_OBJ_BYTES = 28    # ports/rp2/machine_pin.c: machine_pin_irq_obj_t, m_new_obj'd at a pin's first irq()
+UART_BUF = 256        # ports/rp2/machine_uart.c: DEFAULT_BUFFER_SIZE; each ring is m_new'd rxbuf + 1, txbuf + 1
+_probe = [None] * 16
+_emergency = None
+
+
+def _c_alloc(n):
+    """One heap charge the size of a C `m_new(byte, n)`: n bytes in 16-byte blocks. A bytearray
+    is a 16-byte header block plus its data, so it carries one block less of data."""
+    return bytearray(((n + 15) // 16 - 1) * 16)
+
+
+def _charge(n):
+    """Check, before the base mark, that `_c_alloc(n)` takes from the heap what C would: 16 of
+    them, as the collector scans the stack conservatively and a stale word may keep one block
+    of garbage alive across a reading."""
+    for i in range(16):
+        _probe[i] = None
+    gc.collect()
+    a = gc.mem_alloc()
+    for i in range(16):
+        _probe[i] = _c_alloc(n)
+    gc.collect()
+    d = (gc.mem_alloc() - a + 128) // 256 * 16
+    for i in range(16):
+        _probe[i] = None
+    if d != (n + 15) // 16 * 16:
+        raise RuntimeError("a C allocation of %d B is charged %d B by the stand-in" % (n, d))
 
 
 # -- stand-in modules ---------------------------------------------------------------------
-class Pin:
-    IN = 0
-    OUT = 1
-    PULL_UP = 1
-    PULL_DOWN = 2
-    IRQ_RISING = 4
-    IRQ_FALLING = 8
+# Each module is a class used as a namespace, never an instance: its functions are static, so
+# `time.ticks_us` is a plain function as on the Pico, not a bound method allocated at each access.
+class _Pin:
+    """One GPIO. The rp2 port's pins are a static table (machine_pin_obj_t); `Pin(n, ...)`
+    configures and returns the table's entry. The first `irq()` of a pin allocates its IRQ
+    object on the heap, kept by the port for good (a root pointer)."""
 
-    def __init__(self, gpio, mode=0, pull=None, value=None):
-        _call("m", _IN)
+    def __init__(self, gpio):
         self.gpio = gpio
-        self.raw = 1 if pull == 1 else 0
-        if value is not None:
-            self.raw = value
+        self.raw = 0
         self.handler = None
-        if mode == 0:
-            PINS[gpio] = self
-        _call("m", _OUT)
+        self.irq_obj = None
 
     def value(self, v=None):
         _call("m", _IN)
@@ -145,33 +181,64 @@ class Pin:
         self.raw = v
         _call("m", _OUT)
 
-    def irq(self, handler, trigger=0, hard=False):
+    def irq(self, handler=None, trigger=0, hard=False):
+        _call("m", _IN)
+        if self.irq_obj is None:
+            self.irq_obj = _c_alloc(IRQ_OBJ_BYTES)
         self.handler = handler
+        _call("m", _OUT)
+        return self.irq_obj
 
 
-class WDT:
-    def __init__(self, timeout=8000):
-        self.fed = 0
+PINS = [_Pin(g) for g in range(48)]     # the RP2350B's 48 GPIOs (the RP2040 has 30)
 
+
+class _PinClass:
+    """`machine.Pin`: a callable with the class's constants, returning the static pin."""
+    IN = 0
+    OUT = 1
+    PULL_UP = 1
+    PULL_DOWN = 2
+    IRQ_RISING = 4
+    IRQ_FALLING = 8
+
+    def __call__(self, gpio, mode=None, pull=None, value=None):
+        _call("m", _IN)
+        if not 0 <= gpio < len(PINS):
+            _call("m", _OUT)
+            raise ValueError("invalid pin")
+        p = PINS[gpio]
+        if mode is not None:
+            p.raw = 1 if pull == 1 else 0       # an input at rest is at its pull's level
+            if value is not None:
+                p.raw = value
+        _call("m", _OUT)
+        return p
+
+
+class _Wdt:
     def feed(self):
         _call("m", _IN)
-        self.fed += 1
+        S.fed += 1
         _call("m", _OUT)
 
 
-class UART:
-    """A UART: the link's (a board whose "link" is a UART) talks to the host link like the USB
-    stand-ins; any other (the Cammegh output) has nothing on its other end: what is written is
-    counted, nothing is ever read."""
+class _Uart(io.IOBase):
+    """A UART (the port's static machine_uart_obj_t). The link's (a board whose "link" is a
+    UART) talks to the host link like the USB stand-ins; any other (the Cammegh output) has
+    nothing on its other end: what is written is counted, nothing is ever read. Its RX and TX
+    ring buffers are the port's heap allocations, made at each initialisation."""
 
-    def __init__(self, uart_id, baudrate=9600, bits=8, parity=None, stop=1, tx=None, rx=None):
-        lk = _cfg["board"].get("link") or {}
-        self.link = lk.get("type") == "uart" and lk.get("uart", 0) == uart_id
+    def __init__(self, uart_id):
+        self.uart_id = uart_id
+        self.link = False
         self.written = 0
+        self.rxbuf = None
+        self.txbuf = None
 
     def write(self, data):
         if self.link:
-            return _OUT_LINK.write(data)
+            return USB_OUT.write(data)
         _call("m", _IN)
         self.written += len(data)
         _call("m", _OUT)
@@ -182,21 +249,42 @@ class UART:
             return USB_IN.read(n)
         return None
 
+    def ioctl(self, req, arg):
+        return 0
+
+
+UARTS = [_Uart(0), _Uart(1)]
+WDT_OBJ = _Wdt()
+
 
 class _Machine:
-    Pin = Pin
-    WDT = WDT
-    UART = UART
+    Pin = _PinClass()
     PWRON_RESET = 1
     WDT_RESET = 3
 
-    def reset_cause(self):
+    @staticmethod
+    def WDT(id=0, timeout=5000):
+        return WDT_OBJ                      # static in the port (machine_wdt.c)
+
+    @staticmethod
+    def UART(uart_id, baudrate=115200, bits=8, parity=None, stop=1, tx=None, rx=None,
+             txbuf=UART_BUF, rxbuf=UART_BUF):
+        _call("m", _IN)
+        u = UARTS[uart_id]
+        lk = _cfg["board"].get("link") or {}
+        u.link = lk.get("type") == "uart" and lk.get("uart", 0) == uart_id
+        u.rxbuf = _c_alloc(rxbuf + 1)
+        u.txbuf = _c_alloc(txbuf + 1)
+        _call("m", _OUT)
+        return u
+
+    @staticmethod
+    def reset_cause():
         return 1
 
 
-class StateMachine:
-    def __init__(self, sm_id, prog, freq=None, in_base=None):
-        pass
+class _StateMachine:
+    """A PIO state machine (static in the port: rp2_state_machine_obj_t)."""
 
     def exec(self, instr):
         pass
@@ -219,51 +307,96 @@ class StateMachine:
         _call("m", _OUT)
 
 
+SMS = [_StateMachine() for _ in range(12)]
+
+
 class _PIO:
     SHIFT_LEFT = 0
     SHIFT_RIGHT = 1
 
 
+# What a PIO program's body may name while rp2.asm_pio runs it (docs.micropython.org, rp2):
+# operands are numbers, instructions one word each.
+_PIO_OPERANDS = ("gpio", "pins", "x", "y", "null", "pindirs", "pc", "status", "isr", "osr", "exec",
+                 "not_x", "x_dec", "not_y", "y_dec", "x_not_y", "pin", "not_osre", "noblock", "block",
+                 "iffull", "ifempty", "clear")
+_PIO_WORDS = ("word", "nop", "jmp", "wait", "in_", "out", "push", "pull", "mov", "irq", "set")
+_PIO_DIRECTIVES = ("wrap_target", "wrap", "label")
+
+
 class _Rp2:
     PIO = _PIO
-    StateMachine = StateMachine
 
-    def asm_pio(self, **kw):
-        return lambda fn: fn
+    @staticmethod
+    def StateMachine(sm_id, prog, freq=None, in_base=None):
+        return SMS[sm_id]
+
+    @staticmethod
+    def asm_pio(**kw):
+        """As the rp2 port's asm_pio (Python, frozen in its firmware): the program's body runs
+        with the PIO names in its module's globals, then those are put back; what it returns
+        and the firmware keeps is the program, a list of 8 fields whose first is an
+        array('H') of the instructions (appended one at a time, as the port's emitter does)."""
+        shift = kw.get("out_shiftdir", 0) << 19 | kw.get("in_shiftdir", 0) << 18 | 32 << 20
+
+        def dec(f):
+            words = array("H")
+            gl = f.__globals__
+            saved = gl.copy()
+            gl.clear()
+            for i, name in enumerate(_PIO_OPERANDS):
+                gl[name] = i
+            for name in _PIO_WORDS:
+                gl[name] = lambda *a: words.append(0)
+            for name in _PIO_DIRECTIVES:
+                gl[name] = lambda *a: None
+            gl["invert"] = gl["reverse"] = gl["rel"] = lambda x: x
+            f()
+            gl.clear()
+            gl.update(saved)
+            return [words, -1, -1, 0, shift, kw.get("out_init"), kw.get("set_init"), kw.get("sideset_init")]
+
+        return dec
 
 
 class _Time:
-    def ticks_us(self):
+    @staticmethod
+    def ticks_us():
         _call("m", _IN)
         v = S.now & MASK
         _call("m", _OUT)
         return v
 
-    def ticks_ms(self):
+    @staticmethod
+    def ticks_ms():
         _call("m", _IN)
         v = (S.now // 1000) & MASK
         _call("m", _OUT)
         return v
 
-    def ticks_diff(self, a, b):
+    @staticmethod
+    def ticks_diff(a, b):
         _call("m", _IN)
         d = ((a - b + 0x20000000) & MASK) - 0x20000000
         _call("m", _OUT)
         return d
 
-    def ticks_add(self, a, b):
+    @staticmethod
+    def ticks_add(a, b):
         _call("m", _IN)
         v = (a + b) & MASK
         _call("m", _OUT)
         return v
 
-    def sleep_ms(self, ms):
+    @staticmethod
+    def sleep_ms(ms):
         _call("m", _IN)
         _advance(S.now + ms * 1000, False)
         _woke()
         _call("m", _OUT)
 
-    def sleep_us(self, us):
+    @staticmethod
+    def sleep_us(us):
         _call("m", _IN)
         _advance(S.now + us, False)
         _woke()
@@ -271,18 +404,23 @@ class _Time:
 
 
 class _Upy:
-    def alloc_emergency_exception_buf(self, n):
+    @staticmethod
+    def alloc_emergency_exception_buf(n):
+        global _emergency
+        _emergency = _c_alloc(n)            # rp2 has no static buffer: m_new(byte, n), kept by a root pointer
+
+    @staticmethod
+    def kbd_intr(c):
         pass
 
-    def kbd_intr(self, c):
-        pass
-
-    def const(self, v):
+    @staticmethod
+    def const(v):
         return v
 
 
 class UsbOut:
-    """The USB CDC output: frames go to the project's host link on CPython."""
+    """The USB CDC output (sys.stdout.buffer, static in the port): frames go to the project's
+    host link on CPython."""
 
     def write(self, data):
         _call("m", _IN)
@@ -294,7 +432,9 @@ class UsbOut:
         return len(data)
 
 
-class UsbIn:
+class UsbIn(io.IOBase):
+    """The USB CDC input (sys.stdin.buffer, static in the port)."""
+
     def read(self, n=-1):
         _call("m", _IN)
         if not S.rx:
@@ -309,35 +449,44 @@ class UsbIn:
         _call("m", _OUT)
         return d
 
+    def ioctl(self, req, arg):
+        return 0
+
 
 USB_IN = UsbIn()
-_OUT_LINK = UsbOut()
+USB_OUT = UsbOut()
 
 
 class _Poll:
+    """`select.poll()`. The port's poll object and its entries are heap (extmod/modselect.c):
+    each stand-in holds a real one of this build, same C code on a 32-bit port, and forwards
+    registrations to it so that the heap is charged what the Pico's would be; the stand-in
+    itself, with room for 4 objects, is built before the base mark."""
+
     def __init__(self):
-        self.objs = []
+        self.real = None
+        self.objs = [None] * 4
+        self.masks = [0] * 4
+        self.n = 0
 
     def register(self, obj, mask=1):
-        self.objs.append((obj, mask))
-
-    def modify(self, obj, mask):
-        self.objs = [(o, mask if o is obj else m) for o, m in self.objs]
-
-    def unregister(self, obj):
-        self.objs = [(o, m) for o, m in self.objs if o is not obj]
+        self.real.register(obj, mask)
+        self.objs[self.n] = obj
+        self.masks[self.n] = mask
+        self.n += 1
 
     def _ready(self):
         out = []
-        for o, m in self.objs:
-            if o is USB_IN or (isinstance(o, UART) and o.link):
+        for i in range(self.n):
+            o = self.objs[i]
+            if o is USB_IN or (isinstance(o, _Uart) and o.link):
                 if S.rx:
                     out.append((o, 1))
-            elif isinstance(o, UART):
+            elif isinstance(o, _Uart):
                 continue                    # nothing ever arrives on it
             else:
                 _call("m", _OUT)
-                r = o.ioctl(3, m)          # a firmware object that says whether it is ready
+                r = o.ioctl(3, self.masks[i])   # a firmware object that says whether it is ready
                 _call("m", _IN)
                 if r:
                     out.append((o, r))
@@ -360,24 +509,28 @@ class _Poll:
         return self.poll(timeout)
 
 
+POLLS = [_Poll() for _ in range(4)]
+
+
 class _Select:
     POLLIN = 1
     POLLOUT = 4
     POLLERR = 8
     POLLHUP = 16
 
-    def poll(self):
-        return _Poll()
+    @staticmethod
+    def poll():
+        w = POLLS[S.polls]
+        S.polls += 1
+        w.real = _real_select.poll()
+        return w
 
 
 class RamFile:
-    def __init__(self, fs, path, mode):
-        self.fs = fs
-        self.path = path
+    def __init__(self, slot, mode):
+        self.slot = slot
         self.w = "w" in mode
-        if not self.w and path not in fs.files:
-            raise OSError(2)
-        self.data = b"" if self.w else fs.files[path]
+        self.data = b"" if self.w else bytes(RamFS.data[slot][:RamFS.size[slot]])
 
     def read(self):
         _call("m", _IN)
@@ -397,70 +550,104 @@ class RamFile:
     def close(self):
         _call("m", _IN)
         if self.w:
-            self.fs.files[self.path] = self.data
-            self.fs.writes += 1
+            n = len(self.data)
+            if n > len(RamFS.data[self.slot]):
+                _call("m", _OUT)
+                raise OSError(28)               # ENOSPC
+            RamFS.data[self.slot][0:n] = self.data
+            RamFS.size[self.slot] = n
+            RamFS.writes += 1
         _call("m", _OUT)
 
 
 class RamFS:
-    """The flash file system, in RAM (the time a real flash write stalls the core is not here)."""
+    """The flash file system (the time a real flash write stalls the core is not here). Flash
+    is not heap: the files' contents live in slots allocated before the base mark; a file is
+    a slot, its path the firmware's own string."""
+    names = [None] * 4
+    data = [bytearray(16384) for _ in range(4)]
+    size = [0] * 4
+    writes = 0
 
-    def __init__(self):
-        self.files = {}
-        self.writes = 0
+    @staticmethod
+    def _slot(path, create):
+        free = -1
+        for i in range(len(RamFS.names)):
+            if RamFS.names[i] == path:
+                return i
+            if RamFS.names[i] is None and free < 0:
+                free = i
+        if not create:
+            raise OSError(2)
+        if free < 0:
+            raise OSError(28)
+        RamFS.names[free] = path
+        RamFS.size[free] = 0
+        return free
 
-    def open(self, path, mode="rb"):
+    @staticmethod
+    def open(path, mode="rb"):
         _call("m", _IN)
         try:
-            f = RamFile(self, path, mode)
+            f = RamFile(RamFS._slot(path, "w" in mode), mode)
         finally:
             _call("m", _OUT)
         return f
 
-    def rename(self, a, b):
+    @staticmethod
+    def rename(a, b):
         _call("m", _IN)
-        if a not in self.files:
+        try:
+            i = RamFS._slot(a, False)
+        except OSError:
             _call("m", _OUT)
-            raise OSError(2)
-        self.files[b] = self.files.pop(a)
+            raise
+        for j in range(len(RamFS.names)):
+            if j != i and RamFS.names[j] == b:
+                RamFS.names[j] = None           # the target is replaced
+        RamFS.names[i] = b
         _call("m", _OUT)
 
 
 class _Os:
     """os for the firmware: a repeatable urandom (the WASI build has no /dev/urandom)."""
 
-    def __init__(self):
-        self.n = 0
+    @staticmethod
+    def urandom(k):
+        S.urandom += 1
+        n = S.urandom
+        return bytes([(n * 37 + i * 11) & 0xFF for i in range(k)])
 
-    def urandom(self, k):
-        self.n += 1
-        return bytes([(self.n * 37 + i * 11) & 0xFF for i in range(k)])
 
+import micropython as _real_upy     # the real ones, for qstr_info and poll (the firmware gets the stand-ins)
+import select as _real_select
 
-import micropython as _real_upy     # the real one, for qstr_info (the firmware gets the stand-in)
-
-sys.modules["os"] = _Os()
-sys.modules["machine"] = _Machine()
-sys.modules["rp2"] = _Rp2()
-sys.modules["time"] = _Time()
-sys.modules["select"] = _Select()
-sys.modules["micropython"] = _Upy()
+sys.modules["os"] = _Os
+sys.modules["machine"] = _Machine
+sys.modules["rp2"] = _Rp2
+sys.modules["time"] = _Time
+sys.modules["select"] = _Select
+sys.modules["micropython"] = _Upy
 
 # The WASI build's collector sees neither WebAssembly locals nor a code state the VM put on the
 # heap (a function whose locals and value stack exceed a few words), so objects live in globals,
 # garbage is collected only from the small functions _mark and _turn, called by the small loop of
 # bench(), and the set-up (big functions) runs between collections. bench() never returns: the
 # code that called it may have been freed; it ends the process (sys.exit).
-H = {}
+H = {"base": 0, "import": 0, "boot": 0, "peak": 0}
+_cfg = fw_main = FlashStore = _loop = _board_text = None
+_next_gc = 0
 
 
 def _mark(name):
     gc.collect()
     H[name] = gc.mem_alloc()
+    print("@@MARK@@", name)
+    _real_upy.qstr_info()               # the interned names at this mark, for the host
 
 
 def _data():
-    global _cfg, NE, ET, EP, EL, NK, KT, KC, SEGS, END
+    global _cfg, NE, ET, EP, EL, NK, KT, KC, SEGS, END, _board_text
     _cfg = json.load(open("/input/data/cfg.json"))
     NE = _cfg["n_edges"]
     ET = _load("et.bin", NE)          # sensor edges: time, GPIO, raw pin level
@@ -471,6 +658,11 @@ def _data():
     KC = _load("kc.bin", NK)
     SEGS = _cfg["segments"]           # [[t_us, label], ...] in time order
     END = _cfg["end_us"]
+    for _t, label in SEGS + [[0, "setup"]]:
+        S.wakes[label] = 0
+        S.sim_us[label] = 0
+    # /board.json's text is in the Pico's flash; main() parses it at boot (below)
+    _board_text = json.dumps(_cfg["board"])
     # the meter's own cost, once per firmware interval between two stand-in calls
     _seg("cal")
     for _i in range(200):
@@ -494,8 +686,6 @@ PROFILE = ("cylindre", "cylindre.spin", "cylindre.spin.settings", "cylindre.spin
 def _profile():
     """Import the Pico's modules one at a time, printing the heap after each and
     micropython.qstr_info()'s line (the interned names), for the host to read."""
-    gc.collect()
-    _real_upy.qstr_info()
     for name in PROFILE:
         __import__(name)
         gc.collect()
@@ -516,13 +706,23 @@ def _imports():
 
 
 def _boot():
-    global _fs, _loop, _step, _next_gc
-    _fs = RamFS()
+    """main() as on the Pico: the board file parsed at boot, the key read from its file, the
+    USB streams and the flash store."""
+    global _loop, _next_gc
     key = unhexlify(_cfg["key"]) if _cfg.get("key") else None
-    _loop = fw_main.main(board=_cfg["board"], key=key, usb=(UsbOut(), USB_IN),
-                         store=FlashStore("/cylindre.rec", fs=_fs), run=False)
-    _step = _loop.step
+    _loop = fw_main.main(board=json.loads(_board_text), key=key, usb=(USB_OUT, USB_IN),
+                         store=FlashStore("/cylindre.rec", fs=RamFS), run=False)
     _next_gc = 0
+
+
+def _scrub(n):
+    """Overwrite the stack below the caller with fresh frames of small ints: the collector scans
+    the stack conservatively, and a word left there by the boot's calls would keep its garbage
+    (the parsed board file, 1 KB) alive in every later reading."""
+    a = b = c = d = e = f = g = h = i = j = k = m = 0
+    if n:
+        _scrub(n - 1)
+    return a + b + c + d + e + f + g + h + i + j + k + m
 
 
 def _start():
@@ -535,7 +735,7 @@ def _start():
 
 def _turn():
     global _next_gc
-    _step()
+    _loop.step()
     _next_gc -= 1
     if _next_gc <= 0:                   # gc.mem_alloc() walks the whole heap: not every turn
         _call("m", _IN)
@@ -550,24 +750,30 @@ def _turn():
 def _finish():
     _call("m", _IN)
     _switch(END)
-    S.sim_us[S.label] = S.sim_us.get(S.label, 0) + END - S.seg_t
+    S.sim_us[S.label] += END - S.seg_t
     gc.collect()
     m = gc.mem_alloc()
     if m > H["peak"]:
         H["peak"] = m
+    print("@@MARK@@ end")
+    _real_upy.qstr_info()
     print("@@PICO@@", json.dumps({"heap_base": H["base"], "heap_after_import": H["import"],
           "heap_after_boot": H["boot"], "heap_peak": H["peak"], "wakes": S.wakes, "sim_us": S.sim_us,
-          "steps": _loop.wakes, "flash_writes": _fs.writes, "edges": S.ei}))
+          "steps": _loop.wakes, "flash_writes": RamFS.writes, "edges": S.ei}))
     _call("m", _OUT)
     sys.exit(0)
 
 
 def bench():
     _data()
+    _charge(IRQ_OBJ_BYTES)
+    _charge(100)
+    _charge(UART_BUF + 1)
     _mark("base")
     _imports()
     _mark("import")
     _boot()
+    _scrub(64)
     _mark("boot")
     _start()
     while S.now < END:

@@ -104,7 +104,18 @@ def make_link(board, clock_us, cammegh_power=None, key=False, usb=None):
 def main(board=None, key=False, usb=None, store=None, run=True):
     """Build everything and run the loop. The arguments are for the Pico bench, which runs this
     wiring on stand-in hardware: a board dict instead of /board.json, the key (None: none), the
-    USB streams, a flash store; `run=False` returns the MainLoop instead of running it."""
+    USB streams, a flash store; `run=False` returns the MainLoop instead of running it.
+
+    The loop runs from here, not from `build`, whose frame held the parsed board file (1 KB of
+    heap on the Pico bench) for as long as the loop ran."""
+    loop = build(board, key, usb, store)
+    if not run:
+        return loop
+    loop.run()
+
+
+def build(board=None, key=False, usb=None, store=None):
+    """The MainLoop around the board's shell and link (`main` runs it)."""
     from cylindre.board.shell import Board, reset_cause
     if board is None:
         board = load_board()
@@ -127,8 +138,5 @@ def main(board=None, key=False, usb=None, store=None, run=True):
         link.attach(b.ctl, b.clock.now)
     b.start(reset_cause())
     from cylindre.board.loop import MainLoop
-    loop = MainLoop(b, read, poll, link, port)
-    if not run:
-        return loop
-    loop.run()
+    return MainLoop(b, read, poll, link, port)
 
