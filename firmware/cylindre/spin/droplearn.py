@@ -29,10 +29,6 @@ DROP_TO_POCKET_US = 500000   # the ball's shortest time from leaving the track t
 SPREAD = 0.015       # each bound widened by this fraction of its squared lap rate (see estimate)
 
 
-def _opens_first(e):
-    return (e[0], -e[1])
-
-
 class DropLearner:
     def __init__(self, lo_us, hi_us):
         self.lo_us = lo_us           # plausible critical periods (the setting's bounds)
@@ -67,20 +63,27 @@ class DropLearner:
         n = len(self.lows)
         if n == 0:
             return default
-        ends = []                    # (u, +1 where an interval opens, -1 where it closes)
-        for i in range(n):
-            ends.append((1e12 / (self.highs[i] * self.highs[i]) * (1.0 - SPREAD), 1))
-            ends.append((1e12 / (self.lows[i] * self.lows[i]) * (1.0 + SPREAD), -1))
-        ends.sort(key=_opens_first)
+        # Sweep the interval ends in order (where one opens and one closes at the same point,
+        # the opening first): two sorted lists of floats, no tuple per end (the Pico's heap).
+        opens = [1e12 / (h * h) * (1.0 - SPREAD) for h in self.highs]
+        shuts = [1e12 / (lo * lo) * (1.0 + SPREAD) for lo in self.lows]
+        opens.sort()
+        shuts.sort()
         best = -1
         cover = 0
         a = b = 0.0
-        for i in range(len(ends)):
-            cover += ends[i][1]
-            if ends[i][1] > 0 and cover > best:
-                best = cover
-                a = ends[i][0]
-                b = ends[i + 1][0]
+        i = j = 0
+        while i < n:
+            if opens[i] <= shuts[j]:
+                cover += 1
+                if cover > best:
+                    best = cover
+                    a = opens[i]
+                    b = opens[i + 1] if i + 1 < n and opens[i + 1] < shuts[j] else shuts[j]
+                i += 1
+            else:
+                cover -= 1
+                j += 1
         return int(1e6 / ((a + b) / 2) ** 0.5)
 
     def record(self):
