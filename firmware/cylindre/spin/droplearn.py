@@ -26,7 +26,9 @@ flash with the controller's record, so a restarted controller starts learnt.
 WINDOW = 24          # spins kept
 DROP_TO_POCKET_US = 500000   # the ball's shortest time from leaving the track to its first
                              # sighting in a pocket (the simulator: 0.8 s at least; docs/firmware.md)
-SPREAD = 0.015       # each bound widened by this fraction of its squared lap rate (see estimate)
+SPREAD = 0.015       # each bound widened by this fraction of its squared lap rate (see estimate):
+_WIDEN_HI = 132      # in periods, the upper bound raised by 1/132 ((1 - SPREAD) ** -0.5 = 1 + 1/132)
+_WIDEN_LO = 135      # and the lower lowered by 1/135 ((1 + SPREAD) ** -0.5 = 1 - 1/135)
 
 
 class DropLearner:
@@ -63,28 +65,31 @@ class DropLearner:
         n = len(self.lows)
         if n == 0:
             return default
-        # Sweep the interval ends in order (where one opens and one closes at the same point,
-        # the opening first): two sorted lists of floats, no tuple per end (the Pico's heap).
-        opens = [1e12 / (h * h) * (1.0 - SPREAD) for h in self.highs]
-        shuts = [1e12 / (lo * lo) * (1.0 + SPREAD) for lo in self.lows]
-        opens.sort()
-        shuts.sort()
+        # Sweep the interval ends from the longest period down (the squared lap rate up; where
+        # one opens and one closes at the same point, the opening first), each widened by
+        # SPREAD. In periods, small ints: no float or tuple per end on the Pico's heap.
+        opens = [h + h // _WIDEN_HI for h in self.highs]
+        shuts = [lo - lo // _WIDEN_LO for lo in self.lows]
+        opens.sort(reverse=True)
+        shuts.sort(reverse=True)
         best = -1
         cover = 0
-        a = b = 0.0
+        a = b = 0
         i = j = 0
         while i < n:
-            if opens[i] <= shuts[j]:
+            if opens[i] >= shuts[j]:
                 cover += 1
                 if cover > best:
                     best = cover
                     a = opens[i]
-                    b = opens[i + 1] if i + 1 < n and opens[i + 1] < shuts[j] else shuts[j]
+                    b = opens[i + 1] if i + 1 < n and opens[i + 1] > shuts[j] else shuts[j]
                 i += 1
             else:
                 cover -= 1
                 j += 1
-        return int(1e6 / ((a + b) / 2) ** 0.5)
+        ua = 1e6 / a
+        ub = 1e6 / b
+        return int(1.0 / ((ua * ua + ub * ub) / 2) ** 0.5 * 1e6)
 
     def record(self):
         """What flash keeps: [lo, hi, lo, hi, ...] oldest first."""
