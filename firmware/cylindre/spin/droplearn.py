@@ -19,11 +19,14 @@ upper end of the spin's interval is lowered (`narrow`). Only the upper end: the 
 between the drop and its first sighting is long and varies by seconds (bounces, waiting for the
 pocket to come under a sensor), so it says nothing about the lower end.
 
-The last WINDOW intervals are kept (a wheel's track changes slowly with wear and cleaning), in
-flash with the controller's record, so a restarted controller starts learnt.
+The last WINDOW intervals are kept, in flash with the controller's record, so a restarted
+controller starts learnt. Each interval is about a lap wide (55 % of the squared lap rate) and
+the estimate sharpens with their number, so the window is long: 48 spins, about an hour of play.
+The critical speed is the track's slope and the ball's (wear, humidity and cleaning move it over
+hours); a sudden change (another ball) is followed in about half a window (docs/firmware.md).
 """
 
-WINDOW = 24          # spins kept
+WINDOW = 48          # spins kept (24 before issue 13 round 11; docs/firmware.md)
 DROP_TO_POCKET_US = 500000   # the ball's shortest time from leaving the track to its first
                              # sighting in a pocket (the simulator: 0.8 s at least; docs/firmware.md)
 SPREAD = 0.015       # each bound widened by this fraction of its squared lap rate (see estimate):
