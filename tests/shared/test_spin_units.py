@@ -458,6 +458,38 @@ def test_the_critical_period_is_where_the_drops_bounds_overlap():
     assert len(d.record()) == 2 * WINDOW
 
 
+def test_a_record_of_another_window_is_restored_newest_first():
+    # A record written when 24 drops were kept (before issue 13, round 11) comes back whole; one
+    # longer than the window keeps its newest drops, as the learner itself would have.
+    from cylindre.spin.droplearn import DropLearner, WINDOW
+    old = []
+    for i in range(24):
+        old += [2300000 + 1000 * i, 3000000 + 1000 * i]
+    d = DropLearner(1000000, 5000000)
+    d.restore(old)
+    assert d.record() == old
+    e = DropLearner(1000000, 5000000)
+    for i in range(24):
+        e.add(old[2 * i], old[2 * i + 1])
+    assert d.estimate(0) == e.estimate(0)
+    long = []
+    for i in range(WINDOW + 10):
+        long += [2000000 + i, 3000000 + i]
+    d.restore(long)
+    assert d.record() == long[-2 * WINDOW:]
+
+
+def test_the_widening_in_periods_is_the_spread_in_squared_lap_rate():
+    # The sweep runs on integer periods (no float per end on the Pico's heap): each bound is
+    # widened there by the period that moves its squared lap rate by SPREAD.
+    from cylindre.spin import droplearn as dl
+    for t in (1000000, 2550000, 5000000):
+        up = t + t // dl._WIDEN_HI
+        down = t - t // dl._WIDEN_LO
+        assert abs((t / up) ** 2 - (1 - dl.SPREAD)) < 1e-4
+        assert abs((t / down) ** 2 - (1 + dl.SPREAD)) < 1e-4
+
+
 def test_bounds_a_little_apart_are_the_spread_of_the_wheel_not_a_new_stretch():
     # Spin to spin the critical period moves by about 1 %: two bounds that miss each other by
     # that much must not move the estimate to another stretch (it jumped by 4 %, issue 13).

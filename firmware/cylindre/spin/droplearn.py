@@ -19,18 +19,19 @@ upper end of the spin's interval is lowered (`narrow`). Only the upper end: the 
 between the drop and its first sighting is long and varies by seconds (bounces, waiting for the
 pocket to come under a sensor), so it says nothing about the lower end.
 
-The last WINDOW intervals are kept (a wheel's track changes slowly with wear and cleaning), in
-flash with the controller's record, so a restarted controller starts learnt.
+The last WINDOW intervals are kept, in flash with the controller's record, so a restarted
+controller starts learnt. Each interval is about a lap wide (55 % of the squared lap rate) and
+the estimate sharpens with their number, so the window is long: 48 spins, about an hour of play.
+The critical speed is the track's slope and the ball's (wear, humidity and cleaning move it over
+hours); a sudden change (another ball) is followed in about half a window (docs/firmware.md).
 """
 
-WINDOW = 24          # spins kept
+WINDOW = 48          # spins kept (24 before issue 13 round 11; docs/firmware.md)
 DROP_TO_POCKET_US = 500000   # the ball's shortest time from leaving the track to its first
                              # sighting in a pocket (the simulator: 0.8 s at least; docs/firmware.md)
-SPREAD = 0.015       # each bound widened by this fraction of its squared lap rate (see estimate)
-
-
-def _opens_first(e):
-    return (e[0], -e[1])
+SPREAD = 0.015       # each bound widened by this fraction of its squared lap rate (see estimate):
+_WIDEN_HI = 132      # in periods, the upper bound raised by 1/132 ((1 - SPREAD) ** -0.5 = 1 + 1/132)
+_WIDEN_LO = 135      # and the lower lowered by 1/135 ((1 + SPREAD) ** -0.5 = 1 - 1/135)
 
 
 class DropLearner:
@@ -67,21 +68,31 @@ class DropLearner:
         n = len(self.lows)
         if n == 0:
             return default
-        ends = []                    # (u, +1 where an interval opens, -1 where it closes)
-        for i in range(n):
-            ends.append((1e12 / (self.highs[i] * self.highs[i]) * (1.0 - SPREAD), 1))
-            ends.append((1e12 / (self.lows[i] * self.lows[i]) * (1.0 + SPREAD), -1))
-        ends.sort(key=_opens_first)
+        # Sweep the interval ends from the longest period down (the squared lap rate up; where
+        # one opens and one closes at the same point, the opening first), each widened by
+        # SPREAD. In periods, small ints: no float or tuple per end on the Pico's heap.
+        opens = [h + h // _WIDEN_HI for h in self.highs]
+        shuts = [lo - lo // _WIDEN_LO for lo in self.lows]
+        opens.sort(reverse=True)
+        shuts.sort(reverse=True)
         best = -1
         cover = 0
-        a = b = 0.0
-        for i in range(len(ends)):
-            cover += ends[i][1]
-            if ends[i][1] > 0 and cover > best:
-                best = cover
-                a = ends[i][0]
-                b = ends[i + 1][0]
-        return int(1e6 / ((a + b) / 2) ** 0.5)
+        a = b = 0
+        i = j = 0
+        while i < n:
+            if opens[i] >= shuts[j]:
+                cover += 1
+                if cover > best:
+                    best = cover
+                    a = opens[i]
+                    b = opens[i + 1] if i + 1 < n and opens[i + 1] > shuts[j] else shuts[j]
+                i += 1
+            else:
+                cover -= 1
+                j += 1
+        ua = 1e6 / a
+        ub = 1e6 / b
+        return int(1.0 / ((ua * ua + ub * ub) / 2) ** 0.5 * 1e6)
 
     def record(self):
         """What flash keeps: [lo, hi, lo, hi, ...] oldest first."""
