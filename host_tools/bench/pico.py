@@ -53,7 +53,7 @@ KEY = "5f" * 32
 def add_arguments(p) -> None:
     p.add_argument("--board", type=Path, default=ROOT / "boards" / "pico.json",
                    help="board file (default boards/pico.json)")
-    p.add_argument("--spins", type=int, default=2, help="simulated spins (default 2, about 40 s each)")
+    p.add_argument("--spins", type=int, default=2, help="simulated spins (default 2, about 40 s each; at most about 50: the feed is in 32-bit microseconds)")
     p.add_argument("--seed", type=int, default=1, help="simulator seed (default 1)")
     p.add_argument("--imperfect", action="store_true", help="realistic sensor imperfections")
     p.add_argument("--cycles-per-fuel", type=float, default=None,
@@ -84,8 +84,11 @@ def feed(board_path: Path, spins: int, seed: int, imperfect: bool):
     q = Quadrature()
     et, ep, el, kt, kc = (array("i") for _ in range(5))
     truths, segs, end = [], [[0, "idle"]], 0
-    for _ in range(spins):
+    for n in range(spins):
         sp = sim.spin(None)
+        if sp.truth["end_us"] >= 2 ** 31:
+            raise SystemExit("bench pico: the feed's times are 32-bit microseconds (about 35 minutes of "
+                             "wheel time); %d spins reach it at spin %d: ask for fewer" % (spins, n + 1))
         for t, name, level in sp.changes:
             if name in ("A", "B"):
                 q.edge(name, level)
@@ -180,10 +183,13 @@ def firmware_package(tmp: Path):
     return tmp / "cylindre", romfs_image(tmp)
 
 
-def run_guest(board, arrays, segs, end, every=50, heap=8 * 1024 * 1024, package=None, romfs=None, profile=False):
+def run_guest(board, arrays, segs, end, every=50, heap=None, package=None, romfs=None, profile=False):
     """Run the guest, importing the firmware from `romfs` (an image), else from `package` (a
     folder staged on the guest's file system), else from the sources; returns (guest stats,
-    meter, host side)."""
+    meter, host side). The guest's heap (default: 8 MB over three times the feed's arrays, which
+    the guest loads whole) holds the feed too; the figures are taken over its base mark."""
+    if heap is None:
+        heap = 8 * 1024 * 1024 + 3 * sum(len(a) * a.itemsize for a in arrays)
     from host_tools.micropython import DEFAULT_FUEL, MicroPythonError, MicroPythonRuntime, _run_wasi
 
     meter = Meter()
@@ -284,6 +290,9 @@ def heap_figures(stats) -> dict:
     h["firmware_after_boot"] = stats["heap_after_boot"] - base
     h["firmware_peak"] = stats["heap_peak"] - base
     h["data_peak"] = stats["heap_peak"] - stats["heap_after_import"]    # the run's data over the import
+    # the live heap's highest reading in each twentieth of the run (0: no reading there): whether
+    # it levels off or still grows at the end (a leak would end a wheel that runs for days)
+    h["firmware_trend"] = [m - base if m else 0 for m in stats.get("heap_trend", [])]
     return h
 
 
@@ -296,6 +305,9 @@ def report(f: dict) -> None:
         if h:
             print("heap, .mpy %s: after import %d B, after boot %d B, live peak %d B (data over the import %d B)"
                   % (what, h["firmware_after_import"], h["firmware_after_boot"], h["firmware_peak"], h["data_peak"]))
+            if key == "heap" and h.get("firmware_trend"):
+                print("  live heap, highest in each twentieth of the run (B): "
+                      + " ".join(str(m) if m else "-" for m in h["firmware_trend"]))
     q = f.get("qstr")
     if q:
         print("interned names in the dynamic qstr pools (this WASI build's tables; names / tables / table bytes): "

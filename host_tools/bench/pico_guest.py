@@ -637,6 +637,8 @@ sys.modules["micropython"] = _Upy
 H = {"base": 0, "import": 0, "boot": 0, "peak": 0}
 _cfg = fw_main = FlashStore = _loop = _board_text = None
 _next_gc = 0
+TREND_N = 20
+TREND = None                            # the live heap's highest reading in each twentieth of the run
 
 
 def _mark(name):
@@ -647,8 +649,9 @@ def _mark(name):
 
 
 def _data():
-    global _cfg, NE, ET, EP, EL, NK, KT, KC, SEGS, END, _board_text
+    global _cfg, NE, ET, EP, EL, NK, KT, KC, SEGS, END, _board_text, TREND
     _cfg = json.load(open("/input/data/cfg.json"))
+    TREND = array("i", [0] * TREND_N)   # laid out before the base mark: nothing grows after it
     NE = _cfg["n_edges"]
     ET = _load("et.bin", NE)          # sensor edges: time, GPIO, raw pin level
     EP = _load("ep.bin", NE)
@@ -743,6 +746,9 @@ def _turn():
         m = gc.mem_alloc()
         if m > H["peak"]:
             H["peak"] = m
+        k = S.now * TREND_N // END if S.now < END else TREND_N - 1
+        if m > TREND[k]:
+            TREND[k] = m
         _next_gc = _cfg["every"]
         _call("m", _OUT)
 
@@ -758,7 +764,7 @@ def _finish():
     print("@@MARK@@ end")
     _real_upy.qstr_info()
     print("@@PICO@@", json.dumps({"heap_base": H["base"], "heap_after_import": H["import"],
-          "heap_after_boot": H["boot"], "heap_peak": H["peak"], "wakes": S.wakes, "sim_us": S.sim_us,
+          "heap_after_boot": H["boot"], "heap_peak": H["peak"], "heap_trend": list(TREND), "wakes": S.wakes, "sim_us": S.sim_us,
           "steps": _loop.wakes, "flash_writes": RamFS.writes, "edges": S.ei}))
     _call("m", _OUT)
     sys.exit(0)
