@@ -51,9 +51,12 @@ def _frames_refused(rig):
     return out
 
 
-def one_chaos(seed, a):
+def _drill(seed, a, inject, pause=0.3, finish_s=120, settle_s=0.5, stop=None):
+    """One drill's frame: a table on a simulated wheel through a faulty relay, players betting,
+    `inject(rig, relay, moments)` doing the damage (its return is the drill's `faults`), then the
+    audit of every bet against the wheel's own record."""
     with tempfile.TemporaryDirectory() as tmp:
-        rig, relay = _rig(tmp, seed, a.speed, a)
+        rig, relay = _rig(tmp, seed, a.speed, a, pause=pause)
         m = moments_of(rig)
         rig.start_daemon()
         players = Players(rig, seed=seed)
@@ -61,47 +64,36 @@ def one_chaos(seed, a):
             rig.play(a.spins)
             rig.wait_link()
             players.start()
-            faults = chaos(rig, relay, a.seconds, random.Random(seed), kill=a.kill)
-            rig.finish(120)
+            faults = inject(rig, relay, m)
+            rig.finish(finish_s)
             players.stop()
-            time.sleep(0.5)
+            time.sleep(settle_s)
             out = audit(rig, players, m.calls, m.ends)
             out["frames_refused"] = _frames_refused(rig)
             out["faults"] = faults
             out["results_wheel"] = len(rig.board_results())
         finally:
+            if stop is not None:
+                stop.set()
             players.stop()
             relay.stop()
             rig.stop_daemon()
     return out
+
+
+def one_chaos(seed, a):
+    """Random cuts, corruption, replays and (with --kill) daemon kills for `a.seconds`."""
+    return _drill(seed, a, lambda rig, relay, m: chaos(rig, relay, a.seconds, random.Random(seed), kill=a.kill))
 
 
 def one_phases(seed, a):
-    with tempfile.TemporaryDirectory() as tmp:
-        rig, relay = _rig(tmp, seed, a.speed, a, pause=2.0)
-        m = moments_of(rig)
-        rig.start_daemon()
-        players = Players(rig, seed=seed)
-        stop = threading.Event()
-        try:
-            rig.play(a.spins)
-            rig.wait_link()
-            players.start()
-            done = pulls(relay, m, a.spins, stop, kinds=tuple(a.faults.split(",")), rng=random.Random(seed),
-                         log=lambda d: print("  " + json.dumps(d), file=sys.stderr, flush=True))
-            rig.finish(300)
-            players.stop()
-            time.sleep(1.0)
-            out = audit(rig, players, m.calls, m.ends)
-            out["frames_refused"] = _frames_refused(rig)
-            out["faults"] = done
-            out["results_wheel"] = len(rig.board_results())
-        finally:
-            stop.set()
-            players.stop()
-            relay.stop()
-            rig.stop_daemon()
-    return out
+    """One fault of each kind aimed at each phase of a spin (betting, rien ne va plus, result)."""
+    stop = threading.Event()
+
+    def inject(rig, relay, m):
+        return pulls(relay, m, a.spins, stop, kinds=tuple(a.faults.split(",")), rng=random.Random(seed),
+                     log=lambda d: print("  " + json.dumps(d), file=sys.stderr, flush=True))
+    return _drill(seed, a, inject, pause=2.0, finish_s=300, settle_s=1.0, stop=stop)
 
 
 # -- the API drill ------------------------------------------------------------------------------------
