@@ -121,7 +121,8 @@ class Controller:
         self.names = names
         self.void_i = 1 + nb + npk
         self.health = Health(self.names)
-        self.ball_up = [None] * nb    # rise time while active, else None
+        # the rise time of each ball-track sensor while it is active, else None
+        self.ball_up = [None] * nb  # type: list[int | None]
         self.void_up = None
         self.launch = Launch(self.ball, s["launch_max_lap_us"])
 
