@@ -37,6 +37,7 @@ package(
         "spin/geometry.py",
         "spin/health.py",
         "spin/launch.py",
+        "spin/origin.py",
         "spin/pockets.py",
         "spin/predict.py",
         "spin/rotor.py",

@@ -113,7 +113,7 @@ class SimulatedBoard:
                                             cammegh=cammegh, capacity=capacity)
         self.link = self._new_link()
         self.replay = Replay(self.sim.header(), self._emit, feed_clock=False)   # the Pico's clock: from its boot
-        self.t_us = 0                 # simulated feed time (the controller's is t_us - replay.boot_at)
+        self.t_us = 0                 # simulated feed time (the controller's: replay.now_us(t_us))
         self._real0 = clock()
         self._sim0 = 0
         self.spins = 0
@@ -138,7 +138,7 @@ class SimulatedBoard:
         kind = ev.get("ev")
         if kind == "boot":
             # a (re)boot: the link drives this controller now, on its own clock
-            self.link.attach(self.replay.ctl, lambda: self.t_us - self.replay.boot_at)
+            self.link.attach(self.replay.ctl, lambda: self.replay.now_us(self.t_us))
         if kind in ("result", "void", "rnvp", "launch"):
             self.log(_describe(ev))
         if kind == "result":
@@ -346,7 +346,7 @@ def run(args) -> int:
 
     def power(on):        # *P 1 / *P 0 on the Cammegh pty, as firmware/main.py wires them
         b = boards[0] if boards else None
-        return table_power(b and b.replay.ctl, b and b.link, on, b.t_us - b.replay.boot_at if b else 0)
+        return table_power(b and b.replay.ctl, b and b.link, on, b.replay.now_us(b.t_us) if b else 0)
 
     if args.cammegh:
         cport = PtyPort()

@@ -70,7 +70,7 @@ def test_star_p_closes_and_opens_the_board_without_a_cylindre_host():
 
     def power(on):
         b = boards[0]
-        return table_power(b.replay.ctl, b.link, on, b.t_us - b.replay.boot_at)
+        return table_power(b.replay.ctl, b.link, on, b.replay.now_us(b.t_us))
 
     out = CammeghOutput(wire.write, read=wire.read, power=power)
     board = SimulatedBoard(Sink(), bytes(32), "T1", seed=4, speed=60.0, pause=0.1, cammegh=out)

@@ -75,7 +75,7 @@ def test_the_3_pocket_board_writes_the_cammegh_output_on_uart1_at_9600_8n1(pico,
     key = tmp_path / "wheel.key"
     key.write_text("ab" * 32)
     pico["files"]["/wheel.key"] = str(key)
-    emit, read, poll, link, port = pico["make_link"](_board("pico2-3pockets.json"), lambda: 5_000_000)
+    emit, read, poll, link, port = pico["make_link"](_board("pico2-3pockets.json"), lambda: 5000)
     uarts = {u.n: u for u in FakeUART.made}
     assert set(uarts) == {0, 1}
     assert uarts[1].kw == {"baudrate": 9600, "bits": 8, "parity": None, "stop": 1, "tx": ("GP", 4), "rx": ("GP", 5)}
@@ -111,7 +111,7 @@ class FakeLink:
 
 def test_the_table_system_opens_and_closes_the_table_unless_a_cylindre_host_is_in_session(pico):
     ctl, link = FakeController(), FakeLink()
-    emit, read, poll, _, _ = pico["make_link"](_board("pico2-3pockets.json"), lambda: 7000,
+    emit, read, poll, _, _ = pico["make_link"](_board("pico2-3pockets.json"), lambda: 7,
                                             lambda on: table_power(ctl, link, on, 7000))
     cam = [u for u in FakeUART.made if u.n == 1][0]
     cam.inbox += [b"*P 0\r\n", b"*P 1\r\n"]

@@ -4,36 +4,22 @@ The same driver runs on the host (CPython) and on MicroPython: A/B edges go to t
 of the PIO quadrature counter, `Z`, `BALLn`, `POCKETn` and `VOID` go to `Controller.signal`,
 `Controller.tick` runs every `tick_us` of feed time, and a `RESET` pulse is a power cut: the
 controller is lost at its rising edge and a new one boots at its falling edge with the same store
-(flash survives, RAM does not). The controller's clock is microseconds since its boot, as on the
-Pico: feed time less `boot_at`, the feed time of the last boot (0 until a RESET). Its events are
-handed on in feed time (`shift_times`), so that they line up with the feed and its truth across
-power cuts; `feed_clock=False` hands them on as the controller said them.
+(flash survives, RAM does not). The controller's clock is microseconds since its time origin,
+as on the Pico: feed time less `origin`, which is `boot_at` (the feed time of the last boot, 0
+until a RESET) until the controller moves it forward. It does so by the Pico's rule, run after
+each tick as the Pico's shell runs it (`Controller.rebase`: idle and past `rebase_at`, by whole
+`rebase_step`s; spin/origin.py); `rebase_at=None` never moves it. Its events leave the
+controller in time since its boot; they are handed on in feed time (`shift_times`), so that they
+line up with the feed and its truth across power cuts; `feed_clock=False` hands them on as the
+controller said them.
 """
 
 from cylindre.spin.controller import Controller
+from cylindre.spin.origin import REBASE_AT_US, REBASE_STEP_US, shift_times  # noqa: F401 (shift_times: for callers)
 from cylindre.spin.quadrature import Quadrature
 
 GEOMETRY_KEYS = ("cpr", "index_offset_deg", "ball_sensors_deg", "pocket_sensors_deg")
 TICK_US = 10000
-TIME_KEYS = ("t", "predicted_drop_t", "rest_t", "last_pass_t")
-
-
-def shift_times(ev, dt):
-    """The event with every controller time in it (`t`, `predicted_drop_t`, `rest_t`,
-    `last_pass_t`, the sightings' times) moved by `dt` microseconds; a copy, or `ev` if dt is 0."""
-    if not dt:
-        return ev
-    out = {}
-    for k in ev:
-        v = ev[k]
-        if k in TIME_KEYS and isinstance(v, int) and not isinstance(v, bool):
-            v = v + dt
-        elif k == "sightings" and isinstance(v, list):
-            v = [([s[0] + dt] + list(s[1:])) if isinstance(s, (list, tuple)) and len(s) else s for s in v]
-        out[k] = v
-    return out
-
-
 def settings_from(header, overrides=None):
     """Controller settings: the feed header's geometry plus spin-setting overrides (a dict)."""
     s = {}
@@ -62,7 +48,8 @@ class MemoryStore:
 class Replay:
     """Drive a Controller from (t_us, signal, level) changes; `emit` receives every event dict."""
 
-    def __init__(self, header, emit, overrides=None, tick_us=TICK_US, store=None, feed_clock=True):
+    def __init__(self, header, emit, overrides=None, tick_us=TICK_US, store=None, feed_clock=True,
+                 rebase_at=REBASE_AT_US, rebase_step=REBASE_STEP_US):
         self.settings = settings_from(header, overrides)
         self.out = emit
         self.feed_clock = feed_clock
@@ -78,6 +65,10 @@ class Replay:
         self.ticks = 0
         self.boots = 0
         self.boot_at = 0            # feed time of the current controller's boot
+        self.origin = 0             # feed time of its time origin (controller time 0)
+        self.rebase_at = rebase_at  # the origin moves past this controller time (None: never)
+        self.rebase_step = rebase_step
+        self.rebases = 0
 
     def emit(self, ev):
         """The controller's events to `emit`, in feed time unless `feed_clock` is False."""
@@ -90,6 +81,7 @@ class Replay:
         q.b = self.b
         self.quad = q
         self.boot_at = t_us
+        self.origin = t_us
         self.ctl = Controller(self.settings, self.emit, store=self.store, count=q)
         self.ctl.boot(0, reset_cause=cause)
         self.boots += 1
@@ -97,6 +89,10 @@ class Replay:
             if self.levels[name]:
                 self.ctl.signal(0, name, 1)
         self.next_tick = t_us + self.tick_us
+
+    def now_us(self, t):
+        """Controller time at feed time t (for a link or a command driving the controller)."""
+        return t - self.origin
 
     def run(self, changes, start_us=0):
         """Boot at `start_us` (unless already on) and replay an iterable of changes in order."""
@@ -106,7 +102,9 @@ class Replay:
         ctl = self.ctl
         quad_edge = self.quad.edge if self.quad is not None else None
         next_tick = self.next_tick
-        at = self.boot_at
+        at = self.origin
+        rb = self.rebase_at
+        step = self.rebase_step
         n = 0
         for t, sig, level in changes:
             n += 1
@@ -115,6 +113,12 @@ class Replay:
                     ctl.tick(next_tick - at)
                     self.ticks += 1
                     next_tick += tick_us
+                    if rb is not None:
+                        d = ctl.rebase(rb, step)    # as the Pico's shell, after each tick
+                        if d:
+                            at += d
+                            self.origin = at
+                            self.rebases += 1
             if sig == "A":
                 self.a = level
                 if quad_edge is not None:
@@ -132,7 +136,7 @@ class Replay:
                     ctl = self.ctl
                     quad_edge = self.quad.edge
                     next_tick = self.next_tick
-                    at = self.boot_at
+                    at = self.origin
             else:
                 self.levels[sig] = level
                 if ctl is not None:
@@ -147,6 +151,11 @@ class Replay:
         if ctl is None:
             return
         while self.next_tick <= end_us:
-            ctl.tick(self.next_tick - self.boot_at)
+            ctl.tick(self.next_tick - self.origin)
             self.ticks += 1
             self.next_tick += self.tick_us
+            if self.rebase_at is not None:
+                d = ctl.rebase(self.rebase_at, self.rebase_step)
+                if d:
+                    self.origin += d
+                    self.rebases += 1

@@ -49,7 +49,7 @@ def test_restart_mid_spin_voids_it_and_says_why():
     assert ("watchdog_reset", None) in _faults(log2)
     assert store.record["in_spin"] is None
     ctl3 = Controller(board(), Log(), store=store, count=w.count)
-    log3 = ctl3.emit
+    log3 = ctl3.out
     ctl3.boot(0)
     assert log3.of("boot")[0]["interrupted"] is None and not log3.of("void")
 

@@ -132,7 +132,8 @@ class Board:
         return d
 
     def poll(self):
-        """Drain the edges, tick, feed the watchdog. Returns controller time now."""
+        """Drain the edges, tick, move the time origin when the controller allows it, feed the
+        watchdog. Returns controller time now."""
         r = self.ring
         ctl = self.ctl
         clock = self.clock
@@ -153,6 +154,12 @@ class Board:
             ctl.fault("edges_lost", "%d sensor edges lost: a sensor chatters faster than the "
                       "loop drains them" % r.lost, None)
         ctl.tick(now)
+        d = ctl.rebase()
+        if d:
+            # Idle past REBASE_AT_US: the controller moved its time origin (spin/origin.py),
+            # so its times stay small ints; the clock follows. The LED's cycle divides d.
+            clock.rebase(d)
+            now -= d
         if self.wdt is not None:
             self.wdt.feed()
         self._led(now)

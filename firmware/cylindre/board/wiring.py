@@ -45,7 +45,7 @@ def read_key(path="/wheel.key"):
         return None
 
 
-def make_link(board, clock_us, cammegh_power=None, key=False, usb=None):
+def make_link(board, clock_ms, cammegh_power=None, key=False, usb=None):
     """The serial link (cylindre.link.device) on the board's port: USB CDC or a UART.
 
     Returns (emit, read, poll, link, port): `emit` takes the controller's events, `read()`
@@ -53,7 +53,8 @@ def make_link(board, clock_us, cammegh_power=None, key=False, usb=None):
     `port` is the stream the main loop waits on for bytes. Without a provisioned key
     (/wheel.key; `key` given: that one, None for none) the events are printed one JSON object a
     line instead (bench or first commissioning on a desk). `usb`: (output, input) streams for
-    the USB CDC link (default the REPL's stdout and stdin buffers).
+    the USB CDC link (default the REPL's stdout and stdin buffers). `clock_ms()`: milliseconds
+    since boot, never going back (`Clock.ms`).
     """
     cfg = board.get("link") or {}
     kind = cfg.get("type", "usb")
@@ -86,16 +87,16 @@ def make_link(board, clock_us, cammegh_power=None, key=False, usb=None):
 
         def emit(ev):
             if cammegh is not None:
-                cammegh.event(ev, clock_us() // 1000)
+                cammegh.event(ev, clock_ms())
             print(json.dumps(ev))
 
         def poll():
             if cammegh is not None:
-                cammegh.poll(clock_us() // 1000)
+                cammegh.poll(clock_ms())
 
         return emit, (lambda: None), poll, None, None
     from cylindre.link.device import DeviceLink
-    link = DeviceLink(write=write, clock_ms=lambda: clock_us() // 1000, key=key,
+    link = DeviceLink(write=write, clock_ms=clock_ms, key=key,
                       wheel=board.get("wheel", board.get("board", "wheel")), fw="cylindre-fw 0.1",
                       cammegh=cammegh)
     return link.emit, read, link.poll, link, port
@@ -121,8 +122,11 @@ def build(board=None, key=False, usb=None, store=None):
         board = load_board()
     holder = []
 
-    def clock_us():
+    def clock_us():             # controller time (from its moving origin: board/clock.py)
         return holder[0].clock.now() if holder else 0
+
+    def clock_ms():             # the link's: ms since boot
+        return holder[0].clock.ms() if holder else 0
 
     links = []
 
@@ -130,7 +134,7 @@ def build(board=None, key=False, usb=None, store=None):
         from cylindre.link.cammegh import table_power
         return table_power(holder[0].ctl if holder else None, links[0] if links else None, on, clock_us())
 
-    emit, read, poll, link, port = make_link(board, clock_us, power, key, usb)
+    emit, read, poll, link, port = make_link(board, clock_ms, power, key, usb)
     links.append(link)
     b = Board(board, emit, store=store)
     holder.append(b)

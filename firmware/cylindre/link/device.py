@@ -7,7 +7,7 @@ the injected `clock_ms` (a non-wrapping millisecond count). Wiring on the Pico (
     from cylindre.spin.controller import Controller
 
     key = open("/wheel.key", "rb").read()          # the key file (64 hex chars), copied by the flash step
-    link = DeviceLink(write=usb.write, clock_ms=lambda: now_us() // 1000, key=key,
+    link = DeviceLink(write=usb.write, clock_ms=clock.ms, key=key,
                       wheel="T1", fw="0.1.0", cammegh=CammeghOutput(uart2.write))
     ctl = Controller(settings, link.emit, store=store)   # every event goes through the link
     link.attach(ctl, now_us)                       # commands call the controller at now_us()
@@ -20,7 +20,8 @@ the injected `clock_ms` (a non-wrapping millisecond count). Wiring on the Pico (
         link.poll()                                # (re)sends, Cammegh status, set_accepting
         time.sleep_ms(5)
 
-`now_us()` is the controller's own non-wrapping microsecond clock (ticks unwrapped by main.py).
+`now_us()` is the controller's own microsecond clock, from the time origin it moves forward while
+idle (board/clock.py, spin/origin.py); `clock.ms()` counts milliseconds since boot.
 `write(data)` may raise or drop bytes (USB CDC with no reader drops after ~500 ms): nothing is
 lost, the outbox keeps every event until the host's ACK says it is durable.
 

@@ -18,6 +18,7 @@ from cylindre.spin.predict import predict, fit, along, rate_after
 from cylindre.spin.droplearn import DropLearner, DROP_TO_POCKET_US
 from cylindre.link.protocol import HISTORY
 from cylindre.spin.geometry import POCKETS, number_at
+from cylindre.spin.origin import REBASE_AT_US, REBASE_STEP_US, back, shift_times
 
 try:
     from micropython import const
@@ -69,7 +70,8 @@ class Controller:
         if s is None:
             raise ValueError(err)
         self.s = s
-        self.emit = emit
+        self.out = emit             # the events' consumer (`emit` adds the origin back)
+        self.epoch = 0              # the time origin, us since boot (spin/origin.py; `rebase`)
         self.store = store          # None: nothing is kept (replays and tests: cylindre.replay.MemoryStore)
         self.count = count if count is not None else _zero
         self.phase = IDLE
@@ -119,10 +121,9 @@ class Controller:
         self.names = names
         self.void_i = 1 + nb + npk
         self.health = Health(self.names)
-        self.ball_up = [0] * nb       # rise time while active, else -1
-        for i in range(nb):
-            self.ball_up[i] = -1
-        self.void_up = -1
+        # the rise time of each ball-track sensor while it is active, else None
+        self.ball_up = [None] * nb  # type: list[int | None]
+        self.void_up = None
         self.launch = Launch(self.ball, s["launch_max_lap_us"])
 
     def _new_spin_state(self):
@@ -237,6 +238,54 @@ class Controller:
             if gone < d:
                 d = gone
         return d
+
+    def rebase(self, at=REBASE_AT_US, step=REBASE_STEP_US):
+        """Move the time origin forward, when controller time is past `at` and the controller
+        is idle (no spin, no ball run on the track, no launch under way), by whole `step`s up to
+        now; every time kept moves back by as much. Returns how far (us; 0: not now): the
+        caller's clock must then read that much less (spin/origin.py). The ball's times are
+        not moved: with no run on the track none is read, and the next run starts afresh."""
+        t = self.t
+        if t < at or self.phase in _SPINNING or self.ball.running() or self.launch.waiting():
+            return 0
+        d = t - t % step
+        if d <= 0:
+            return 0
+        self.epoch += d
+        self.t = t - d
+        self.next_status = back(self.next_status, d)
+        ups = self.ball_up
+        for i in range(len(ups)):
+            if ups[i] is not None:
+                ups[i] = back(ups[i], d)
+        if self.void_up is not None:
+            self.void_up = back(self.void_up, d)
+        # The last spin's times (read in a spin only; moved all the same)
+        if self.rnvp_t is not None:
+            self.rnvp_t = back(self.rnvp_t, d)
+        if self.call_t is not None:
+            self.call_t = back(self.call_t, d)
+        if self.drop_t is not None:
+            self.drop_t = back(self.drop_t, d)
+        if self.track_end_t is not None:
+            self.track_end_t = back(self.track_end_t, d)
+        p = self.pred
+        if p is not None:
+            self.pred = (back(p[0], d), back(p[1], d), p[2], p[3])
+        p = self.sound
+        if p is not None:
+            self.sound = (back(p[0], d), back(p[1], d), p[2], p[3])
+        p = self.narrow
+        if p is not None:
+            self.narrow = (back(p[0], d), p[1], p[2], p[3])
+        self.rotor.rebase(d)
+        self.launch.rebase(d)
+        self.pockets.rebase(d)
+        return d
+
+    def emit(self, ev):
+        """An event out, its times in time since boot (the origin added back)."""
+        self.out(shift_times(ev, self.epoch))
 
     def tick(self, t_us):
         """Time passes: speed, timeouts, rien ne va plus on time, health, periodic status."""
@@ -371,7 +420,7 @@ class Controller:
     # ---- ball -----------------------------------------------------------------------------
     def _ball(self, t, i, level):
         if not level:
-            self.ball_up[i] = -1
+            self.ball_up[i] = None
             self.ball.fell(t, i)
             if self.health.is_(1 + i, STUCK):
                 self.health.set(1 + i, OK)
@@ -699,7 +748,7 @@ class Controller:
     # ---- void button, stuck sensors -------------------------------------------------------
     def _void_button(self, t, level):
         if not level:
-            self.void_up = -1
+            self.void_up = None
             if self.health.is_(self.void_i, STUCK):
                 self.health.set(self.void_i, OK)
             return
@@ -711,10 +760,11 @@ class Controller:
         lim = self.s["stuck_us"]
         for i in range(len(self.ball_up)):
             u = self.ball_up[i]
-            if u >= 0 and t - u > lim and self.health.set(1 + i, STUCK):
+            if u is not None and t - u > lim and self.health.set(1 + i, STUCK):
                 self._sensor_fault(1 + i, STUCK, "active for over %d us" % lim)
         vi = self.void_i
-        if self.void_up >= 0 and t - self.void_up > _VOID_STUCK_X * lim and self.health.set(vi, STUCK):
+        u = self.void_up
+        if u is not None and t - u > _VOID_STUCK_X * lim and self.health.set(vi, STUCK):
             self._sensor_fault(vi, STUCK, "void button held for over %d us" % (_VOID_STUCK_X * lim))
         p = self.pockets
         wide = _STUCK_POCKETS * self.s["cpr"] // POCKETS

@@ -10,6 +10,7 @@ ball (`passed`): the ball cannot speed up.
 """
 
 from cylindre.spin.ball import MIN_LAP_US
+from cylindre.spin.origin import back
 
 try:
     from micropython import const
@@ -35,6 +36,15 @@ class Launch:
     def set_max(self, max_lap_us):
         self.max_lap = max_lap_us
         self.ball.set_first_max(max_lap_us)
+
+    def rebase(self, d):
+        """The time origin moved forward by d us (spin/origin.py): the kept passes' times and the
+        restart's horizon with it."""
+        self.absorb_until = back(self.absorb_until, d)
+        self.last_t = back(self.last_t, d)
+        pr = self.pair
+        pr[0] = back(pr[0], d)
+        pr[2] = back(pr[2], d)
 
     def absorb(self, until):
         """A restart cut a spin: a run starting before `until` is that spin's ball, not a launch."""

@@ -21,6 +21,7 @@ one more sighting (1/n turn) on the spins where the ball lands over a sensor.
 """
 
 from cylindre.spin.geometry import pocket_index, POCKETS, WHEEL_ORDER
+from cylindre.spin.origin import back
 
 MAX_SIGHTINGS = 16
 MISSES = 4             # passes in a row without a pulse: silent (fewer can be missed pulses)
@@ -50,12 +51,25 @@ class Pockets:
         self.run_w = 0               # widest pulse (counts) of the current run
         self.partial = 0             # partial pulses seen (evidence of a hopping ball)
         self.landed = 0              # partial pulses taken as the ball landing
-        self.landing_t = -1          # time of the current run's first sighting if it is a landing
+        self.landing_t = None        # time of the current run's first sighting if it is a landing
         self.last_t = [0] * self.n   # time of each sensor's last sighting
         self.k = -1                  # pocket (wheel-order index) of the current run
         self.watch_dir = 0
         for j in range(self.n):
             self.misses[j] = 0
+
+    def rebase(self, d):
+        """The time origin moved forward by d us (spin/origin.py): every time kept with it (a
+        pulse's rise, the misses, the sightings)."""
+        for j in range(self.n):
+            self.rise_t[j] = back(self.rise_t[j], d)
+            self.miss_t[j] = back(self.miss_t[j], d)
+            self.last_t[j] = back(self.last_t[j], d)
+        self.k_t = back(self.k_t, d)
+        if self.landing_t is not None:
+            self.landing_t = back(self.landing_t, d)
+        for s in self.sightings:
+            s[0] = back(s[0], d)
 
     def sensors(self):
         return self.n
@@ -113,7 +127,7 @@ class Pockets:
         else:
             self.run = 1
             self.run_w = w
-            self.landing_t = mid_t if landing else -1
+            self.landing_t = mid_t if landing else None
         self.sightings.append(s)
         if len(self.sightings) > MAX_SIGHTINGS:
             self.sightings.pop(0)

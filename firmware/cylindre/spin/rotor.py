@@ -5,6 +5,8 @@ edge of the index Z fixes the absolute position and checks the count: between tw
 the same direction the count must have moved a whole number of turns (within `tolerance`).
 """
 
+from cylindre.spin.origin import back
+
 _SAMPLES = 11          # one count sample every 100 ms: a 1 s speed window
 _SAMPLE_US = 100000
 REST_RPM_X10 = 30      # below 3 rpm over the last 200 ms the rotor stopped (a push then is an
@@ -102,6 +104,14 @@ class Rotor:
             self.prev_dir = self.act_dir
             self.act_dir = self.dir
             self._resting = False
+
+    def rebase(self, d):
+        """The time origin moved forward by d us (spin/origin.py): the samples' times with it."""
+        st = self._st
+        for i in range(_SAMPLES):
+            st[i] = back(st[i], d)
+        if self.z_t is not None:
+            self.z_t = back(self.z_t, d)
 
     def due(self):
         """Controller time of the next speed sample (the Pico's main loop wakes for it)."""
