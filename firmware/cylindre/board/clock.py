@@ -19,20 +19,14 @@ class Clock:
         self._diff = ticks_diff
         self._raw = ticks_us()
         self._now = 0               # us since the time origin
+        self._ms_raw = self._raw    # the link's clock: its own last raw value,
         self._ms = 0                # ms since boot
         self._us = 0                # and the us past it
 
     def now(self):
         raw = self._ticks()
-        dt = self._diff(raw, self._raw)
+        self._now += self._diff(raw, self._raw)
         self._raw = raw
-        self._now += dt
-        us = self._us + dt
-        if us >= 1000:
-            q = us // 1000
-            self._ms += q
-            us -= q * 1000
-        self._us = us
         return self._now
 
     def at(self, raw):
@@ -44,6 +38,14 @@ class Clock:
         self._now -= d
 
     def ms(self):
-        """Milliseconds since boot, read now (the link's clock: resends, pacing, stamps)."""
-        self.now()
+        """Milliseconds since boot, read now (the link's clock: resends, pacing, stamps). It
+        keeps its own raw value, so `now()`, read more often, carries no milliseconds."""
+        raw = self._ticks()
+        us = self._us + self._diff(raw, self._ms_raw)
+        self._ms_raw = raw
+        if us >= 1000:
+            q = us // 1000
+            self._ms += q
+            us -= q * 1000
+        self._us = us
         return self._ms
