@@ -443,7 +443,7 @@ def frozen_bound(board, arrays, segs, end, package: Path, image: bytes, port) ->
     base = set(stats["qstr_names"]["base"])
     here = [n for n in stats["qstr_names"]["end"] if n not in base]
     out = {"measured": {k: h[k] for k in ("firmware_after_import", "firmware_after_boot", "firmware_peak")},
-           "interned_before_base": len(set(names)), "runtime_names": here}
+           "trend": h["firmware_trend"], "interned_before_base": len(set(names)), "runtime_names": here}
     if port is not None:
         pico = [n for n in here if n not in port]
         rp2 = qstr_tables(len(pico), RP2_HASH_BYTES)
@@ -488,6 +488,8 @@ def report(f: dict) -> None:
               "still counted): after import %d B, after boot %d B, live peak %d B; %d names interned at run time"
               % (fb["interned_before_base"], mb["firmware_after_import"], mb["firmware_after_boot"], mb["firmware_peak"],
                  len(fb["runtime_names"])))
+        print("  its live heap, highest in each twentieth of the run (B): "
+              + " ".join(str(m) if m else "-" for m in fb["trend"]))
         if "pico_model" in fb:
             pm = fb["pico_model"]
             print("  with the rp2 tables for its %d run-time names (model): after import %d B, after boot %d B, live peak %d B"
