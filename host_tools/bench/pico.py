@@ -60,6 +60,9 @@ def add_arguments(p) -> None:
                    help="RP2040 cycles per unit of fuel (default: the calibration in this module)")
     p.add_argument("--heap-profile", action="store_true",
                    help="also print the heap and interned names each module adds at import (ROMFS run)")
+    p.add_argument("--frozen-bound", action="store_true",
+                   help="also a run with the firmware's names interned before the base mark, as a frozen UF2 "
+                        "keeps them in flash: an upper bound of a frozen UF2's heap (ROMFS run)")
     p.add_argument("--out", type=Path, default=OUT, help="output folder (default bench/out)")
 
 
@@ -183,10 +186,11 @@ def firmware_package(tmp: Path):
     return tmp / "cylindre", romfs_image(tmp)
 
 
-def run_guest(board, arrays, segs, end, every=50, heap=None, package=None, romfs=None, profile=False):
+def run_guest(board, arrays, segs, end, every=50, heap=None, package=None, romfs=None, profile=False, intern=()):
     """Run the guest, importing the firmware from `romfs` (an image), else from `package` (a
     folder staged on the guest's file system), else from the sources; returns (guest stats,
-    meter, host side). The guest's heap (default: 8 MB over three times the feed's arrays, which
+    meter, host side). `intern`: names the guest interns before its base mark (--frozen-bound).
+    The guest's heap (default: 8 MB over three times the feed's arrays, which
     the guest loads whole) holds the feed too; the figures are taken over its base mark."""
     if heap is None:
         heap = 8 * 1024 * 1024 + 3 * sum(len(a) * a.itemsize for a in arrays)
@@ -199,7 +203,8 @@ def run_guest(board, arrays, segs, end, every=50, heap=None, package=None, romfs
         for name, a in zip(("et", "ep", "el", "kt", "kc"), arrays):
             (d / (name + ".bin")).write_bytes(a.tobytes())
         cfg = {"n_edges": len(arrays[0]), "n_counts": len(arrays[3]), "segments": segs, "end_us": end,
-               "board": board, "key": KEY, "every": every, "profile": profile}
+               "board": board, "key": KEY, "every": every, "profile": profile,
+               "intern": list(intern)}
         (d / "cfg.json").write_text(json.dumps(cfg))
         with MicroPythonRuntime(package=package, romfs=romfs) as rt:
             rt.add("data", d)
@@ -215,8 +220,18 @@ def run_guest(board, arrays, segs, end, every=50, heap=None, package=None, romfs
     res_stdout = stdout
     stats = prof = None
     qstr_at = {}                        # "qstr pool:" line after a tag -> (names, pools, pool table bytes)
-    tag = None
-    for line in res_stdout.splitlines():
+    names_at = {}                       # the names themselves, listed by qstr_info(1) after a mark
+    tag = listing = part = None
+    for line in res_stdout.split("\n"):
+        if listing is not None and (part is not None or line.startswith("Q(")):
+            # "Q(name)" a line; a name may hold a newline itself: its line ends without ")"
+            part = line[2:] if part is None else part + "\n" + line
+            if part.endswith(")"):
+                names_at[listing].append(part[:-1])
+                part = None
+            continue
+        if line.startswith("@@"):
+            listing = None
         if line.startswith("@@PICO@@"):
             stats = json.loads(line[len("@@PICO@@"):])
         elif line.startswith("@@PROFILE@@"):
@@ -224,7 +239,8 @@ def run_guest(board, arrays, segs, end, every=50, heap=None, package=None, romfs
             prof = (prof or []) + [[name, int(used), 0, 0]]
             tag = "profile:" + name
         elif line.startswith("@@MARK@@"):
-            tag = line.split()[1]
+            tag = listing = line.split()[1]
+            names_at[tag] = []
         elif line.startswith("qstr pool:") and tag:
             # "qstr pool: n_pool=P, n_qstr=N, n_str_data_bytes=S, n_total_bytes=T": the dynamic
             # pools (P tables, N names); the tables are heap, the names' characters stay in the
@@ -236,6 +252,7 @@ def run_guest(board, arrays, segs, end, every=50, heap=None, package=None, romfs
         raise MicroPythonError("the Pico guest did not finish", stdout=res_stdout)
     stats["qstr"] = {k: {"names": n, "pools": p, "table_bytes": b} for k, (n, p, b) in qstr_at.items()
                      if not k.startswith("profile:")}
+    stats["qstr_names"] = names_at
     if prof is not None:
         # deltas: the heap over the previous module (the first over the base mark), the names
         prev, prev_q = stats["heap_base"], qstr_at["base"]
@@ -296,6 +313,148 @@ def heap_figures(stats) -> dict:
     return h
 
 
+# -- the interned names' tables on a Pico: a model, not a measurement ------------------------
+# py/qstr.c (MicroPython 1.2x, docs/firmware.md "Round 12"): the dynamic names are kept in a chain
+# of tables; the first is twice MICROPY_ALLOC_QSTR_ENTRIES_INIT (10) entries, with or without a
+# frozen pool (mpy-tool gives the frozen pool an `alloc` of min(its names, 10)), and each next one
+# twice the last. A table is one heap block: py/qstr.h's header (prev, total_prev_len|is_sorted,
+# alloc, len, hashes, lengths: six 4-byte words) then, per entry, a 4-byte pointer, the hash
+# (MICROPY_QSTR_BYTES_IN_HASH: 2 on this WASI build, 1 on rp2) and a 1-byte length, rounded up to
+# the collector's 16-byte blocks.
+QSTR_FIRST_TABLE = 20
+QSTR_TABLE_HEADER = 24
+WASI_HASH_BYTES = 2
+RP2_HASH_BYTES = 1
+# the rp2 port modules whose names (functions, classes, constants, keyword arguments) are in its
+# static or stock frozen name pool, read from the Pico's stubs (micropython-rp2-rpi-pico-stubs)
+RP2_STUB_MODULES = ("machine", "rp2", "time", "select", "micropython", "gc", "errno", "binascii", "hashlib",
+                    "math", "uarray", "uio", "ujson", "uos", "ustruct", "usys", "_boot", "_boot_fat", "vfs",
+                    "onewire", "_onewire", "ds18x20", "dht", "neopixel", "_thread", "framebuf", "deflate",
+                    "cryptolib", "heapq", "random", "platform", "uctypes")
+
+
+def qstr_tables(n: int, hash_bytes: int) -> int:
+    """Heap bytes of the dynamic tables that hold n interned names (20, 40, 80, ... entries)."""
+    total, alloc = 0, QSTR_FIRST_TABLE
+    while n > 0:
+        total += (QSTR_TABLE_HEADER + (4 + hash_bytes + 1) * alloc + 15) // 16 * 16
+        n -= alloc
+        alloc *= 2
+    return total
+
+
+def _vuint(b: bytes, i: int):
+    v = 0
+    while True:
+        c = b[i]
+        i += 1
+        v = v << 7 | c & 0x7F
+        if not c & 0x80:
+            return v, i
+
+
+def mpy_names(data: bytes) -> list[str]:
+    """The names of a `.mpy` file's qstr table (format 6), those a frozen UF2 puts in its frozen
+    pool; a name of mpy-cross's static list (every port's static pool) is an index, skipped."""
+    if data[:2] != b"M\x06":
+        raise ValueError("not a .mpy file of format 6")
+    n, i = _vuint(data, 4)
+    _, i = _vuint(data, i)
+    out = []
+    for _ in range(n):
+        v, i = _vuint(data, i)
+        if not v & 1:
+            out.append(data[i:i + (v >> 1)].decode())
+            i += (v >> 1) + 1
+    return out
+
+
+def rp2_port_names() -> set[str] | None:
+    """Names the rp2 port defines in C or in its stock frozen modules, as its stubs list them
+    (def, class, assigned and argument names); None without the stubs (the dev extra)."""
+    import ast
+    import sysconfig
+    site = Path(sysconfig.get_paths()["purelib"])
+    if not (site / "machine.pyi").exists():
+        return None
+    names = set()
+    for m in RP2_STUB_MODULES:
+        files = [site / (m + ".pyi")] if (site / (m + ".pyi")).exists() else sorted((site / m).glob("*.pyi"))
+        names.add(m)
+        for f in files:
+            for node in ast.walk(ast.parse(f.read_text())):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    names.add(node.name)
+                elif isinstance(node, ast.arg):
+                    names.add(node.arg)
+                elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    names.add(node.id)
+    return names
+
+
+def firmware_names(stats, package: Path, mark: str, port: set[str]) -> dict:
+    """The names the firmware interns by `mark` on this build and, modelled, on a Pico: those
+    interned after the base mark, less the rp2 port's own, plus the names of the loaded `.mpy`
+    files that the guest had interned before the base mark (its stand-ins' names) and the port
+    does not define. A module is loaded when its ROMFS path was interned (py/builtinimport.c)."""
+    base = set(stats["qstr_names"]["base"])
+    here = [q for q in stats["qstr_names"][mark] if q not in base]
+    loaded = set()
+    for q in here:
+        if q.startswith("/rom/") and q.endswith(".mpy"):
+            loaded |= set(mpy_names((package.parent / q[len("/rom/"):]).read_bytes()))
+    hidden = sorted(q for q in loaded & base if q not in port)
+    return {"here": len(here), "port_defined": sorted(q for q in here if q in port), "hidden": hidden,
+            "pico": len([q for q in here if q not in port]) + len(hidden)}
+
+
+def pico_heap_model(stats, package: Path, port: set[str], before: int = 0) -> dict:
+    """The heap on a Pico (model): the measured figure, less the name tables this build
+    allocated over its base mark, plus the rp2 tables for the firmware's names after `before`
+    names interned by the port at boot (0: see docs/firmware.md, Round 12)."""
+    q = stats["qstr"]
+    out = {"before": before}
+    for key, mark in (("firmware_after_import", "import"), ("firmware_after_boot", "boot"), ("firmware_peak", "end")):
+        names = firmware_names(stats, package, mark, port)
+        wasi = q[mark]["table_bytes"] - q["base"]["table_bytes"]
+        rp2 = qstr_tables(before + names["pico"], RP2_HASH_BYTES) - qstr_tables(before, RP2_HASH_BYTES)
+        measured = stats["heap_" + {"import": "after_import", "boot": "after_boot", "end": "peak"}[mark]] - stats["heap_base"]
+        out[key] = measured - wasi + rp2
+        out[mark] = {"names_here": names["here"], "names_pico": names["pico"], "tables_here": wasi, "tables_pico": rp2,
+                     "port_defined": names["port_defined"], "hidden": names["hidden"]}
+    # the model of this build's own tables must give what it measured (a check that can fail)
+    out["wasi_tables_check"] = all(qstr_tables(q[m]["names"], WASI_HASH_BYTES) == q[m]["table_bytes"] for m in q)
+    return out
+
+
+def frozen_bound(board, arrays, segs, end, package: Path, image: bytes, port) -> dict:
+    """A run with every name of the firmware's `.mpy` files (what mpy-tool puts in a frozen UF2's
+    name pool) and their ROMFS paths (a frozen module's file name is in that pool too) interned
+    before the base mark: what it still allocates is an upper bound of a frozen UF2's heap (the
+    code descriptors and constant tables a frozen UF2 keeps in flash are still counted). With the
+    rp2 stubs, the name tables are then charged as on a Pico (model): the names this run still
+    interns, less the port's own."""
+    names = []
+    for f in sorted(package.rglob("*.mpy")):
+        names += mpy_names(f.read_bytes()) + ["/rom/" + f.relative_to(package.parent).as_posix()]
+    stats = run_guest(board, arrays, segs, end, romfs=image, intern=sorted(set(names)))[0]
+    h = heap_figures(stats)
+    q = stats["qstr"]
+    base = set(stats["qstr_names"]["base"])
+    here = [n for n in stats["qstr_names"]["end"] if n not in base]
+    out = {"measured": {k: h[k] for k in ("firmware_after_import", "firmware_after_boot", "firmware_peak")},
+           "trend": h["firmware_trend"], "interned_before_base": len(set(names)), "runtime_names": here}
+    if port is not None:
+        pico = [n for n in here if n not in port]
+        rp2 = qstr_tables(len(pico), RP2_HASH_BYTES)
+        wasi = q["end"]["table_bytes"] - q["base"]["table_bytes"]
+        out["runtime_names_pico"] = len(pico)
+        out["tables_here"] = wasi
+        out["tables_pico"] = rp2
+        out["pico_model"] = {k: v - wasi + rp2 for k, v in out["measured"].items()}
+    return out
+
+
 def report(f: dict) -> None:
     print("Pico main loop on MicroPython (stand-in hardware, simulated wheel time; %d events to the host, %d results, "
           "%d right; %d status frames)" % (f["link"]["events"], f["link"]["results"], f["link"]["right"], f["link"]["statuses"]))
@@ -313,6 +472,28 @@ def report(f: dict) -> None:
         print("interned names in the dynamic qstr pools (this WASI build's tables; names / tables / table bytes): "
               + ", ".join("%s %d / %d / %d B" % (k, q[k]["names"], q[k]["pools"], q[k]["table_bytes"])
                           for k in ("base", "import", "boot", "end") if k in q))
+    m = f.get("pico_heap_model")
+    if m:
+        print("heap on a Pico (a MODEL, not a measurement: the ROMFS figures less this build's name tables plus the "
+              "rp2 port's, docs/firmware.md Round 12): after import %d B, after boot %d B, live peak %d B"
+              % (m["firmware_after_import"], m["firmware_after_boot"], m["firmware_peak"]))
+        e = m["end"]
+        print("  the firmware's interned names: %d here, %d on a Pico (%d the port defines, %d the guest hid); "
+              "their tables %d B here, %d B on a Pico" % (e["names_here"], e["names_pico"], len(e["port_defined"]),
+                                                         len(e["hidden"]), e["tables_here"], e["tables_pico"]))
+    fb = f.get("frozen_bound")
+    if fb:
+        mb = fb["measured"]
+        print("frozen UF2, upper bound (the firmware's %d names interned before the base mark; code descriptors "
+              "still counted): after import %d B, after boot %d B, live peak %d B; %d names interned at run time"
+              % (fb["interned_before_base"], mb["firmware_after_import"], mb["firmware_after_boot"], mb["firmware_peak"],
+                 len(fb["runtime_names"])))
+        print("  its live heap, highest in each twentieth of the run (B): "
+              + " ".join(str(m) if m else "-" for m in fb["trend"]))
+        if "pico_model" in fb:
+            pm = fb["pico_model"]
+            print("  with the rp2 tables for its %d run-time names (model): after import %d B, after boot %d B, live peak %d B"
+                  % (fb["runtime_names_pico"], pm["firmware_after_import"], pm["firmware_after_boot"], pm["firmware_peak"]))
     for label, r in list(f["segments"].items()) + [("whole run", f["whole"])]:
         load = "" if "cpu_load" not in r else ", CPU load %.2f %% of %d MHz" % (100 * r["cpu_load"], MHZ)
         per = "" if "fuel_per_wake" not in r else ", %.0f fuel a wake-up" % r["fuel_per_wake"]
@@ -329,11 +510,17 @@ def run(args) -> int:
         fs_stats, fs_meter, fs_hs = run_guest(board, arrays, segs, end, package=package)
         # a third run for the profile: it imports every module (the Cammegh one too), one at a time
         prof = run_guest(board, arrays, segs, end, romfs=image, profile=True)[0]["profile"] if args.heap_profile else None
+        port = rp2_port_names()
+        model = pico_heap_model(stats, package, port) if port is not None else None
+        frozen = frozen_bound(board, arrays, segs, end, package, image, port) if args.frozen_bound else None
     cpf = args.cycles_per_fuel if args.cycles_per_fuel is not None else CYCLES_PER_FUEL
     f = figures(stats, meter, hs, truths, cpf)
     f["heap_fs"] = heap_figures(fs_stats)
     f["qstr"] = stats["qstr"]
     f["romfs_image_bytes"] = len(image)
+    f["pico_heap_model"] = model
+    if frozen is not None:
+        f["frozen_bound"] = frozen
     if [e for e in fs_hs.events] != [e for e in hs.events]:
         print("bench pico: the firmware from the file system sent other events than from ROMFS", file=sys.stderr)
         return 2
@@ -342,6 +529,11 @@ def run(args) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "pico.json").write_text(json.dumps(f, indent=2) + "\n")
     report(f)
+    if model is None:
+        print("heap on a Pico (model): needs the rp2 stubs of the dev extra (micropython-rp2-rpi-pico-stubs)")
+    if model is not None and not model["wasi_tables_check"]:
+        print("bench pico: this build's name tables are not what the model of py/qstr.c gives", file=sys.stderr)
+        return 2
     if prof:
         f["heap_profile"] = [{"module": m, "heap": b, "qstrs": q, "qstr_bytes": qb} for m, b, q, qb in prof]
         (args.out / "pico.json").write_text(json.dumps(f, indent=2) + "\n")
