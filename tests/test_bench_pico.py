@@ -78,3 +78,25 @@ def test_a_pico_charges_the_firmware_names_the_guest_hid_and_not_those_the_port_
     # here the 8 names share the guest's first table: nothing over the base; a Pico allocates one
     assert m["end"]["tables_here"] == 0 and m["end"]["tables_pico"] == qstr_tables(5, RP2_HASH_BYTES) == 144
     assert m["firmware_peak"] == 2500 + 144
+
+
+def test_code_descriptors_one_per_scope_and_the_children_arrays(tmp_path):
+    """One `mp_raw_code_t` (16 B on rp2) per scope MicroPython compiles (module, class, def, lambda,
+    comprehension) of each loaded module, and a children array (4 B a pointer, 16-byte blocks)
+    for each scope that nests others; a module not loaded at the mark is not counted."""
+    from host_tools.bench.pico import RAW_CODE_BYTES, code_descriptors
+    pkg = tmp_path / "cylindre"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "m.py").write_text(
+        "def f(xs):\n    g = lambda x: x + 1\n    return [g(x) for x in xs]\n\n\n"
+        "class C:\n    def a(self):\n        return 1\n\n    def b(self):\n        return 2\n")
+    (pkg / "unused.py").write_text("def h():\n    pass\n")
+    stats = {"modules": {"end": ["cylindre", "cylindre.m"]}}
+    d = code_descriptors(stats, "end", root=tmp_path)
+    # scopes: the package, the module, f, the lambda, the list comprehension, C, a, b
+    assert d["scopes"] == 8 and d["modules"] == 2
+    assert d["raw_code_bytes"] == 8 * RAW_CODE_BYTES
+    # children arrays: the module's [f, C], f's [lambda, comprehension], C's [a, b]: 16 B each
+    assert d["children_bytes"] == 48
+    assert d["bytes"] == 8 * RAW_CODE_BYTES + 48

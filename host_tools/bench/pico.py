@@ -220,7 +220,8 @@ def run_guest(board, arrays, segs, end, every=50, heap=None, package=None, romfs
     res_stdout = stdout
     stats = prof = None
     qstr_at = {}                        # "qstr pool:" line after a tag -> (names, pools, pool table bytes)
-    names_at = {}                       # the names themselves, listed by qstr_info(1) after a mark
+    names_at = {}
+    mods_at = {}                       # the names themselves, listed by qstr_info(1) after a mark
     tag = listing = part = None
     for line in res_stdout.split("\n"):
         if listing is not None and (part is not None or line.startswith("Q(")):
@@ -238,6 +239,9 @@ def run_guest(board, arrays, segs, end, every=50, heap=None, package=None, romfs
             _, name, used = line.split()
             prof = (prof or []) + [[name, int(used), 0, 0]]
             tag = "profile:" + name
+        elif line.startswith("@@MODS@@"):
+            parts = line.split()
+            mods_at[parts[1]] = parts[2:]
         elif line.startswith("@@MARK@@"):
             tag = listing = line.split()[1]
             names_at[tag] = []
@@ -253,6 +257,7 @@ def run_guest(board, arrays, segs, end, every=50, heap=None, package=None, romfs
     stats["qstr"] = {k: {"names": n, "pools": p, "table_bytes": b} for k, (n, p, b) in qstr_at.items()
                      if not k.startswith("profile:")}
     stats["qstr_names"] = names_at
+    stats["modules"] = mods_at
     if prof is not None:
         # deltas: the heap over the previous module (the first over the base mark), the names
         prev, prev_q = stats["heap_base"], qstr_at["base"]
@@ -427,6 +432,45 @@ def pico_heap_model(stats, package: Path, port: set[str], before: int = 0) -> di
     return out
 
 
+# py/emitglue.h: a `.mpy` loaded from a file or ROMFS gets one `mp_raw_code_t` per scope on the
+# heap (py/persistentcode.c, load_raw_code: "Create raw_code and return it", and a `children`
+# array of pointers for a scope with nested ones); a frozen UF2 has them in flash. On rp2 the
+# struct is proto_fun_indicator[2], kind, is_generator, fun_data, children, and with
+# MICROPY_EMIT_INLINE_ASM (the Thumb assembler) 4 more bytes: 16 B, one 16-byte block.
+RAW_CODE_BYTES = 16
+_GC_BLOCK = 16
+
+
+def code_descriptors(stats, mark: str, root: Path = ROOT / "firmware") -> dict:
+    """The code descriptors (model) of the firmware's modules loaded at `mark`: one per scope
+    (module, class, def, lambda, comprehension: one raw code each, as MicroPython compiles them),
+    counted on the firmware's sources, and the children arrays of the scopes that nest others."""
+    import ast
+    scope = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp, ast.SetComp,
+             ast.DictComp, ast.GeneratorExp)
+
+    def nested(node):
+        out = []
+        for c in ast.iter_child_nodes(node):
+            out += [c] if isinstance(c, scope) else nested(c)
+        return out
+
+    scopes = children = 0
+    modules = stats["modules"][mark]
+    for name in modules:
+        src = root / name.replace(".", "/")
+        src = src / "__init__.py" if src.is_dir() else src.with_suffix(".py")
+        if src.exists():
+            tree = ast.parse(src.read_text())
+            for node in [tree] + [n for n in ast.walk(tree) if isinstance(n, scope)]:
+                scopes += 1
+                k = len(nested(node))
+                if k:
+                    children += -(-4 * k // _GC_BLOCK) * _GC_BLOCK
+    return {"modules": len(modules), "scopes": scopes, "raw_code_bytes": scopes * RAW_CODE_BYTES,
+            "children_bytes": children, "bytes": scopes * RAW_CODE_BYTES + children}
+
+
 def frozen_bound(board, arrays, segs, end, package: Path, image: bytes, port) -> dict:
     """A run with every name of the firmware's `.mpy` files (what mpy-tool puts in a frozen UF2's
     name pool) and their ROMFS paths (a frozen module's file name is in that pool too) interned
@@ -453,6 +497,15 @@ def frozen_bound(board, arrays, segs, end, package: Path, image: bytes, port) ->
         out["tables_pico"] = rp2
         out["pico_model"] = {k: v - wasi + rp2 for k, v in out["measured"].items()}
     return out
+
+
+def frozen_estimate(frozen: dict, descriptors: dict) -> dict:
+    """The frozen UF2's heap (model): its bound (with the rp2 tables when modelled) less the code
+    descriptors and children arrays, which a frozen UF2 keeps in flash (still not taken out:
+    the per-module name and constant tables, so this too errs high)."""
+    base = frozen.get("pico_model", frozen["measured"])
+    return {k: v - descriptors[mark]["bytes"] for k, v in base.items()
+            for mark in ({"firmware_after_import": "import", "firmware_after_boot": "boot", "firmware_peak": "end"}[k],)}
 
 
 def report(f: dict) -> None:
@@ -494,6 +547,12 @@ def report(f: dict) -> None:
             pm = fb["pico_model"]
             print("  with the rp2 tables for its %d run-time names (model): after import %d B, after boot %d B, live peak %d B"
                   % (fb["runtime_names_pico"], pm["firmware_after_import"], pm["firmware_after_boot"], pm["firmware_peak"]))
+        if "estimate" in fb:
+            cd, es = fb["code_descriptors"]["end"], fb["estimate"]
+            print("  less its code descriptors, in flash on a frozen UF2 (MODEL: %d scopes of %d modules x %d B, "
+                  "py/emitglue.h, and their children arrays, %d B in all): after import %d B, after boot %d B, "
+                  "live peak %d B" % (cd["scopes"], cd["modules"], RAW_CODE_BYTES, cd["bytes"],
+                                      es["firmware_after_import"], es["firmware_after_boot"], es["firmware_peak"]))
     for label, r in list(f["segments"].items()) + [("whole run", f["whole"])]:
         load = "" if "cpu_load" not in r else ", CPU load %.2f %% of %d MHz" % (100 * r["cpu_load"], MHZ)
         per = "" if "fuel_per_wake" not in r else ", %.0f fuel a wake-up" % r["fuel_per_wake"]
@@ -520,6 +579,8 @@ def run(args) -> int:
     f["romfs_image_bytes"] = len(image)
     f["pico_heap_model"] = model
     if frozen is not None:
+        frozen["code_descriptors"] = {m: code_descriptors(stats, m) for m in ("import", "boot", "end")}
+        frozen["estimate"] = frozen_estimate(frozen, frozen["code_descriptors"])
         f["frozen_bound"] = frozen
     if [e for e in fs_hs.events] != [e for e in hs.events]:
         print("bench pico: the firmware from the file system sent other events than from ROMFS", file=sys.stderr)

@@ -641,9 +641,15 @@ TREND_N = 20
 TREND = None                            # the live heap's highest reading in each twentieth of the run
 
 
+def _modules(name):
+    """The firmware's modules loaded at this mark (after its reading), for the host."""
+    print("@@MODS@@", name, " ".join(sorted(k for k in sys.modules if k.startswith("cylindre"))))
+
+
 def _mark(name):
     gc.collect()
     H[name] = gc.mem_alloc()
+    _modules(name)
     print("@@MARK@@", name)
     _real_upy.qstr_info(1)              # the interned names at this mark, listed, for the host
 
@@ -766,6 +772,7 @@ def _finish():
     m = gc.mem_alloc()
     if m > H["peak"]:
         H["peak"] = m
+    _modules("end")
     print("@@MARK@@ end")
     _real_upy.qstr_info(1)
     print("@@PICO@@", json.dumps({"heap_base": H["base"], "heap_after_import": H["import"],
