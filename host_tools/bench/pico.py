@@ -240,8 +240,8 @@ def run_guest(board, arrays, segs, end, every=50, heap=None, package=None, romfs
             prof = (prof or []) + [[name, int(used), 0, 0]]
             tag = "profile:" + name
         elif line.startswith("@@MODS@@"):
-            parts = line.split()
-            mods_at[parts[1]] = parts[2:]
+            _, mark, name = line.split()
+            mods_at.setdefault(mark, []).append(name)
         elif line.startswith("@@MARK@@"):
             tag = listing = line.split()[1]
             names_at[tag] = []

@@ -642,8 +642,12 @@ TREND = None                            # the live heap's highest reading in eac
 
 
 def _modules(name):
-    """The firmware's modules loaded at this mark (after its reading), for the host."""
-    print("@@MODS@@", name, " ".join(sorted(k for k in sys.modules if k.startswith("cylindre"))))
+    """The firmware's modules loaded at this mark (after its reading), for the host: one line
+    each, iterating the dict in place, so that nothing is allocated that a stale word on the
+    stack could keep alive into the next mark's reading."""
+    for k in sys.modules:
+        if k.startswith("cylindre"):
+            print("@@MODS@@", name, k)
 
 
 def _mark(name):
