@@ -104,7 +104,6 @@ class Replay:
         next_tick = self.next_tick
         at = self.origin
         rb = self.rebase_at
-        step = self.rebase_step
         n = 0
         for t, sig, level in changes:
             n += 1
@@ -114,11 +113,7 @@ class Replay:
                     self.ticks += 1
                     next_tick += tick_us
                     if rb is not None:
-                        d = ctl.rebase(rb, step)    # as the Pico's shell, after each tick
-                        if d:
-                            at += d
-                            self.origin = at
-                            self.rebases += 1
+                        at += self._rebase(ctl)     # as the Pico's shell, after each tick
             if sig == "A":
                 self.a = level
                 if quad_edge is not None:
@@ -155,7 +150,13 @@ class Replay:
             self.ticks += 1
             self.next_tick += self.tick_us
             if self.rebase_at is not None:
-                d = ctl.rebase(self.rebase_at, self.rebase_step)
-                if d:
-                    self.origin += d
-                    self.rebases += 1
+                self._rebase(ctl)
+
+    def _rebase(self, ctl):
+        """After a tick, the Pico's rule: the controller moves its time origin when idle past
+        `rebase_at` (spin/origin.py); the replay's origin follows. Returns how far (us)."""
+        d = ctl.rebase(self.rebase_at, self.rebase_step)
+        if d:
+            self.origin += d
+            self.rebases += 1
+        return d

@@ -413,13 +413,17 @@ def firmware_names(stats, package: Path, mark: str, port: set[str]) -> dict:
             "pico": len([q for q in here if q not in port]) + len(hidden)}
 
 
+# each heap figure and the guest's mark it is read at
+FIGURE_MARKS = (("firmware_after_import", "import"), ("firmware_after_boot", "boot"), ("firmware_peak", "end"))
+
+
 def pico_heap_model(stats, package: Path, port: set[str], before: int = 0) -> dict:
     """The heap on a Pico (model): the measured figure, less the name tables this build
     allocated over its base mark, plus the rp2 tables for the firmware's names after `before`
     names interned by the port at boot (0: see docs/firmware.md, Round 12)."""
     q = stats["qstr"]
     out = {"before": before}
-    for key, mark in (("firmware_after_import", "import"), ("firmware_after_boot", "boot"), ("firmware_peak", "end")):
+    for key, mark in FIGURE_MARKS:
         names = firmware_names(stats, package, mark, port)
         wasi = q[mark]["table_bytes"] - q["base"]["table_bytes"]
         rp2 = qstr_tables(before + names["pico"], RP2_HASH_BYTES) - qstr_tables(before, RP2_HASH_BYTES)
@@ -504,8 +508,7 @@ def frozen_estimate(frozen: dict, descriptors: dict) -> dict:
     descriptors and children arrays, which a frozen UF2 keeps in flash (still not taken out:
     the per-module name and constant tables, so this too errs high)."""
     base = frozen.get("pico_model", frozen["measured"])
-    return {k: v - descriptors[mark]["bytes"] for k, v in base.items()
-            for mark in ({"firmware_after_import": "import", "firmware_after_boot": "boot", "firmware_peak": "end"}[k],)}
+    return {key: base[key] - descriptors[mark]["bytes"] for key, mark in FIGURE_MARKS}
 
 
 def report(f: dict) -> None:
@@ -579,7 +582,7 @@ def run(args) -> int:
     f["romfs_image_bytes"] = len(image)
     f["pico_heap_model"] = model
     if frozen is not None:
-        frozen["code_descriptors"] = {m: code_descriptors(stats, m) for m in ("import", "boot", "end")}
+        frozen["code_descriptors"] = {m: code_descriptors(stats, m) for _, m in FIGURE_MARKS}
         frozen["estimate"] = frozen_estimate(frozen, frozen["code_descriptors"])
         f["frozen_bound"] = frozen
     if [e for e in fs_hs.events] != [e for e in hs.events]:

@@ -13,6 +13,7 @@ from cylindre.board.clock import Clock
 from cylindre.board.ring import Ring
 from cylindre.board.store import FlashStore
 from cylindre.spin.controller import Controller
+from cylindre.spin.origin import REBASE_AT_US
 
 # Edges the ring holds between two turns of the main loop: a turn takes a few ms on the Pico and
 # the sensors make at most a few hundred edges a second (pocket sensors at 60 rpm), so 128 is
@@ -154,7 +155,7 @@ class Board:
             ctl.fault("edges_lost", "%d sensor edges lost: a sensor chatters faster than the "
                       "loop drains them" % r.lost, None)
         ctl.tick(now)
-        d = ctl.rebase()
+        d = ctl.rebase() if now >= REBASE_AT_US else 0     # (its first test, without the call)
         if d:
             # Idle past REBASE_AT_US: the controller moved its time origin (spin/origin.py),
             # so its times stay small ints; the clock follows. The LED's cycle divides d.
