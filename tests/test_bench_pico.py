@@ -80,23 +80,72 @@ def test_a_pico_charges_the_firmware_names_the_guest_hid_and_not_those_the_port_
     assert m["firmware_peak"] == 2500 + 144
 
 
-def test_code_descriptors_one_per_scope_and_the_children_arrays(tmp_path):
-    """One `mp_raw_code_t` (16 B on rp2) per scope MicroPython compiles (module, class, def, lambda,
-    comprehension) of each loaded module, and a children array (4 B a pointer, 16-byte blocks)
-    for each scope that nests others; a module not loaded at the mark is not counted."""
-    from host_tools.bench.pico import RAW_CODE_BYTES, code_descriptors
-    pkg = tmp_path / "cylindre"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "m.py").write_text(
-        "def f(xs):\n    g = lambda x: x + 1\n    return [g(x) for x in xs]\n\n\n"
-        "class C:\n    def a(self):\n        return 1\n\n    def b(self):\n        return 2\n")
-    (pkg / "unused.py").write_text("def h():\n    pass\n")
-    stats = {"modules": {"end": ["cylindre", "cylindre.m"]}}
-    d = code_descriptors(stats, "end", root=tmp_path)
-    # scopes: the package, the module, f, the lambda, the list comprehension, C, a, b
-    assert d["scopes"] == 8 and d["modules"] == 2
-    assert d["raw_code_bytes"] == 8 * RAW_CODE_BYTES
-    # children arrays: the module's [f, C], f's [lambda, comprehension], C's [a, b]: 16 B each
-    assert d["children_bytes"] == 48
-    assert d["bytes"] == 8 * RAW_CODE_BYTES + 48
+# synthetic modules, each one top-level `def f`, so the objects the import itself makes (module,
+# globals, one function) are the same for all and only what loading allocates differs
+LOAD_CASES = {
+    "empty": "def f():\n    return 0\n",
+    "scopes": ("def f(xs):\n    def g(x):\n        return x\n    h = lambda x: x\n    ys = [x for x in xs]\n"
+               "    zs = {x: x for x in xs}\n    class C:\n        def a(self):\n            return 1\n\n"
+               "        def b(self):\n            return 2\n    return (g, h, ys, zs, C)\n"),
+    "leaves": "def f():\n" + "    def g():\n        return 1\n" * 9 + "    return 0\n",
+    "names": "def f():\n    return (len, abs, min, max, sum, print, range, sorted, isinstance, getattr, setattr)\n",
+    "constants": ("def f(x):\n    return (x * 2.5, b'\\x00', b'', None, 'a string longer than ten', (1, 2, 3),"
+                  " ('settings', 'must be a dict', 4294967295), 12345)\n"),
+}
+
+
+def _compile_cases(tmp_path):
+    from host_tools.build_firmware import compile_package, romfs_image
+    src = tmp_path / "src" / "cylindre"
+    src.mkdir(parents=True)
+    (src / "__init__.py").write_text("")
+    for name, text in LOAD_CASES.items():
+        (src / (name + ".py")).write_text(text)
+    out = tmp_path / "out"
+    compile_package(out, files=["cylindre/__init__.py"] + ["cylindre/%s.py" % n for n in LOAD_CASES],
+                    root=tmp_path / "src")
+    return out / "cylindre", romfs_image(out)
+
+
+def test_load_cost_reads_the_scopes_tables_and_constants_of_a_mpy(tmp_path):
+    """Scopes as MicroPython compiles them (module, def, lambda, comprehension, class), a children
+    array per scope that nests others, one block of name and constant tables, each constant
+    object by its kind."""
+    from host_tools.bench.pico import RAW_CODE_BYTES, load_cost
+    pkg, _ = _compile_cases(tmp_path)
+    d = load_cost((pkg / "scopes.mpy").read_bytes())
+    # the module, f, g, the lambda, the list and dict comprehensions, C, a, b
+    assert d["scopes"] == 9 and d["raw_code_bytes"] == 9 * RAW_CODE_BYTES
+    # the module's [f], f's [g, lambda, listcomp, dictcomp, C] (20 B: two blocks), C's [a, b]
+    assert d["children_bytes"] == 16 + 32 + 16
+    assert load_cost((pkg / "leaves.mpy").read_bytes())["children_bytes"] == 16 + 48    # 9 pointers, 36 B
+    c = load_cost((pkg / "constants.mpy").read_bytes())
+    # 2.5, b'\\x00', the long string, the tuples (1, 2, 3) and ('settings', ...) (20 B each), the
+    # latter's two strings and its big int (16 B object and its digits); b'', None and the small
+    # ints allocate nothing (the outer tuple is built when f runs: not a constant)
+    assert c["objects_bytes"] == 16 + 16 + 16 + 32 + 32 + 16 + 16 + 32
+    assert load_cost((pkg / "empty.mpy").read_bytes())["objects_bytes"] == 0
+
+
+def test_load_cost_is_what_this_micropython_allocates(tmp_path):
+    """Each synthetic module imported from ROMFS: what the heap grew by, less `load_cost`, is the
+    same for all of them (the module, its globals and `f`), so `load_cost` is exactly what
+    loading allocates on this runtime. Their names are interned first, so no name table grows.
+    (With one collection the `scopes` case faulted the WASI guest, whose collector does not see
+    WebAssembly locals, host_tools/micropython.py; with two it runs, every time.)"""
+    from host_tools.bench.pico import load_cost, mpy_names
+    from host_tools.micropython import MicroPythonRuntime
+    pkg, image = _compile_cases(tmp_path)
+    rest = {}
+    with MicroPythonRuntime(romfs=image) as rt:
+        for name in LOAD_CASES:
+            data = (pkg / (name + ".mpy")).read_bytes()
+            # the module's names, its ROMFS path, its name on the package and its dotted name
+            intern = mpy_names(data) + ["/rom/cylindre/%s.mpy" % name, name, "cylindre." + name]
+            code = ("import gc, cylindre\n"
+                    "for n in %r:\n    getattr(cylindre, n, None)\n"      # getattr interns its name
+                    "gc.collect(); gc.collect(); a = gc.mem_alloc()\n"
+                    "import cylindre.%s\n"
+                    "gc.collect(); print(gc.mem_alloc() - a)\n" % (intern, name))
+            rest[name] = int(rt.run(code).stdout.split()[-1]) - load_cost(data)["bytes"]
+    assert len(set(rest.values())) == 1, rest

@@ -436,43 +436,104 @@ def pico_heap_model(stats, package: Path, port: set[str], before: int = 0) -> di
     return out
 
 
-# py/emitglue.h: a `.mpy` loaded from a file or ROMFS gets one `mp_raw_code_t` per scope on the
-# heap (py/persistentcode.c, load_raw_code: "Create raw_code and return it", and a `children`
-# array of pointers for a scope with nested ones); a frozen UF2 has them in flash. On rp2 the
-# struct is proto_fun_indicator[2], kind, is_generator, fun_data, children, and with
-# MICROPY_EMIT_INLINE_ASM (the Thumb assembler) 4 more bytes: 16 B, one 16-byte block.
+# What loading a `.mpy` (from a file or ROMFS) puts on the heap and a frozen UF2 keeps in flash
+# ("frozen: instance in ROM", py/emitglue.h), read from py/persistentcode.c and checked byte for
+# byte on this runtime (tests/test_bench_pico.py, `load_cost` on synthetic modules):
+# - one `mp_raw_code_t` per scope (`load_raw_code`: "Create raw_code and return it"), 16 B on rp2
+#   (proto_fun_indicator[2], kind, is_generator, fun_data, children, and 4 B more with the Thumb
+#   assembler, MICROPY_EMIT_INLINE_ASM), 12 B here: one 16-byte block on both;
+# - for a scope that nests others, its `children` array, 4 B a pointer;
+# - the module's name and constant tables, one block (`mp_module_context_alloc_tables`): 2 B a
+#   name (qstr_short_t) rounded up to a word, then 4 B a constant;
+# - the constants (`load_obj`): a str or bytes object 16 B (its characters stay in the image), a
+#   float 16 B, a tuple 8 B + 4 B an item, an int too big for a small int 16 B + its digits;
+#   None, True, False, the ellipsis, the empty bytes and small ints are not allocated.
 RAW_CODE_BYTES = 16
 _GC_BLOCK = 16
+_OBJ_STR, _OBJ_BYTES, _OBJ_INT, _OBJ_FLOAT, _OBJ_COMPLEX, _OBJ_TUPLE = 5, 6, 7, 8, 9, 10
+_SMALL_INT = 1 << 30                    # a small int on a 32-bit port holds -2**30 .. 2**30 - 1
+_BIG_INT_BYTES = 32                     # measured: an int of up to 10 digits (2**32 - 1), object and digits
 
 
-def code_descriptors(stats, mark: str, root: Path = ROOT / "firmware") -> dict:
-    """The code descriptors (model) of the firmware's modules loaded at `mark`: one per scope
-    (module, class, def, lambda, comprehension: one raw code each, as MicroPython compiles them),
-    counted on the firmware's sources, and the children arrays of the scopes that nest others."""
-    import ast
-    scope = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp, ast.SetComp,
-             ast.DictComp, ast.GeneratorExp)
+def _blocks(n: int) -> int:
+    return -(-n // _GC_BLOCK) * _GC_BLOCK
 
-    def nested(node):
-        out = []
-        for c in ast.iter_child_nodes(node):
-            out += [c] if isinstance(c, scope) else nested(c)
-        return out
 
+def load_cost(data: bytes) -> dict:
+    """The heap a `.mpy` file's loading allocates (format 6, bytecode), which a frozen module keeps
+    in flash: its code descriptors, children arrays, name and constant tables and constants."""
+    if data[:2] != b"M\x06":
+        raise ValueError("not a .mpy file of format 6")
+    n_qstr, i = _vuint(data, 4)
+    n_obj, i = _vuint(data, i)
+    for _ in range(n_qstr):
+        v, i = _vuint(data, i)
+        if not v & 1:
+            i += (v >> 1) + 1
+
+    def obj(i):
+        kind = data[i]
+        i += 1
+        if kind == _OBJ_TUPLE:
+            n, i = _vuint(data, i)
+            cost = _blocks(8 + 4 * n)
+            for _ in range(n):
+                c, i = obj(i)
+                cost += c
+            return cost, i
+        if kind not in (_OBJ_STR, _OBJ_BYTES, _OBJ_INT, _OBJ_FLOAT, _OBJ_COMPLEX):
+            return 0, i                                 # None, False, True, the ellipsis
+        n, i = _vuint(data, i)
+        text = data[i:i + n]
+        i += n + (kind in (_OBJ_STR, _OBJ_BYTES))       # strings and bytes end in a NUL
+        if kind == _OBJ_INT:
+            v = int(text)
+            if -_SMALL_INT <= v < _SMALL_INT:
+                return 0, i
+            if len(text) > 10:
+                raise ValueError("an int constant of %d digits: its heap is not modelled" % len(text))
+            return _BIG_INT_BYTES, i
+        if kind == _OBJ_COMPLEX:
+            raise ValueError("a complex constant: its heap is not modelled")
+        return (0 if kind == _OBJ_BYTES and n == 0 else _GC_BLOCK), i
+
+    objects = 0
+    for _ in range(n_obj):
+        c, i = obj(i)
+        objects += c
     scopes = children = 0
-    modules = stats["modules"][mark]
-    for name in modules:
-        src = root / name.replace(".", "/")
-        src = src / "__init__.py" if src.is_dir() else src.with_suffix(".py")
-        if src.exists():
-            tree = ast.parse(src.read_text())
-            for node in [tree] + [n for n in ast.walk(tree) if isinstance(n, scope)]:
-                scopes += 1
-                k = len(nested(node))
-                if k:
-                    children += -(-4 * k // _GC_BLOCK) * _GC_BLOCK
-    return {"modules": len(modules), "scopes": scopes, "raw_code_bytes": scopes * RAW_CODE_BYTES,
-            "children_bytes": children, "bytes": scopes * RAW_CODE_BYTES + children}
+    stack = 1                                           # raw codes still to read
+    while stack:
+        stack -= 1
+        kind_len, i = _vuint(data, i)
+        if kind_len & 3:
+            raise ValueError("native code in a .mpy: its heap is not modelled")
+        i += kind_len >> 3                              # the bytecode
+        scopes += 1
+        if kind_len & 4:
+            n, i = _vuint(data, i)
+            children += _blocks(4 * n)
+            stack += n
+    tables = _blocks(4 * (-(-2 * n_qstr // 4)) + 4 * n_obj)
+    return {"scopes": scopes, "raw_code_bytes": scopes * RAW_CODE_BYTES, "children_bytes": children,
+            "tables_bytes": tables, "objects_bytes": objects,
+            "bytes": scopes * RAW_CODE_BYTES + children + tables + objects}
+
+
+def flash_kept(stats, mark: str, package: Path) -> dict:
+    """What the firmware's modules loaded at `mark` allocated in loading (`load_cost` of each
+    `.mpy` of `package`, the compiled `cylindre` folder), which a frozen UF2 keeps in flash instead."""
+    out = {"modules": 0, "scopes": 0, "raw_code_bytes": 0, "children_bytes": 0, "tables_bytes": 0,
+           "objects_bytes": 0, "bytes": 0}
+    for name in stats["modules"][mark]:
+        f = package.parent / name.replace(".", "/")
+        f = f / "__init__.mpy" if f.is_dir() else f.with_suffix(".mpy")
+        if not f.exists():
+            raise FileNotFoundError("module %s loaded at %s, no %s" % (name, mark, f))
+        out["modules"] += 1
+        for k, v in load_cost(f.read_bytes()).items():
+            out[k] += v
+    return out
 
 
 def frozen_bound(board, arrays, segs, end, package: Path, image: bytes, port) -> dict:
@@ -503,12 +564,11 @@ def frozen_bound(board, arrays, segs, end, package: Path, image: bytes, port) ->
     return out
 
 
-def frozen_estimate(frozen: dict, descriptors: dict) -> dict:
-    """The frozen UF2's heap (model): its bound (with the rp2 tables when modelled) less the code
-    descriptors and children arrays, which a frozen UF2 keeps in flash (still not taken out:
-    the per-module name and constant tables, so this too errs high)."""
+def frozen_estimate(frozen: dict, kept: dict) -> dict:
+    """The frozen UF2's heap: its bound (with the rp2 tables when modelled) less what loading the
+    `.mpy` files allocated (`flash_kept`), which a frozen UF2 keeps in flash."""
     base = frozen.get("pico_model", frozen["measured"])
-    return {key: base[key] - descriptors[mark]["bytes"] for key, mark in FIGURE_MARKS}
+    return {key: base[key] - kept[mark]["bytes"] for key, mark in FIGURE_MARKS}
 
 
 def report(f: dict) -> None:
@@ -540,7 +600,7 @@ def report(f: dict) -> None:
     fb = f.get("frozen_bound")
     if fb:
         mb = fb["measured"]
-        print("frozen UF2, upper bound (the firmware's %d names interned before the base mark; code descriptors "
+        print("frozen UF2, upper bound (the firmware's %d names interned before the base mark; what loading the .mpy files allocates "
               "still counted): after import %d B, after boot %d B, live peak %d B; %d names interned at run time"
               % (fb["interned_before_base"], mb["firmware_after_import"], mb["firmware_after_boot"], mb["firmware_peak"],
                  len(fb["runtime_names"])))
@@ -551,11 +611,13 @@ def report(f: dict) -> None:
             print("  with the rp2 tables for its %d run-time names (model): after import %d B, after boot %d B, live peak %d B"
                   % (fb["runtime_names_pico"], pm["firmware_after_import"], pm["firmware_after_boot"], pm["firmware_peak"]))
         if "estimate" in fb:
-            cd, es = fb["code_descriptors"]["end"], fb["estimate"]
-            print("  less its code descriptors, in flash on a frozen UF2 (MODEL: %d scopes of %d modules x %d B, "
-                  "py/emitglue.h, and their children arrays, %d B in all): after import %d B, after boot %d B, "
-                  "live peak %d B" % (cd["scopes"], cd["modules"], RAW_CODE_BYTES, cd["bytes"],
-                                      es["firmware_after_import"], es["firmware_after_boot"], es["firmware_peak"]))
+            cd, es = fb["flash_kept"]["end"], fb["estimate"]
+            print("  less what loading the .mpy files allocates, in flash on a frozen UF2 (py/persistentcode.c, "
+                  "checked on this runtime: %d modules, %d scopes x %d B, children arrays %d B, name and constant "
+                  "tables %d B, constants %d B; %d B in all): after import %d B, after boot %d B, live peak %d B"
+                  % (cd["modules"], cd["scopes"], RAW_CODE_BYTES, cd["children_bytes"], cd["tables_bytes"],
+                     cd["objects_bytes"], cd["bytes"], es["firmware_after_import"], es["firmware_after_boot"],
+                     es["firmware_peak"]))
     for label, r in list(f["segments"].items()) + [("whole run", f["whole"])]:
         load = "" if "cpu_load" not in r else ", CPU load %.2f %% of %d MHz" % (100 * r["cpu_load"], MHZ)
         per = "" if "fuel_per_wake" not in r else ", %.0f fuel a wake-up" % r["fuel_per_wake"]
@@ -575,6 +637,8 @@ def run(args) -> int:
         port = rp2_port_names()
         model = pico_heap_model(stats, package, port) if port is not None else None
         frozen = frozen_bound(board, arrays, segs, end, package, image, port) if args.frozen_bound else None
+        if frozen is not None:
+            frozen["flash_kept"] = {m: flash_kept(stats, m, package) for _, m in FIGURE_MARKS}
     cpf = args.cycles_per_fuel if args.cycles_per_fuel is not None else CYCLES_PER_FUEL
     f = figures(stats, meter, hs, truths, cpf)
     f["heap_fs"] = heap_figures(fs_stats)
@@ -582,8 +646,7 @@ def run(args) -> int:
     f["romfs_image_bytes"] = len(image)
     f["pico_heap_model"] = model
     if frozen is not None:
-        frozen["code_descriptors"] = {m: code_descriptors(stats, m) for _, m in FIGURE_MARKS}
-        frozen["estimate"] = frozen_estimate(frozen, frozen["code_descriptors"])
+        frozen["estimate"] = frozen_estimate(frozen, frozen["flash_kept"])
         f["frozen_bound"] = frozen
     if [e for e in fs_hs.events] != [e for e in hs.events]:
         print("bench pico: the firmware from the file system sent other events than from ROMFS", file=sys.stderr)
