@@ -102,6 +102,14 @@ def test_shift_times_moves_every_controller_time():
     assert shift_times(ev, 0) is ev
 
 
+def test_shift_times_in_place_moves_the_event_itself():
+    """The controller's own events are fresh: it moves them in place, the same times as a copy."""
+    ev = {"ev": "result", "t": 5000, "rest_t": 4000, "number": 3, "lead_us": 9, "sightings": [[4100, 0, 12]]}
+    copy = shift_times(ev, 1000000)
+    assert shift_times(ev, 1000000, True) is ev
+    assert ev == copy and ev["t"] == 1005000 and ev["lead_us"] == 9 and ev["sightings"] == [[1004100, 0, 12]]
+
+
 def test_no_ticks_while_the_power_is_off():
     rp, _ = _replay()
     rp.run([(1000, "RESET", 1), (1000000, "RESET", 0)])

@@ -285,7 +285,7 @@ class Controller:
 
     def emit(self, ev):
         """An event out, its times in time since boot (the origin added back)."""
-        self.out(shift_times(ev, self.epoch))
+        self.out(shift_times(ev, self.epoch, True))
 
     def tick(self, t_us):
         """Time passes: speed, timeouts, rien ne va plus on time, health, periodic status."""

@@ -32,12 +32,13 @@ def back(t, d):
     return t if t > OLDEST_US else OLDEST_US
 
 
-def shift_times(ev, dt):
+def shift_times(ev, dt, in_place=False):
     """The event with every controller time in it (`t`, `predicted_drop_t`, `rest_t`,
-    `last_pass_t`, the sightings' times) moved by `dt` microseconds; a copy, or `ev` if dt is 0."""
+    `last_pass_t`, the sightings' times) moved by `dt` microseconds: a copy, or `ev` itself if
+    dt is 0 or `in_place` (the controller's own fresh events: no second dict per event)."""
     if not dt:
         return ev
-    out = {}
+    out = ev if in_place else {}
     for k in ev:
         v = ev[k]
         if k in TIME_KEYS and isinstance(v, int) and not isinstance(v, bool):
