@@ -30,6 +30,7 @@ Measured (docs/firmware.md, "CPU load and heap"):
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import tempfile
@@ -60,9 +61,10 @@ def add_arguments(p) -> None:
                    help="RP2040 cycles per unit of fuel (default: the calibration in this module)")
     p.add_argument("--heap-profile", action="store_true",
                    help="also print the heap and interned names each module adds at import (ROMFS run)")
-    p.add_argument("--frozen-bound", action="store_true",
-                   help="also a run with the firmware's names interned before the base mark, as a frozen UF2 "
-                        "keeps them in flash: an upper bound of a frozen UF2's heap (ROMFS run)")
+    p.add_argument("--frozen-bound", action=argparse.BooleanOptionalAction, default=True,
+                   help="a run with the firmware's names interned before the base mark, as a frozen UF2 keeps "
+                        "them in flash (an upper bound of a frozen UF2's heap), and that bound less what loading "
+                        "the .mpy files allocates: the frozen UF2's heap (default on; --no-frozen-bound skips it)")
     p.add_argument("--out", type=Path, default=OUT, help="output folder (default bench/out)")
 
 
