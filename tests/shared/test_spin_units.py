@@ -422,6 +422,58 @@ def test_a_lone_pulse_before_the_ball_is_replaced_once_a_second_sensor_confirms_
     _laps_grow_by_at_most_a_tenth(b)
 
 
+def _true_passes(laps, lone, clockwise):
+    """The passes of a ball at the sensors 0 and 6 degrees that runs `laps` (us) between its passes
+    at the run's first sensor: pass k seen by sensor lone[k] alone while k < len(lone), by both
+    after. Each sensor passes the angle's share of the lap before (the pace the Ball moves a
+    group by; the lap itself for the first) away from the first sensor. Returns (t, sensor)."""
+    deg = (0.0, 6.0)
+    ref = lone[0]
+    out = []
+    r = 0
+    for k in range(len(laps) + 1):
+        pace = laps[k - 2] if k >= 2 else laps[0]
+        group = []
+        for s in ([lone[k]] if k < len(lone) else [0, 1]):
+            a = (deg[ref] - deg[s]) % 360.0 if clockwise else (deg[s] - deg[ref]) % 360.0
+            if a > 180.0:
+                a -= 360.0
+            group.append((r - int(pace * a / 360.0), s))
+        out.extend(sorted(group))
+        if k < len(laps):
+            r += laps[k]
+    return out
+
+
+def test_lone_passes_of_either_sensor_are_moved_by_its_angle_once_the_direction_is_known():
+    # issue 13: a run whose first passes one sensor or the other missed (bench --imperfect chunk
+    # 32 spin 3: BALL1 missed the first two, BALL0 the third) keeps its lone laps; a lone pass
+    # of the other sensor was timed as if it stood at the first one's angle, ~11 ms off on a
+    # lap of 0.65 s (and every lap after it a little, through the pace). Once a group of two
+    # gives the direction, those passes move by their angle as a group's passes do: the laps
+    # are the ball's revolutions from the first pass, to the microsecond.
+    from cylindre.spin.ball import Ball
+    laps = [654000 + 6000 * k for k in range(8)]
+    for lone in ((1, 1, 1), (0, 0, 0), (0, 0, 1), (1, 1, 0), (1, 0, 1)):
+        for clockwise in (True, False):
+            passes = _true_passes(laps, lone, clockwise)
+            b = Ball([0.0, 6.0])
+            b.start(passes[0][0], passes[0][1])
+            for t, i in passes[1:]:
+                b.passed(t, i)
+            assert b.direction() == (1 if clockwise else -1) and b.ref_sensor() == lone[0]
+            assert b.lap_periods() == laps, (lone, clockwise, b.lap_periods())
+            assert b.lap_start() == sum(laps) and b.lap_ends()[-1] == sum(laps)
+
+
+def test_a_run_whose_first_sensor_saw_every_lone_pass_is_timed_as_before():
+    # BALL0 alone sees the first passes, the ball clockwise (the group's first pass is BALL0's):
+    # nothing was timed at another sensor, nothing moves.
+    passes = _true_passes([654000 + 6000 * k for k in range(6)], (0, 0, 0), True)
+    b = _ball_fed([(t / 1000, i) for t, i in passes])
+    assert b.lap_periods() == [654000, 660000, 666000, 672000, 678000, 684000]
+
+
 def test_confirmation_waits_for_the_span():
     p = Pockets([0.0, 120.0, 240.0], 0.0, 1024, 5000)
     _pulse(p, 0, 0, -5, 5)
