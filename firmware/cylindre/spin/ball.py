@@ -186,11 +186,7 @@ class Ball:
         """When the ball passed the reference sensor, from a pass at `sensor` at t."""
         if sensor == self.ref or period <= 0:
             return t
-        return t + self._to_ref(sensor, period)
-
-    def _to_ref(self, sensor, period):
-        """The time (us) the ball takes from `sensor` to the reference at this lap period."""
-        return int(period * self._deg_to_ref(sensor) / 360.0)
+        return t + int(period * self._deg_to_ref(sensor) / 360.0)
 
     def _deg_to_ref(self, sensor):
         """The angle the ball still runs from `sensor` to the reference, in (-180, 180], by the
@@ -222,12 +218,9 @@ class Ball:
             c = 0
             for j in range(k):
                 if self.unmoved_t[j] == e:
-                    s = self.unmoved_s[j]
-                    if i:
-                        c = self._to_ref(s, laps[i - 1])
-                    else:           # the first lap at its own pace: 360 - a degrees in laps[0]
-                        a = self._deg_to_ref(s)
-                        c = int(laps[0] * a / (360.0 - a))
+                    a = self._deg_to_ref(self.unmoved_s[j])
+                    # by the lap before; the first lap at its own pace (360 - a degrees in laps[0])
+                    c = int(laps[i - 1] * a / 360.0) if i else int(laps[0] * a / (360.0 - a))
                     break
             laps[i] += c - shift
             if c:
