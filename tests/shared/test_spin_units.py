@@ -474,6 +474,23 @@ def test_a_run_whose_first_sensor_saw_every_lone_pass_is_timed_as_before():
     assert b.lap_periods() == [654000, 660000, 666000, 672000, 678000, 684000]
 
 
+def test_a_direction_a_stray_gave_and_the_next_group_took_back_moves_no_lone_pass():
+    # noisy bench on the pico board, seed 3 chunk 13 spin 37 (us, the ball counter-clockwise):
+    # a stray BALL0 pulse 11 ms before the ball's first group votes clockwise, the next group
+    # votes back, and the direction is unknown again for the lone BALL1 pass after it. Moving
+    # that pass once the votes lean again stretched the second lap by 11 ms on top of the
+    # stray's harm, and rien ne va plus came 4.9 laps early. Only passes before the run's
+    # first group of two wait to be moved.
+    from cylindre.spin.ball import Ball
+    b = Ball([0.0, 6.0])
+    b.start(859061, 0)
+    for t, i in ((870205, 1), (881072, 0), (1544674, 1), (1556279, 0), (2262666, 1), (2274995, 0),
+                 (3028600, 1), (3041719, 0)):
+        b.passed(t, i)
+    assert b.direction() == -1
+    assert b.lap_periods()[1] == 2262666 - b.lap_ends()[0], b.lap_periods()
+
+
 def test_confirmation_waits_for_the_span():
     p = Pockets([0.0, 120.0, 240.0], 0.0, 1024, 5000)
     _pulse(p, 0, 0, -5, 5)

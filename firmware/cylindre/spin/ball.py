@@ -89,8 +89,10 @@ class Ball:
         self._mark(t, sensor)
 
     def _base(self, t, t_ref, sensor):
-        if sensor != self.ref and t_ref == t and self.votes == 0:
-            # timed at this sensor, the direction unknown: moved once it is known (_move_unmoved)
+        if sensor != self.ref and t_ref == t and self.strong == 0:
+            # timed at this sensor before any group of two (the direction unknown): moved once
+            # one gives it (_move_unmoved). Not after: a first group's vote undone by the next
+            # group's (a stray pulse) is no direction to move by.
             k = self.unmoved % UNMOVED
             self.unmoved_t[k] = t
             self.unmoved_s[k] = sensor
