@@ -635,12 +635,13 @@ def test_the_first_pocket_sighting_narrows_the_drop_learnt_never_past_the_truth(
     from test_spin_kit import make
 
     def spin():
-        # the ball leaves the track at a 2.3 s lap 1.7 s after its last pass and rests in 0
-        # 0.3 s later, where the one sensor sights it before it would have come round again
+        # the ball leaves the track at a 2.3 s lap 1.7 s after its last pass and rests in 35
+        # 0.75 s later; the one sensor sights it 0.83 s after the drop (the simulator's
+        # quickest: 0.79 s over 5,400 spins), 0.2 s after it would have come round again
         w, ctl, log = make(rpm=20.0)
         ctl.boot(0)
         w.add_index(0, 45000000)
-        w.spin(3000000, -1, 0, settle_us=300000)
+        w.spin(3000000, -1, 35, settle_us=750000)
         w.run(ctl, 45000000)
         assert log.of("result")
         return ctl.learner.record()
