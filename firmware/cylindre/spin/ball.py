@@ -3,7 +3,9 @@
 The ball-track sensors sit a few degrees apart, so each lap the ball passes them in a tight group.
 A lap ends at each new group; its time is the reference sensor's pass (the sensor that saw the ball
 first in this run), or, when that sensor missed the ball, another sensor's pass moved back by the
-angle between them. Inside a group the order of the sensors gives the direction. A pass that
+angle between them. Inside a group the order of the sensors gives the direction; a group timed
+at another sensor before the direction was known (lone passes of a run whose first groups one
+sensor or the other missed) is moved back by that angle once the direction is known. A pass that
 comes far too soon for a new lap is noise (the ball cannot speed up), and contact chatter on one
 sensor inside a group counts once.
 """
@@ -13,6 +15,7 @@ MIN_LAP_US = 300000    # no ball laps a track faster than this (launches run 0.4
 FIRST_GROUP_US = 100000  # the first group, before any lap is known
 WIDE_GAP = 8           # a crawling ball's pass: gap between two sensors at most 8 pulse widths
 MIN_CRAWL_US = 4000    # and pulses at least this wide (spurious ones: 0.5-3 ms)
+UNMOVED = 8            # groups timed at another sensor before the direction, kept to move later
 
 
 class Ball:
@@ -20,6 +23,10 @@ class Ball:
         self.deg = list(sensors_deg)
         self.n = len(self.deg)
         self.first_max = first_max_us   # the slowest first lap taken as a launch (launch_max_lap_us)
+        # The newest UNMOVED groups timed at another sensor than the reference before the
+        # direction was known: their time and sensor (made once: nothing allocated per pass).
+        self.unmoved_t = [0] * UNMOVED
+        self.unmoved_s = bytearray(UNMOVED)
         self.reset()
 
     def reset(self):
@@ -58,6 +65,7 @@ class Ball:
         self.fall_t = [0] * self.n  # each sensor's last falling edge (pulse widths)
         self.wide = 0               # passes with a ball's pulse width (MIN_CRAWL_US or more)
         self.wide_rise = [-1] * self.n  # the rise of each sensor's last pass counted wide
+        self.unmoved = 0            # groups written in unmoved_t / unmoved_s (a ring past UNMOVED)
 
     def start(self, t, sensor):
         self.reset()
@@ -81,6 +89,14 @@ class Ball:
         self._mark(t, sensor)
 
     def _base(self, t, t_ref, sensor):
+        if sensor != self.ref and t_ref == t and self.strong == 0:
+            # timed at this sensor before any group of two (the direction unknown): moved once
+            # one gives it (_move_unmoved). Not after: a first group's vote undone by the next
+            # group's (a stray pulse) is no direction to move by.
+            k = self.unmoved % UNMOVED
+            self.unmoved_t[k] = t
+            self.unmoved_s[k] = sensor
+            self.unmoved += 1
         self.group_t = t_ref
         self.last_ref_t = t_ref
         self.first_in_group = sensor
@@ -172,14 +188,51 @@ class Ball:
         """When the ball passed the reference sensor, from a pass at `sensor` at t."""
         if sensor == self.ref or period <= 0:
             return t
+        return t + int(period * self._deg_to_ref(sensor) / 360.0)
+
+    def _deg_to_ref(self, sensor):
+        """The angle the ball still runs from `sensor` to the reference, in (-180, 180], by the
+        direction (0 while it is unknown)."""
         d = self.direction()
         if d == 0:
-            return t
-        # Angle the ball still runs from this sensor to the reference, in (-180, 180].
+            return 0.0
         a = self._cw_deg(sensor, self.ref) if d > 0 else self._cw_deg(self.ref, sensor)
-        if a > 180.0:
-            a -= 360.0
-        return t + int(period * a / 360.0)
+        return a - 360.0 if a > 180.0 else a
+
+    def _move_unmoved(self):
+        """The direction is now known: move the groups timed at another sensor before it (lone
+        passes of a run one sensor or the other missed) to the reference, as a group's passes
+        are, each by the pace before it (issue 13: ~10 ms on those laps, the fit's first points).
+        The laps they end or start change with them; a lap split in two keeps its middle."""
+        k = self.unmoved
+        self.unmoved = 0
+        if k > UNMOVED:
+            k = UNMOVED
+        laps = self.laps
+        ends = self.lap_end
+        if not k or len(laps) != self.nlaps:
+            return
+        g = self.group_t
+        pg = self.prev_group_t
+        shift = 0                   # how far the end of the lap before was moved
+        for i in range(len(laps)):
+            e = ends[i]
+            c = 0
+            for j in range(k):
+                if self.unmoved_t[j] == e:
+                    a = self._deg_to_ref(self.unmoved_s[j])
+                    # by the lap before; the first lap at its own pace (360 - a degrees in laps[0])
+                    c = int(laps[i - 1] * a / 360.0) if i else int(laps[0] * a / (360.0 - a))
+                    break
+            laps[i] += c - shift
+            if c:
+                ends[i] = e + c
+                if e == g:
+                    self.group_t = e + c
+                    self.last_ref_t = e + c
+                if e == pg:
+                    self.prev_group_t = e + c
+            shift = c
 
     def passed(self, t, sensor):
         """A pass (rising edge) during the run. Returns the completed lap period (us) or 0."""
@@ -217,6 +270,8 @@ class Ball:
                     self.votes += 1
                 else:
                     self.votes -= 1
+                if self.unmoved and self.votes != 0:
+                    self._move_unmoved()
             self._mark(t, sensor)
             if self.nlaps >= 1 and self.group_size == 2 and self.strong == 1 and not self._smooth():
                 # The run began with lone passes and the ball's first full group follows: they
@@ -373,6 +428,7 @@ class Ball:
         self.lap_end = []
         self.nlaps = 0
         self.votes = 0
+        self.unmoved = 0
         first = self.first_in_group
         for s in range(self.n):
             if self.in_group[s] and s != first:

@@ -27,8 +27,9 @@ hours); a sudden change (another ball) is followed in about half a window (docs/
 """
 
 WINDOW = 48          # spins kept (24 before issue 13 round 11; docs/firmware.md)
-DROP_TO_POCKET_US = 500000   # the ball's shortest time from leaving the track to its first
-                             # sighting in a pocket (the simulator: 0.8 s at least; docs/firmware.md)
+DROP_TO_POCKET_US = 700000   # the ball's shortest time from leaving the track to its first
+                             # sighting in a pocket: the simulator's least, 0.79 s over 5,400 spins
+                             # of both boards, less a margin (0.5 s before; docs/firmware.md)
 SPREAD = 0.015       # each bound widened by this fraction of its squared lap rate (see estimate):
 _WIDEN_HI = 132      # in periods, the upper bound raised by 1/132 ((1 - SPREAD) ** -0.5 = 1 + 1/132)
 _WIDEN_LO = 135      # and the lower lowered by 1/135 ((1 + SPREAD) ** -0.5 = 1 - 1/135)
