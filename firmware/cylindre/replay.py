@@ -15,7 +15,7 @@ controller said them.
 """
 
 from cylindre.spin.controller import Controller
-from cylindre.spin.origin import REBASE_AT_US, REBASE_STEP_US, shift_times  # noqa: F401 (shift_times: for callers)
+from cylindre.spin.origin import REBASE_AT_US, REBASE_STEP_US, shift_times
 from cylindre.spin.quadrature import Quadrature
 
 GEOMETRY_KEYS = ("cpr", "index_offset_deg", "ball_sensors_deg", "pocket_sensors_deg")

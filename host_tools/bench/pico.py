@@ -344,7 +344,7 @@ def qstr_tables(n: int, hash_bytes: int) -> int:
     """Heap bytes of the dynamic tables that hold n interned names (20, 40, 80, ... entries)."""
     total, alloc = 0, QSTR_FIRST_TABLE
     while n > 0:
-        total += (QSTR_TABLE_HEADER + (4 + hash_bytes + 1) * alloc + 15) // 16 * 16
+        total += _blocks(QSTR_TABLE_HEADER + (4 + hash_bytes + 1) * alloc)
         n -= alloc
         alloc *= 2
     return total
