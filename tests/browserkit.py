@@ -1,5 +1,5 @@
 """Pages in a real browser: Debian's Chromium driven by playwright (never a browser download),
-against the real daemon serving them: the floor app (web.py, with the pages and the pit's routes
+against the real daemon serving them: the table app (web.py, with the pages and the pit's routes
 of web_pages.py) on uvicorn, as `cylindre daemon` runs it, its alert watch started, fed by the
 simulated wheel over a pseudo-terminal. `make browser` installs /usr/bin/chromium when it is
 missing (`make test` runs it first).
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from host_tools.daemon.auth import ROLES
 from host_tools.daemon.keys import new_key
-from host_tools.daemon.web import Floor, create_app, server
+from host_tools.daemon.web import TableHost, create_app, server
 from host_tools.simwheel import PtyPort, SimulatedBoard
 
 CHROMIUM = os.environ.get("CYLINDRE_CHROMIUM", "/usr/bin/chromium")
@@ -50,14 +50,14 @@ class Table:
         self.key = new_key(tmp / "T1.key")
         self.pty = PtyPort()
         self.board = SimulatedBoard(self.pty, self.key, "T1", seed=seed, speed=speed, pause=pause, log=lambda s: None)
-        self.floor = Floor.build(self.pty.path, self.key, str(tmp / "journal.sqlite"), open_table=True,
+        self.host = TableHost.build(self.pty.path, self.key, str(tmp / "journal.sqlite"), open_table=True,
                                  silence_ms=silence_ms)
-        self.daemon = self.floor.d
+        self.daemon = self.host.d
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))
-        self.app = create_app(self.floor, {"http": "127.0.0.1:%d" % sock.getsockname()[1], "alerts": alerts or {}})
+        self.app = create_app(self.host, {"http": "127.0.0.1:%d" % sock.getsockname()[1], "alerts": alerts or {}})
         self.pit = self.app.state.pit
-        self.tokens = {r: self.floor.tokens.add(f"{r}-1", r) for r in ROLES}
+        self.tokens = {r: self.host.tokens.add(f"{r}-1", r) for r in ROLES}
         self.srv = server(self.app)
         self._sock = sock
         self.base = "http://127.0.0.1:%d" % sock.getsockname()[1]
@@ -100,7 +100,7 @@ class Table:
 
     def drop_streams(self):
         """Hang up every live event stream, as a broken network would."""
-        self.floor.events.close()
+        self.host.events.close()
 
     def api(self, method, path, body=None, timeout=5, role="admin"):
         data = None if body is None else json.dumps(body).encode()
@@ -142,7 +142,7 @@ class Table:
         if self._board_thread:
             self._board_thread.join(30)
         self.pit.close()
-        self.floor.events.close()
+        self.host.events.close()
         self.srv.should_exit = True
         self.daemon.stop()
         for fd in (self.pty.master, self.pty.slave):

@@ -92,8 +92,8 @@ def test_alerts_are_journaled_cleared_and_acknowledged_with_a_comment(tmp_path):
     assert AlertStore(Journal(tmp_path / "j.sqlite"), "T1").list()[0]["comment"].startswith("série vérifiée")
 
 
-# -- alerts live in the daemon (web_pages.Pit on the floor app) -----------------------------------------
-from floorkit import Table as Floor  # noqa: E402
+# -- alerts live in the daemon (web_pages.Pit on the table app) -----------------------------------------
+from apikit import Table as Host  # noqa: E402
 from host_tools.daemon import config as cfg  # noqa: E402
 
 
@@ -109,17 +109,17 @@ def _metric(t, code, state):
 
 
 def test_an_alert_goes_on_the_stream_and_the_metrics_and_a_chef_acknowledges_it_audited(tmp_path):
-    t = Floor(tmp_path / "j.sqlite", conf={"alerts": {"run_length": 5}})
+    t = Host(tmp_path / "j.sqlite", conf={"alerts": {"run_length": 5}})
     try:
         pit = t.app.state.pit
-        after = t.floor.events.bounds()[1]
+        after = t.host.events.bounds()[1]
         _reds(t, 1, 4)
         assert pit.check() == []                                    # 4 reds: under the threshold
         _reds(t, 5, 1)
         [a] = pit.check()
         assert (a["code"], a["value"], a["key"]) == ("run_length", 5, "run:rouge:1")
         assert pit.check() == []                                    # raised once
-        [(eid, kind, data)] = [e for e in t.floor.events.since(after) if e[1] == "alert"]
+        [(eid, kind, data)] = [e for e in t.host.events.since(after) if e[1] == "alert"]
         assert json.loads(data)["id"] == a["id"]                     # journaled on the event stream
         assert _metric(t, "run_length", "pending") == 1 and _metric(t, "article53", "pending") == 0
         assert [x["id"] for x in t.call("chef", "GET", "/alerts?pending=true").json()] == [a["id"]]
@@ -136,7 +136,7 @@ def test_an_alert_goes_on_the_stream_and_the_metrics_and_a_chef_acknowledges_it_
         assert (row["who"], row["target"], row["after"], row["done"]) == (
             "chef-1", str(a["id"]), {"comment": "vidéo revue, cylindre de niveau"}, True)
         assert _metric(t, "run_length", "pending") == 0 and _metric(t, "run_length", "acknowledged") == 1
-        acks = [json.loads(d) for _, k, d in t.floor.events.since(eid) if k == "alert"]
+        acks = [json.loads(d) for _, k, d in t.host.events.since(eid) if k == "alert"]
         assert [x["acked_by"] for x in acks] == ["chef-1"]
         assert t.call("chef", "GET", "/alerts?pending=true").json() == []
     finally:
@@ -144,7 +144,7 @@ def test_an_alert_goes_on_the_stream_and_the_metrics_and_a_chef_acknowledges_it_
 
 
 def test_the_watch_checks_at_each_game_end_and_a_silent_link_raises_link_down(tmp_path):
-    t = Floor(tmp_path / "j.sqlite", conf={"alerts": {"run_length": 3, "every_s": 60, "link_down_s": 1}})
+    t = Host(tmp_path / "j.sqlite", conf={"alerts": {"run_length": 3, "every_s": 60, "link_down_s": 1}})
     pit = t.app.state.pit
     try:
         pit.started = time.time() - 0.5                 # the daemon started; the wheel never heard (NoPort)

@@ -1,5 +1,5 @@
-"""The HTTP API on a real server (the floor app on uvicorn): bets, errors, state, history, recall,
-SSE, OpenAPI. Calls carry the admin's token; the roles are test_floor_roles.py's."""
+"""The HTTP API on a real server (the table app on uvicorn): bets, errors, state, history, recall,
+SSE, OpenAPI. Calls carry the admin's token; the roles are test_api_roles.py's."""
 
 import json
 import threading
@@ -8,7 +8,7 @@ import urllib.request
 
 import pytest
 
-from floorkit import Served, Table
+from apikit import Served, Table
 
 
 @pytest.fixture
@@ -34,7 +34,7 @@ def api(tmp_path):
     call.base = base
     call.table = t
     yield call
-    t.floor.events.close()
+    t.host.events.close()
     srv.stop()
     t.close()
 

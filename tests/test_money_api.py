@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from floorkit import Served, Table
+from apikit import Served, Table
 
 BET = {"player": "ana", "type": "plein", "numbers": [17], "stake": 1000}
 
@@ -22,7 +22,7 @@ def srv(tmp_path, request):
     s = Served(t.app, http=http)
     _auth[0] = t.tokens
     yield t.daemon, s.port
-    t.floor.events.close()
+    t.host.events.close()
     s.stop()
     t.close()
 

@@ -3,7 +3,7 @@
 `settlement_latency(nbets, spins)` places `nbets` bets (the bench's mix of plain bets, even
 chances and called bets, in one transaction: the setup), has the wheel call the spin, then times
 a result frame's bytes through HostLink, the journal, the game's step, the settlement and its
-rows, the events it publishes (journaled in the same transaction, as the floor's publisher does)
+rows, the events it publishes (journaled in the same transaction, as the table app's publisher does)
 up to COMMIT (SQLite WAL, synchronous FULL: fsync). It uses only interfaces every daemon
 since issue 8 has (Journal, Table.place / on_event, HostLink, DeviceLink), so it also runs on an
 older tree: `python durable.py NBETS SPINS` prints the figures as JSON with whatever
@@ -75,7 +75,7 @@ def settlement_latency(nbets, spins, seed=1):
     with tempfile.TemporaryDirectory() as tmp:
         clock = [1000]                      # ms: the host's clock and the wheel's (no transit)
         journal = Journal(Path(tmp) / "bench.sqlite")
-        # the floor's publisher: every event the table publishes journaled in its transaction
+        # the table app's publisher: every event the table publishes journaled in its transaction
         table = Table(journal, "T1", clock=lambda: clock[0], publish=EventLog(journal).publish)
         table.set_open(True)
         wire = []

@@ -33,7 +33,7 @@ class AlertStore:
 
     def sync(self, current: list, now: float | None = None, publish=None) -> list:
         """Record the alerts of `current` not raised yet and mark ended ones cleared; the new rows.
-        `publish(kind, body)` (the floor's event log) is told of each new row inside the same
+        `publish(kind, body)` (the table app's event log) is told of each new row inside the same
         transaction, so the stream says an alert exactly when the journal holds it."""
         now = time.time() if now is None else now
         with self.j.tx() as db:

@@ -135,16 +135,16 @@ def run(args) -> int:
         except (OSError, ValueError, LimitError) as e:
             print(f"cylindre daemon: --limits {c['limits']}: {e}", file=sys.stderr)
             return 2
-    from .web import Floor, create_app
+    from .web import TableHost, create_app
     import sqlite3
     host, port = parse_hostport(c["http"])
     try:
         _create_private(c["journal"])
-        floor = Floor.build(c["port"], key, c["journal"], wheel=c["wheel"], limits=limits, open_table=c["open"],
+        th = TableHost.build(c["port"], key, c["journal"], wheel=c["wheel"], limits=limits, open_table=c["open"],
                             baud=c["baud"], silence_ms=c["silence_ms"], source=c["source"])
-        d = floor.d
+        d = th.d
         secure_file(c["journal"])
-        app = create_app(floor, c)
+        app = create_app(th, c)
     except (sqlite3.Error, OSError, RuntimeError) as e:
         print(f"cylindre daemon: cannot open the journal {c['journal']}: {e}", file=sys.stderr)
         return 2
@@ -176,11 +176,11 @@ def run(args) -> int:
     done.wait()
     log.info("stopping")
     app.state.pit.close()
-    floor.events.close()
+    th.events.close()
     server.should_exit = True
     web.join(timeout=5)
     d.stop()
-    floor.tokens.close()
+    th.tokens.close()
     d.j.close()
     return 0
 

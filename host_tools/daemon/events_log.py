@@ -2,7 +2,7 @@
 
 Every event the table publishes (announce, bet, cancel, settlement, wheel, link; and the pit's
 alerts, raised or acknowledged: web_pages.py) becomes a row of
-the `event_log` table *in the transaction of the change it reports* (the daemon and the floor call
+the `event_log` table *in the transaction of the change it reports* (the daemon and the host call
 the table inside one `Journal.tx`): an event and its money change commit together or not at all.
 Live subscribers get it only once that transaction has committed (`Journal.after_commit`), in
 commit order, so a client never sees an event whose change rolled back; an SSE client that

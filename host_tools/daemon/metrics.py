@@ -19,7 +19,7 @@ SETTLE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 
 
 
 class Metrics:
-    """The daemon's observer and the floor's counters, in one registry."""
+    """The daemon's observer and the table app's counters, in one registry."""
 
     def __init__(self, daemon=None):
         self.registry = CollectorRegistry(auto_describe=True)

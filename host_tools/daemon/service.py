@@ -4,8 +4,8 @@ One I/O thread owns the port and the link: it reads, journals every record in on
 (`_record`), hands events and statuses to the table, and acknowledges an event only after its
 transaction is committed. HTTP threads reach the wheel through `command()`, which the I/O thread
 sends one at a time. What the table and the link publish goes to the `publish(kind, body)` the
-daemon is built with (the floor's journaled event log), called inside the transaction of the
-change it reports; the `observer` hears frames sent and settlement times (the floor's metrics).
+daemon is built with (the table app's journaled event log), called inside the transaction of the
+change it reports; the `observer` hears frames sent and settlement times (the table app's metrics).
 
 The source of wheel events is a seam (`source=`): the Cylindre link session (`HostLink`, the
 default) is one source, a Cammegh reader's lines (`source_cammegh.CammeghSource`) another. A
@@ -33,7 +33,7 @@ log = logging.getLogger("cylindre.daemon")
 
 
 class Observer:
-    """What the daemon tells its observer (the floor's metrics); this one listens to nothing."""
+    """What the daemon tells its observer (the table app's metrics); this one listens to nothing."""
 
     def frame_out(self):
         """A frame was written to the wheel."""

@@ -6,7 +6,7 @@ Same routes and meaning as before (docs/daemon.md); every request except `/healt
 A guard in front of the app refuses a foreign Host header (421), a cross-origin request (403),
 a body that is not JSON (415), too large (413), too deep or with too large a number (400).
 
-`Floor` is the one adapter between this app and the daemon: every call into `Daemon`/`Table`
+`TableHost` is the one adapter between this app and the daemon: every call into `Daemon`/`Table`
 goes through it, so a change of the daemon's interface is met here alone.
 """
 
@@ -55,15 +55,15 @@ class ApiError(Exception):
 
 
 # -- the adapter to the daemon ------------------------------------------------------------------------
-class Floor:
-    """The daemon, its table and the floor's own parts (tokens, audit, event log, metrics).
+class TableHost:
+    """The daemon, its table and the table app's own parts (tokens, audit, event log, metrics).
 
     Every change goes through `step()`: one journal transaction holding the table's change, the
     events it publishes and its audit row, so they commit together or not at all."""
 
     @classmethod
-    def build(cls, port, key, journal, **daemon_kw) -> "Floor":
-        """The daemon built with the floor's publisher (the journaled event log, counted by the
+    def build(cls, port, key, journal, **daemon_kw) -> "TableHost":
+        """The daemon built with the table app's publisher (the journaled event log, counted by the
         metrics) and observer (the metrics)."""
         j = journal if isinstance(journal, Journal) else Journal(journal)
         events, metrics = EventLog(j), Metrics()
@@ -72,9 +72,9 @@ class Floor:
             metrics.observe(kind, body)
             events.publish(kind, body)
         publish.in_transaction = True           # journaled with the change it reports (table.py)
-        floor = cls(Daemon(port, key, j, publish=publish, observer=metrics, **daemon_kw), events, metrics)
-        floor._start_limits(from_file=daemon_kw.get("limits") is not None)
-        return floor
+        host = cls(Daemon(port, key, j, publish=publish, observer=metrics, **daemon_kw), events, metrics)
+        host._start_limits(from_file=daemon_kw.get("limits") is not None)
+        return host
 
     def __init__(self, daemon, events: EventLog, metrics: Metrics):
         self.d = daemon
@@ -588,7 +588,7 @@ ERRORS = {400: E, 401: E, 403: E, 413: E, 415: E, 421: E}
 bearer = HTTPBearer(auto_error=False, description="a token from `cylindre token add NAME --role ROLE`")
 
 
-def create_app(floor: Floor, conf: dict | None = None) -> FastAPI:
+def create_app(host: TableHost, conf: dict | None = None) -> FastAPI:
     conf = cfg.validate({**cfg.defaults(), **(conf or {})})
     bind_host, _ = cfg.hostport(conf["http"])
     app = FastAPI(title="Cylindre table daemon", version="2",
@@ -596,7 +596,7 @@ def create_app(floor: Floor, conf: dict | None = None) -> FastAPI:
                               "table. Money is integer cents. Every route but /health and /openapi.json needs "
                               "a bearer token whose role is high enough: display < croupier < chef < admin.",
                   docs_url=None, redoc_url=None, openapi_url="/openapi.json")
-    audit = floor.audit
+    audit = host.audit
 
     known_of: dict[int, frozenset] = {}        # a route's query parameters, found at its first request
 
@@ -626,7 +626,7 @@ def create_app(floor: Floor, conf: dict | None = None) -> FastAPI:
         on its own connection (auth.py), which never waits for the journal; the audit row of a
         refusal is written on a worker thread (it takes the journal)."""
         async def check(cred: Optional[HTTPAuthorizationCredentials] = Depends(bearer)) -> Identity:
-            who = floor.tokens.identify(cred.credentials if cred else None)
+            who = host.tokens.identify(cred.credentials if cred else None)
             if who is None:
                 raise ApiError(401, "unauthorized", "a live token is needed: Authorization: Bearer <token>")
             if not who.may(role):
@@ -686,7 +686,7 @@ def create_app(floor: Floor, conf: dict | None = None) -> FastAPI:
     @app.get("/health", response_model=Health, responses={503: {"model": Health}}, tags=["operations"],
              summary="200 when the link is up and the journal writable, 503 with the reasons otherwise (no token)")
     def health():
-        ok, reasons = floor.health()
+        ok, reasons = host.health()
         return JSONResponse({"ok": ok, "reasons": reasons}, 200 if ok else 503)
 
     # -- reads (display) -------------------------------------------------------------------------------
@@ -696,44 +696,44 @@ def create_app(floor: Floor, conf: dict | None = None) -> FastAPI:
              responses={200: {"content": {CONTENT_TYPE.split(";")[0]: {"schema": {"type": "string"}}}}, **ERRORS},
              response_class=Response)
     def metrics(who=display):
-        return Response(floor.metrics.render(), media_type=CONTENT_TYPE)
+        return Response(host.metrics.render(), media_type=CONTENT_TYPE)
 
     @app.get("/state", response_model=State, responses=ERRORS, summary="the link, the wheel and the table now")
     def state(who=display):
-        return floor.state()
+        return host.state()
 
     @app.get("/bets", response_model=list[BetRow], responses=ERRORS, summary="bets, newest first")
     def bets(who=display, status: Optional[str] = Query(None, max_length=20), spin: Optional[int] = Query(None, ge=0, le=10**9),
              player: Optional[str] = Query(None, max_length=64), limit: int = Query(500, ge=1, le=100000)):
-        return floor.bets(status=status, spin=spin, player=player, limit=limit)
+        return host.bets(status=status, spin=spin, player=player, limit=limit)
 
     @app.get("/bets/{bid}", response_model=BetRow, responses={**ERRORS, 404: E}, summary="one bet with its result once settled")
     def bet(who=display, bid: str = Path(pattern=BET_ID)):
-        return floor.bet(bid)
+        return host.bet(bid)
 
     @app.get("/history", response_model=list[HistoryRow], responses=ERRORS, summary="settled spins, newest first")
     def history(who=display, limit: int = Query(10, ge=1, le=10000)):
-        return floor.history(limit)
+        return host.history(limit)
 
     @app.get("/spins/{spin}", response_model=Recall, responses={**ERRORS, 404: E},
              summary="game recall: the wheel's events with their frames, the bets, the settlement, the audit rows")
     def recall(who=display, spin: int = Path(ge=-10**12, le=10**12)):
-        return floor.recall(spin)
+        return host.recall(spin)
 
     @app.get("/wheel/settings", response_model=dict[str, Any], responses={**ERRORS, 502: E, 504: E},
              summary="the wheel's spin settings")
     def settings(who=display):
-        return floor.wheel("get_settings")
+        return host.wheel("get_settings")
 
     @app.get("/wheel/status", response_model=dict[str, Any], responses={**ERRORS, 502: E, 504: E},
              summary="the wheel's status and link figures, asked now")
     def wheel_status(who=display):
-        return floor.wheel("status")
+        return host.wheel("status")
 
     @app.get("/wheel/history", response_model=list[dict[str, Any]], responses={**ERRORS, 502: E, 504: E},
              summary="the wheel's last 10 games, oldest first")
     def wheel_history(who=display):
-        return floor.wheel("history") or []
+        return host.wheel("history") or []
 
     @app.get("/events", tags=["events"], response_class=StreamingResponse,
              responses={200: {"description": "Server-Sent Events: `id:` (journaled kinds), `event:` kind, `data:` JSON",
@@ -753,7 +753,7 @@ def create_app(floor: Floor, conf: dict | None = None) -> FastAPI:
             if not last_event_id.strip().isdigit():
                 raise ApiError(400, "bad_parameter", "Last-Event-ID must be an event id (an integer)")
             after = int(last_event_id)
-        return StreamingResponse(_stream(floor, chosen, after), media_type="text/event-stream",
+        return StreamingResponse(_stream(host, chosen, after), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     # -- bets (croupier) -------------------------------------------------------------------------------
@@ -772,45 +772,45 @@ def create_app(floor: Floor, conf: dict | None = None) -> FastAPI:
         if BODY not in request.scope:
             raise ApiError(400, "invalid_bet", "body: a bet is required (a JSON object)")
         try:
-            return JSONResponse(await floor.place_async(request.scope[BODY], idempotency_key, who), 201)
+            return JSONResponse(await host.place_async(request.scope[BODY], idempotency_key, who), 201)
         except Refused as e:
             return JSONResponse({"error": e.code, "message": e.message, "bet": e.bet}, e.http)
 
     @app.delete("/bets/{bid}", response_model=Cancelled, responses={**ERRORS, 404: E, 409: E}, summary="withdraw an open bet")
     def cancel(bid: str = Path(pattern=BET_ID), who=Depends(need("croupier", "bet_cancel"))):
-        return floor.cancel(bid, who)
+        return host.cancel(bid, who)
 
     # -- the table (chef) ------------------------------------------------------------------------------
     @app.post("/table/open", response_model=TableChange, responses=ERRORS, summary="open the table (tells the wheel)")
     def table_open(who=Depends(need("chef", "table_open"))):
-        return floor.set_open(True, who)
+        return host.set_open(True, who)
 
     @app.post("/table/close", response_model=TableChange, responses=ERRORS,
               summary="close the table (tells the wheel; a spin in progress is void)")
     def table_close(who=Depends(need("chef", "table_close"))):
-        return floor.set_open(False, who)
+        return host.set_open(False, who)
 
     @app.get("/table/limits", response_model=dict[str, KindLimit], responses=ERRORS,
              summary="the table limits in force, by kind: " + ", ".join(LIMIT_KINDS) + " (cents)")
     def limits(who=display):
-        return floor.table.limits.to_json()
+        return host.table.limits.to_json()
 
     @app.put("/table/limits", response_model=dict[str, KindLimit], responses={**ERRORS, 409: E},
              summary="change the limits of some kinds ({kind: {min, max}}, cents; even-chance names mean simple), "
                      "between spins only (409 spin_in_progress); audited before -> after")
     def set_limits(body: dict[str, KindLimitIn], who=Depends(need("admin", "table_limits"))):
-        return floor.set_limits({k: v.model_dump(exclude_none=True) for k, v in body.items()}, who)
+        return host.set_limits({k: v.model_dump(exclude_none=True) for k, v in body.items()}, who)
 
     @app.post("/bets/{bid}/resolve", response_model=BetRow, responses={**ERRORS, 404: E, 409: E},
               summary="the supervisor's decision on a held bet: refund, or play the next spin")
     def resolve(body: ResolveIn, bid: str = Path(pattern=BET_ID), who=Depends(need("chef", "bet_resolve"))):
-        return floor.resolve(bid, body.action, who)
+        return host.resolve(bid, body.action, who)
 
     @app.post("/bets/{bid}/consent", response_model=BetRow, responses={**ERRORS, 404: E, 409: E},
               summary="the chef de table's consent to a straddle awaiting it (two dozens or two columns): "
                       "the bet joins the layout; 409 not_awaiting_consent otherwise")
     def consent(bid: str = Path(pattern=BET_ID), who=Depends(need("chef", "bet_consent"))):
-        return floor.consent(bid, who)
+        return host.consent(bid, who)
 
     @app.get("/audit", response_model=list[AuditRow], responses=ERRORS, summary="privileged actions, newest first")
     def audit_rows(who=Depends(need("chef")), limit: int = Query(100, ge=1, le=10000),
@@ -826,11 +826,11 @@ def create_app(floor: Floor, conf: dict | None = None) -> FastAPI:
     def set_setting(body: SettingIn, who=Depends(need("admin", "wheel_setting"))):
         before = None
         try:
-            before = (floor.wheel("get_settings") or {}).get(body.name)
+            before = (host.wheel("get_settings") or {}).get(body.name)
         except ApiError:
             pass
         try:
-            out = floor.wheel("set_setting", {"name": body.name, "value": body.value})
+            out = host.wheel("set_setting", {"name": body.name, "value": body.value})
         except ApiError as e:
             audit.record(who.name, who.role, "wheel_setting", body.name, before, body.value,
                          answer={"error": e.code, "message": e.message}, done=False)
@@ -844,7 +844,7 @@ def create_app(floor: Floor, conf: dict | None = None) -> FastAPI:
     def set_time(who=Depends(need("admin", "wheel_time"))):
         epoch_ms = int(time.time() * 1000)
         try:
-            out = floor.wheel("set_time", {"epoch_ms": epoch_ms})
+            out = host.wheel("set_time", {"epoch_ms": epoch_ms})
         except ApiError as e:
             audit.record(who.name, who.role, "wheel_time", None, None, epoch_ms,
                          answer={"error": e.code, "message": e.message}, done=False)
@@ -853,7 +853,7 @@ def create_app(floor: Floor, conf: dict | None = None) -> FastAPI:
         return out
 
     from .web_pages import add_pages           # /, /marquee, /pit, /stats, assets, alerts, croupier, statistics
-    app.state.pit = add_pages(app, floor, need, conf)
+    app.state.pit = add_pages(app, host, need, conf)
     _document_errors(app)
     hosts = set(LOOPBACK_HOSTS) | {bind_host} | set(conf["allowed_hosts"])
     if conf["cors_origins"]:
@@ -861,7 +861,7 @@ def create_app(floor: Floor, conf: dict | None = None) -> FastAPI:
         app.add_middleware(CORSMiddleware, allow_origins=conf["cors_origins"], allow_methods=["GET", "POST", "PUT", "DELETE"],
                            allow_headers=["Authorization", "Content-Type", "Last-Event-ID"])
     app.add_middleware(Guard, hosts=hosts, origins=conf["cors_origins"], max_body=conf["max_body"])
-    app.state.floor = floor
+    app.state.host = host
     return app
 
 
@@ -894,25 +894,25 @@ def _document_errors(app):
     app.openapi = openapi
 
 
-async def _stream(floor: Floor, kinds, after):
+async def _stream(host: TableHost, kinds, after):
     """SSE: journaled events after `after` (if given), then live ones; never one twice, none lost."""
     loop = asyncio.get_running_loop()
-    q = floor.events.subscribe(kinds=kinds, loop=loop)      # first: nothing published from now is missed
+    q = host.events.subscribe(kinds=kinds, loop=loop)      # first: nothing published from now is missed
     try:
         yield b": cylindre live events\n\n"
         last = after
         if after is not None:
-            oldest, _ = await run_in_threadpool(floor.events.bounds)
+            oldest, _ = await run_in_threadpool(host.events.bounds)
             if oldest and after < oldest - 1:
                 yield _sse(None, "resync", json.dumps({"oldest": oldest, "asked": after}))
             while True:
-                rows = await run_in_threadpool(floor.events.since, last, kinds, 1000)
+                rows = await run_in_threadpool(host.events.since, last, kinds, 1000)
                 for eid, kind, data in rows:
                     yield _sse(eid, kind, data)
                     last = eid
                 if len(rows) < 1000:
                     break
-        while not floor.stopping():
+        while not host.stopping():
             try:
                 msg = await asyncio.wait_for(q.get(), 15)
             except asyncio.TimeoutError:
@@ -927,7 +927,7 @@ async def _stream(floor: Floor, kinds, after):
             if eid is not None:
                 last = eid
     finally:
-        floor.events.unsubscribe(q)
+        host.events.unsubscribe(q)
 
 
 def _sse(eid, kind, data) -> bytes:

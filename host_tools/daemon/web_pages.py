@@ -1,9 +1,9 @@
-"""What people at the table look at, on the floor app: the pages, the alerts, the croupier on duty,
+"""What people at the table look at, on the table app: the pages, the alerts, the croupier on duty,
 the wheel statistics (docs/pages.md, docs/stats.md).
 
 Pages and their assets (`/`, `/marquee`, `/pit`, `/stats`, `/assets/<file>`) are files of the
 project served without a token: they hold no data; every figure they show comes from a route that
-needs the page's role (`Authorization: Bearer`). `Pit` is the floor's part for the pit: the alert
+needs the page's role (`Authorization: Bearer`). `Pit` is the table app's part for the pit: the alert
 store and its watch (thresholds checked every `every_s` and at each game's end, raised on the
 event stream in the transaction that journals them, counted in /metrics), the chef's
 acknowledgements and croupier changes (audited in the same transaction), the statistics cached
@@ -40,14 +40,14 @@ FILE_NAME = r"^[a-z]{1,20}\.(png|pdf)$"
 
 
 class Pit:
-    """Alerts, croupier on duty and statistics of one floor (a `web.Floor`)."""
+    """Alerts, croupier on duty and statistics of one table host (a `web.TableHost`)."""
 
-    def __init__(self, floor, alert_conf: dict | None = None, clock=time.time):
-        self.floor = floor
+    def __init__(self, host, alert_conf: dict | None = None, clock=time.time):
+        self.host = host
         self.clock = clock
         self.th = A.thresholds(alert_conf)
-        self.store = AlertStore(floor.j, floor.d.wheel)
-        with floor.j.tx() as db:
+        self.store = AlertStore(host.j, host.d.wheel)
+        with host.j.tx() as db:
             duty.create(db)
         self.started = clock()
         self._stop = threading.Event()
@@ -56,12 +56,12 @@ class Pit:
         self._stats_lock = threading.Lock()
         self._stats = None              # (journal key, analysis, folder of its files or None)
         self._stats_at = 0.0
-        floor.metrics.registry.register(_AlertCollector(self.store))
+        host.metrics.registry.register(_AlertCollector(self.store))
 
     # -- the table, as the pages need it -------------------------------------------------------------
     def on_duty(self) -> dict:
-        r = self.floor.j.one("SELECT at, croupier, set_by FROM croupier_duty WHERE wheel=? ORDER BY at DESC, id DESC LIMIT 1",
-                             (self.floor.d.wheel,))
+        r = self.host.j.one("SELECT at, croupier, set_by FROM croupier_duty WHERE wheel=? ORDER BY at DESC, id DESC LIMIT 1",
+                             (self.host.d.wheel,))
         if r is None or not r["croupier"]:
             return {"croupier": None, "since": None if r is None else r["at"], "set_by": None if r is None else r["set_by"]}
         return {"croupier": r["croupier"], "since": r["at"], "set_by": r["set_by"]}
@@ -74,12 +74,12 @@ class Pit:
         """The chef names the croupier on duty ("" for nobody): a duty row the statistics read,
         audited before -> after, in one transaction."""
         name = name.strip()
-        with self.floor.step():
+        with self.host.step():
             before = self.on_duty()["croupier"]
             now = self.clock()
-            duty.set_on_duty(self.floor.j.db, self.floor.d.wheel, name, now, set_by=who.name)
-            self.floor.audit.record(who.name, who.role, "croupier_duty", name or None, before, name or None,
-                                    spin=self.floor.table.st.get("spin"))
+            duty.set_on_duty(self.host.j.db, self.host.d.wheel, name, now, set_by=who.name)
+            self.host.audit.record(who.name, who.role, "croupier_duty", name or None, before, name or None,
+                                    spin=self.host.table.st.get("spin"))
         return self.on_duty()
 
     # -- alerts --------------------------------------------------------------------------------------
@@ -87,7 +87,7 @@ class Pit:
         """Evaluate the thresholds now; journal and publish the alerts raised. `stats`: with the
         wheel statistics (costly: the whole journal), else the last ones computed."""
         now = self.clock() if now is None else now
-        d = self.floor.d
+        d = self.host.d
         st = None
         if stats or now - self._stats_at >= self.th["stats_every_s"]:
             self._stats_at = now
@@ -97,22 +97,22 @@ class Pit:
         sig = self.store.signals(now, table_open=d.table.st["phase"] != "closed", link_up=d.link.in_session,
                                  last_heard=d.last_heard or self.started, stats=st)
         current = A.evaluate(sig, self.th, now)
-        with self.floor.table.lock, self.floor.j.tx():
-            return self.store.sync(current, now, publish=self.floor.events.publish)
+        with self.host.table.lock, self.host.j.tx():
+            return self.store.sync(current, now, publish=self.host.events.publish)
 
     def acknowledge(self, aid: int, comment: str, who) -> dict:
         from .web import ApiError
-        with self.floor.step():
+        with self.host.step():
             row = self.store.get(aid)
             if row is None:
                 raise ApiError(404, "not_found", f"no alert {aid}")
             if row["acked_at"] is not None:
                 raise ApiError(409, "already_acknowledged", f"alert {aid} was acknowledged by {row['acked_by']}")
             try:
-                out = self.store.acknowledge(aid, who.name, comment, self.clock(), publish=self.floor.events.publish)
+                out = self.store.acknowledge(aid, who.name, comment, self.clock(), publish=self.host.events.publish)
             except ValueError as e:
                 raise ApiError(400, "bad_request", str(e)) from None
-            self.floor.audit.record(who.name, who.role, "alert_ack", aid, {"code": row["code"], "message": row["message"]},
+            self.host.audit.record(who.name, who.role, "alert_ack", aid, {"code": row["code"], "message": row["message"]},
                                     {"comment": out["comment"]})
         return out
 
@@ -136,13 +136,13 @@ class Pit:
             self._thread.join(5)
 
     def _watch(self):
-        q = self._q = self.floor.events.subscribe(kinds=["settlement", "wheel", "link"])
+        q = self._q = self.host.events.subscribe(kinds=["settlement", "wheel", "link"])
         try:
-            while not (self._stop.is_set() or self.floor.stopping()):
+            while not (self._stop.is_set() or self.host.stopping()):
                 try:
                     msg = q.get(timeout=self.th["every_s"])
                     if msg is None and not self._stop.is_set():     # hung up on (too slow): subscribe again
-                        q = self._q = self.floor.events.subscribe(kinds=["settlement", "wheel", "link"])
+                        q = self._q = self.host.events.subscribe(kinds=["settlement", "wheel", "link"])
                     while True:                 # one check for a burst of events
                         q.get_nowait()
                 except queue.Empty:
@@ -154,13 +154,13 @@ class Pit:
                 except Exception:
                     log.exception("alert check failed; trying again in %s s", self.th["every_s"])
         finally:
-            self.floor.events.unsubscribe(q)
+            self.host.events.unsubscribe(q)
 
     # -- the wheel statistics ------------------------------------------------------------------------
     def _journal_key(self):
-        w = self.floor.d.wheel
-        e = self.floor.j.one("SELECT COUNT(*) AS n, MAX(at) AS at FROM events WHERE wheel=?", (w,))
-        c = self.floor.j.one("SELECT COUNT(*) AS n FROM croupier_duty WHERE wheel=?", (w,))
+        w = self.host.d.wheel
+        e = self.host.j.one("SELECT COUNT(*) AS n, MAX(at) AS at FROM events WHERE wheel=?", (w,))
+        c = self.host.j.one("SELECT COUNT(*) AS n FROM croupier_duty WHERE wheel=?", (w,))
         return (e["n"], e["at"], c["n"])
 
     def analysis(self) -> dict:
@@ -170,16 +170,16 @@ class Pit:
             key = self._journal_key()
             if self._stats is not None and self._stats[0] == key:
                 return self._stats[1]
-            path = self.floor.j.path
+            path = self.host.j.path
             if path != ":memory:":
                 db = games.open_ro(path)        # its own connection: the money path is not held up
                 try:
-                    rec = games.read_db(db, self.floor.d.wheel)
+                    rec = games.read_db(db, self.host.d.wheel)
                 finally:
                     db.close()
             else:
-                with self.floor.j.lock:
-                    rec = games.read_db(self.floor.j.db, self.floor.d.wheel)
+                with self.host.j.lock:
+                    rec = games.read_db(self.host.j.db, self.host.d.wheel)
             a = analysis.analyse(rec, alpha=self.th["p_value"])
             self._drop_files()
             self._stats = (key, a, None)
@@ -287,11 +287,11 @@ class Stats(BaseModel):
     files: list[str] = Field(description="names under /stats/files/: PNG plots and report.pdf")
 
 
-def add_pages(app: FastAPI, floor, need, conf: dict) -> Pit:
+def add_pages(app: FastAPI, host, need, conf: dict) -> Pit:
     """The pages' and the pit's routes on `app`; the Pit (its watch is started by the daemon)."""
     from .web import ERRORS, E, ApiError
-    pit = Pit(floor, conf.get("alerts") or {})
-    floor.pit = pit
+    pit = Pit(host, conf.get("alerts") or {})
+    host.pit = pit
 
     def page(path: str):
         found = web_assets.resolve(path)

@@ -3,7 +3,7 @@
 One journal row per change: from `at` on, `croupier` is on duty at `wheel` until the next row
 for that wheel. Croupiers rotate about every 30 minutes (the course manual); a dealer's signature
 is looked for per croupier, so every game is attributed to whoever was on duty at its launch.
-The daemon's floor service writes these rows when the chef sets the croupier (phase 2); the
+The daemon's host service writes these rows when the chef sets the croupier (phase 2); the
 statistics only read them, and the synthetic journals write them the same way.
 """
 

@@ -27,7 +27,7 @@ def run_table(journal, spins, seed=1, wheel=None, dealer=None, rotate=30, speed=
     croupier on duty changes every `rotate` spins (Anne, Marc, Paul). Returns (spins played, the
     daemon's link counters: frames, events, rejects, ...)."""
     from host_tools.daemon.keys import new_key
-    from host_tools.daemon.web import Floor
+    from host_tools.daemon.web import TableHost
     from host_tools.sim.wheel import DEALER, WHEEL, wheel_from
     from host_tools.simwheel import PtyPort, SimulatedBoard
 
@@ -39,10 +39,10 @@ def run_table(journal, spins, seed=1, wheel=None, dealer=None, rotate=30, speed=
     pty = PtyPort()
     board = SimulatedBoard(pty, key, "T1", seed=seed, speed=speed, pause=0.0, log=lambda s: None)
     plain = dict(WHEEL, **(wheel_from(wheel) or {}))
-    floor = Floor.build(pty.path, key, str(journal), open_table=True)
-    with floor.j.tx() as db:
+    host = TableHost.build(pty.path, key, str(journal), open_table=True)
+    with host.j.tx() as db:
         duty.create(db)
-    d = floor.d
+    d = host.d
     d.start()
     try:
         while not d.link.in_session:
@@ -53,7 +53,7 @@ def run_table(journal, spins, seed=1, wheel=None, dealer=None, rotate=30, speed=
             name = CROUPIERS[(done // rotate) % len(CROUPIERS)]
             if done % rotate == 0:
                 board.drain(30)                 # the last turn's games journaled before the change
-                with floor.j.tx() as db:
+                with host.j.tx() as db:
                     duty.set_on_duty(db, "T1", name, time.time(), set_by="simtable")
                 board.sim.wheel = dict(plain, **DEALER) if name == dealer else plain
             board.play(board.spins + min(rotate - done % rotate, spins - done))
@@ -63,7 +63,7 @@ def run_table(journal, spins, seed=1, wheel=None, dealer=None, rotate=30, speed=
         board.drain(10)                         # every event acknowledged: journaled by the daemon
     finally:
         d.stop()
-        floor.events.close()
+        host.events.close()
         d.j.close()
         import os
         for fd in (pty.master, pty.slave):

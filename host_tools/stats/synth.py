@@ -1,6 +1,6 @@
 """Synthetic journals: a wheel played for N spins, fair or with a bias planted on purpose, written
 into the same tables the daemon writes (`frames`, `events`, `settlements`) plus the croupiers'
-duty rows, so that the statistics are tested on what they will read on a floor.
+duty rows, so that the statistics are tested on what they will read at a table.
 
 The model follows docs/events.md and WHEEL.md: one game about every 48 s, rotor reversed each
 spin and the ball launched against it, the ball dropping from the track at some bowl angle over

@@ -1,4 +1,4 @@
-"""The floor app's behaviour: the guard, the error codes, money as integer cents, the audit trail,
+"""The table app's behaviour: the guard, the error codes, money as integer cents, the audit trail,
 the recall's audit rows, metrics, health; the config file; the key and journal modes; tokens."""
 
 import os
@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from floorkit import link_up, served, table  # noqa: F401  (fixture)
+from apikit import link_up, served, table  # noqa: F401  (fixture)
 from host_tools.daemon import config
 from host_tools.daemon.keys import KeyError_, load_key, new_key
 
@@ -34,7 +34,7 @@ def test_a_text_plain_post_is_refused(table):
 
 
 def test_cors_is_off_unless_configured(tmp_path):
-    from floorkit import Table
+    from apikit import Table
     off = Table(tmp_path / "a.sqlite")
     on = Table(tmp_path / "b.sqlite", conf={"cors_origins": ["https://pit.example"]})
     try:
@@ -238,7 +238,7 @@ def test_the_documented_bet_has_exactly_the_fields_the_table_takes(table):
 
 # -- limits -----------------------------------------------------------------------------------------
 def test_limits_change_between_spins_only_audited_and_kept_over_a_restart(tmp_path):
-    from floorkit import Table
+    from apikit import Table
     t = Table(tmp_path / "j.sqlite")
     try:
         assert t.call("display", "GET", "/table/limits").json()["plein"] == {"min": 50, "max": 100000}
@@ -259,9 +259,9 @@ def test_limits_change_between_spins_only_audited_and_kept_over_a_restart(tmp_pa
         assert r.status_code == 409 and r.json()["error"] == "spin_in_progress"
     finally:
         t.close()
-    from floorkit import NoPort
-    from host_tools.daemon.web import Floor
-    again = Floor.build(NoPort(), bytes(32), tmp_path / "j.sqlite")     # a restart: the journaled limits apply
+    from apikit import NoPort
+    from host_tools.daemon.web import TableHost
+    again = TableHost.build(NoPort(), bytes(32), tmp_path / "j.sqlite")     # a restart: the journaled limits apply
     try:
         assert again.table.limits.min("plein") == 500
     finally:
@@ -270,12 +270,12 @@ def test_limits_change_between_spins_only_audited_and_kept_over_a_restart(tmp_pa
 
 def test_a_limits_file_at_start_wins_over_the_journal(tmp_path):
     from cylindre.rules.limits import Limits
-    from host_tools.daemon.web import Floor
-    from floorkit import NoPort
-    f = Floor.build(NoPort(), bytes(32), tmp_path / "j.sqlite")
+    from host_tools.daemon.web import TableHost
+    from apikit import NoPort
+    f = TableHost.build(NoPort(), bytes(32), tmp_path / "j.sqlite")
     f.limits.save(Limits().updated({"plein": {"min": 700}}).to_json())
     f.j.close()
-    g = Floor.build(NoPort(), bytes(32), tmp_path / "j.sqlite", limits=Limits().updated({"plein": {"min": 200}}))
+    g = TableHost.build(NoPort(), bytes(32), tmp_path / "j.sqlite", limits=Limits().updated({"plein": {"min": 200}}))
     try:
         assert g.table.limits.min("plein") == 200 and g.limits.load()["plein"]["min"] == 200
     finally:

@@ -1,7 +1,7 @@
 """The API fuzzed from its own generated OpenAPI document (schemathesis): every answer matches the
 schema the document gives for its status, and none is a 5xx but the documented ones (502 when the
 wheel refuses a command: a setting out of its safe bounds). Run as admin with the link up, so every
-route is reached; the stream (/events) is left to test_floor_sse.py, its answer never ends.
+route is reached; the stream (/events) is left to test_api_sse.py, its answer never ends.
 Not checked: that every body of the right types is accepted; the document types a bet's fields,
 the rules decide whether it is a bet (a plein of two numbers is 400 invalid_bet)."""
 
@@ -14,7 +14,7 @@ import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import negative_data_rejection, not_a_server_error, positive_data_acceptance
 
-from floorkit import Table, link_up
+from apikit import Table, link_up
 
 _folder = Path(tempfile.mkdtemp(prefix="cylindre-schema-"))
 atexit.register(shutil.rmtree, _folder, ignore_errors=True)      # a module-level table: no tmp_path
@@ -29,7 +29,7 @@ schema = schemathesis.openapi.from_asgi("/openapi.json", _table.app).exclude(pat
 def test_api_matches_its_document(case):
     # negative_data_rejection is left out: the admin's header is added to every case, which undoes
     # a case whose mutation was to drop the required Authorization header (the check would judge a
-    # request that was not sent); refusals of bad input are test_floor_api.py's and _roles.py's
+    # request that was not sent); refusals of bad input are test_api_app.py's and _roles.py's
     r = case.call_and_validate(headers={"Authorization": "Bearer " + _table.tokens["admin"]},
                                excluded_checks=[not_a_server_error, positive_data_acceptance, negative_data_rejection])
     refused_by_wheel = r.status_code == 502 and r.json()["error"] == "wheel_refused" and case.path.startswith("/wheel/")

@@ -1,4 +1,4 @@
-"""The floor's HTTP app around the daemon, with no port: tokens for every role, a test client, a
+"""The table app's HTTP app around the daemon, with no port: tokens for every role, a test client, a
 stand-in wheel whose STATUS frames keep the betting window open (daemonkit.Wheel), a live server."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ with warnings.catch_warnings():
     from starlette.testclient import TestClient
 
 from host_tools.daemon.auth import ROLES
-from host_tools.daemon.web import Floor, create_app, server
+from host_tools.daemon.web import TableHost, create_app, server
 
 from daemonkit import Wheel
 
@@ -64,17 +64,17 @@ class FakeWheel:
 
 
 class Table:
-    """The app, its floor and one token per role; `call(role, method, path, **kw)`."""
+    """The app, its host and one token per role; `call(role, method, path, **kw)`."""
 
     def __init__(self, path, conf=None, open_table=True, command=None):
-        self.floor = Floor.build(NoPort(), bytes(32), path, open_table=open_table)
-        self.daemon = self.floor.d
+        self.host = TableHost.build(NoPort(), bytes(32), path, open_table=open_table)
+        self.daemon = self.host.d
         self.feed = Wheel(self.daemon.table, boot="boot0")     # fresh evidence that betting is open
         self.wheel = FakeWheel() if command is None else command
         self.daemon.command = self.wheel
-        self.app = create_app(self.floor, {"allowed_hosts": ["testserver"], **(conf or {})})
+        self.app = create_app(self.host, {"allowed_hosts": ["testserver"], **(conf or {})})
         self.client = TestClient(self.app, raise_server_exceptions=False)
-        self.tokens = {r: self.floor.tokens.add(f"{r}-1", r) for r in ROLES}
+        self.tokens = {r: self.host.tokens.add(f"{r}-1", r) for r in ROLES}
 
     def call(self, role, method, path, **kw):
         headers = dict(kw.pop("headers", {}) or {})
@@ -87,7 +87,7 @@ class Table:
         self.daemon._record({"kind": "event", "ftype": "E", "boot": boot, "seq": seq, "event": ev, "raw": b"\x01\x02"})
 
     def close(self):
-        self.floor.events.close()
+        self.host.events.close()
         self.daemon.stop_flag.set()
         self.daemon.j.close()
 
@@ -118,7 +118,7 @@ def served(tmp_path):
     srv = Served(t.app)
     t.port, t.base, t.served = srv.port, srv.base, srv
     yield t
-    t.floor.events.close()
+    t.host.events.close()
     srv.stop()
     t.close()
 

@@ -7,7 +7,7 @@ import socket
 import threading
 import time
 
-from floorkit import served  # noqa: F401  (fixture)
+from apikit import served  # noqa: F401  (fixture)
 
 
 class Stream:
@@ -73,14 +73,14 @@ def test_status_only_when_asked_and_without_an_id(served):
     t = served
     plain, both = Stream(t), Stream(t, kinds="status,bet")
     time.sleep(0.2)
-    t.floor.events.publish("status", {"state": "idle"})
+    t.host.events.publish("status", {"state": "idle"})
     _bet(t, 0)
     assert plain.next()[1] == "bet"
     s_id, s_kind, _ = both.next()
     assert (s_id, s_kind) == (None, "status") and both.next()[1] == "bet"
     plain.drop()
     both.drop()
-    assert t.floor.events.since(0, ["status"]) == []
+    assert t.host.events.since(0, ["status"]) == []
 
 
 def test_a_filter_resumes_only_its_kinds(served):

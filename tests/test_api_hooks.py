@@ -1,4 +1,4 @@
-"""The floor's hooks into the daemon: an event, the money change it reports and the audit row of
+"""The table app's hooks into the daemon: an event, the money change it reports and the audit row of
 the action commit together or not at all; live subscribers hear of it only after the commit; the
 bet row says who placed and who withdrew it, and so does the recall."""
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from floorkit import table  # noqa: F401  (fixture)
+from apikit import table  # noqa: F401  (fixture)
 
 BET = {"player": "ann", "type": "rouge", "stake": 500}
 
@@ -16,28 +16,28 @@ def _rows(t, sql, args=()):
 
 
 def test_subscribers_hear_of_a_bet_only_once_it_is_committed(table):
-    q = table.floor.events.subscribe()
-    with table.floor.step():
+    q = table.host.events.subscribe()
+    with table.host.step():
         out = table.daemon.table.place(dict(BET))
         assert q.empty()                                   # published inside the transaction, not yet sent
         assert _rows(table, "SELECT kind FROM event_log ORDER BY id DESC LIMIT 1") == [{"kind": "bet"}]   # its row
     eid, kind, data = q.get_nowait()
     assert kind == "bet" and json.loads(data)["id"] == out["id"]
-    assert table.floor.events.since(eid - 1) == [(eid, kind, data)]
+    assert table.host.events.since(eid - 1) == [(eid, kind, data)]
 
 
 def test_a_change_that_rolls_back_leaves_no_event_and_tells_no_one(table):
     placed = table.call("croupier", "POST", "/bets", json=BET).json()
-    q = table.floor.events.subscribe()
-    before = table.floor.events.bounds()
+    q = table.host.events.subscribe()
+    before = table.host.events.bounds()
 
     def broken(*a, **kw):
         raise OSError("disk full")
-    table.floor.audit.record = broken                      # the audit row of the withdrawal cannot be written
+    table.host.audit.record = broken                      # the audit row of the withdrawal cannot be written
     r = table.call("croupier", "DELETE", "/bets/" + placed["id"])
     assert r.status_code == 500
     assert table.daemon.table.bet(placed["id"])["status"] == "open"           # the withdrawal rolled back
-    assert table.floor.events.bounds() == before and q.empty()                # and its event with it
+    assert table.host.events.bounds() == before and q.empty()                # and its event with it
 
 
 def test_a_bet_whose_event_cannot_be_journaled_is_not_placed(table):
@@ -53,7 +53,7 @@ def test_a_bet_whose_event_cannot_be_journaled_is_not_placed(table):
 
 def test_a_wheel_event_and_its_settlement_are_one_transaction(table):
     table.call("croupier", "POST", "/bets", json=BET)
-    q = table.floor.events.subscribe(kinds=["wheel", "settlement"])
+    q = table.host.events.subscribe(kinds=["wheel", "settlement"])
     table.event(1, {"ev": "launch", "t": 1, "spin": 3})
     table.event(2, {"ev": "rnvp", "t": 2, "spin": 3})
     table.event(3, {"ev": "result", "t": 3, "spin": 3, "number": 1})       # 1 is rouge
@@ -72,7 +72,7 @@ def test_a_settlement_and_its_event_rows_commit_in_one_transaction(table):
     table.call("croupier", "POST", "/bets", json=BET)
     table.event(1, {"ev": "launch", "t": 1, "spin": 3})
     table.event(2, {"ev": "rnvp", "t": 2, "spin": 3})
-    q = table.floor.events.subscribe(kinds=["settlement"])
+    q = table.host.events.subscribe(kinds=["settlement"])
     with pytest.raises(RuntimeError):
         with table.daemon.j.tx():
             table.event(3, {"ev": "result", "t": 3, "spin": 3, "number": 1})

@@ -3,7 +3,7 @@ reads need display; /health and /openapi.json are open. Refusals of a known toke
 
 import pytest
 
-from floorkit import table  # noqa: F401  (fixture)
+from apikit import table  # noqa: F401  (fixture)
 
 # route -> the lowest role allowed (None: no token needed)
 ROUTES = {
@@ -70,7 +70,7 @@ def test_role_on_route(table, role, method, path):
 
 def test_a_revoked_token_is_refused_at_once(table):
     assert table.call("chef", "GET", "/state").status_code == 200
-    assert table.floor.tokens.revoke("chef-1")
+    assert table.host.tokens.revoke("chef-1")
     assert table.call("chef", "GET", "/state").status_code == 401
 
 
@@ -86,11 +86,11 @@ def test_a_token_revoked_by_the_command_is_refused_at_the_next_request(table, tm
 
 
 def test_tokens_are_read_from_a_journal_whose_path_has_uri_characters(tmp_path):
-    from floorkit import Table
+    from apikit import Table
     t = Table(tmp_path / "a?b#c%20 d.sqlite")
     try:
         assert t.call("display", "GET", "/state").status_code == 200
-        assert t.floor.tokens.revoke("display-1")
+        assert t.host.tokens.revoke("display-1")
         assert t.call("display", "GET", "/state").status_code == 401
     finally:
         t.close()
