@@ -190,14 +190,14 @@ class _Drive:
             k = WHEEL_ORDER.index(r[2])
             centre[r] = ((s["pocket_sensors_deg"][0] - s["index_offset_deg"] - k * 360.0 / 37)
                          % 360.0) * cpr / 360.0
-        prev = self.rot.at(self.off)
         up = False
+        z = False
         for t in range(1000, t_end, 1000):
             c = self.rot.at(t + self.off)
-            if c // cpr != prev // cpr:
-                w.add(t, "Z", 1)
-                w.add(t + 15000, "Z", 0)
-            prev = c
+            on = c % cpr < 6                       # the index mark, 6 counts wide either way
+            if on != z:
+                w.add(t, "Z", 1 if on else 0)
+                z = on
             on = False
             for r in self.rests:
                 if r[0] <= t < r[1]:
