@@ -12,8 +12,8 @@ _SAMPLE_US = 100000
 REST_RPM_X10 = 30      # below 3 rpm over the last 200 ms the rotor stopped (a push then is an
                        # actuation): a croupier's stop-and-push dips that low for a moment only
 PUSH_MIN_X10 = 10      # the rotor sped up by 1 rpm and 1/32 of its speed without stopping: pushed
-PUSH_FRAC = 32         # the same way (friction only slows it; a lost quadrature cycle or two in
-                       # the 1 s window moves the speed by under 0.5 rpm)
+PUSH_FRAC = 32         # the same way (friction only slows it; two lost quadrature cycles in the
+                       # 1 s window move the speed by 0.47 rpm on a 1024-count encoder)
 _RISE_US = 2500000     # a croupier's push shows as a rise through the 1 s window for at most this
 
 
