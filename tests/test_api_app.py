@@ -206,7 +206,7 @@ def test_a_key_others_may_read_is_refused(tmp_path):
 def test_token_cli_add_list_revoke(tmp_path, capsys):
     from host_tools.cli import main
     j = str(tmp_path / "j.sqlite")
-    assert main(["token", "--journal", j, "add", "marie", "--role", "chef"]) == 0
+    assert main(["token", "--journal", j, "add", "marie", "--role", "chef", "--create"]) == 0
     secret = capsys.readouterr().out.strip()
     assert secret.startswith("cyl_") and len(secret) > 40
     assert stat.S_IMODE(os.stat(j).st_mode) == 0o600
