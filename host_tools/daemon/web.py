@@ -605,7 +605,10 @@ def create_app(host: TableHost, conf: dict | None = None) -> FastAPI:
     app = FastAPI(title="Cylindre table daemon", version="2",
                   description="Bets, table state, live events, history, game recall and audit of one roulette "
                               "table. Money is integer cents. Every route but /health and /openapi.json needs "
-                              "a bearer token whose role is high enough: display < croupier < chef < admin.",
+                              "a bearer token whose role is high enough: display < croupier < chef < admin. A display "
+                              "token (a public screen's) reads what a tote board shows, never a bet. A bet is "
+                              "withdrawn by the token that placed it, a chef or an admin. An address that sends "
+                              "too many unknown tokens is answered 429 with Retry-After.",
                   docs_url=None, redoc_url=None, openapi_url="/openapi.json")
     audit = host.audit
 
@@ -815,7 +818,9 @@ def create_app(host: TableHost, conf: dict | None = None) -> FastAPI:
         except Refused as e:
             return JSONResponse({"error": e.code, "message": e.message, "bet": e.bet}, e.http)
 
-    @app.delete("/bets/{bid}", response_model=Cancelled, responses={**ERRORS, 404: E, 409: E}, summary="withdraw an open bet")
+    @app.delete("/bets/{bid}", response_model=Cancelled, responses={**ERRORS, 404: E, 409: E},
+                summary="withdraw an open bet: the token that placed it, a chef or an admin (403 not_your_bet "
+                        "otherwise, audited)")
     def cancel(bid: str = Path(pattern=BET_ID), who=Depends(need("croupier", "bet_cancel"))):
         return host.cancel(bid, who)
 
