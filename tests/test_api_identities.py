@@ -168,3 +168,32 @@ def test_a_display_token_is_not_streamed_the_bets(served):
         r = c.getresponse()
         assert r.status == 403, kinds               # (before: 200, every bet streamed with its player and stake)
         c.close()
+
+
+def test_a_journal_from_before_placed_by_opens_and_its_bets_are_the_chefs_to_withdraw(tmp_path):
+    """A journal whose bets have no `placed_by` column: the daemon adds it when it opens it; the old
+    bets have no owner (a chef or an admin withdraws them), the new ones their token's."""
+    from host_tools.daemon.journal import Journal
+    path = tmp_path / "j.sqlite"
+    t = Table(path)
+    old = t.daemon.table.place(dict(BET))["id"]
+    for name in list(t.tokens):
+        t.host.tokens.revoke(f"{name}-1")                # the next Table makes its own
+    t.host.events.close()
+    t.close()
+    j = Journal(path)
+    with j.tx() as db:
+        db.execute("DROP VIEW bets_now")
+        db.execute("ALTER TABLE bets DROP COLUMN placed_by")
+        db.execute("ALTER TABLE bets DROP COLUMN withdrawn_by")
+    j.close()
+    t = Table(path)                                     # re-opened: the columns are added back
+    try:
+        new = t.call("croupier", "POST", "/bets", json=BET).json()["id"]
+        assert t.call("croupier", "GET", f"/bets/{old}").json()["placed_by"] is None
+        assert t.call("croupier", "DELETE", f"/bets/{old}").json()["error"] == "not_your_bet"
+        assert t.call("chef", "DELETE", f"/bets/{old}").status_code == 200
+        assert t.call("croupier", "DELETE", f"/bets/{new}").status_code == 200
+    finally:
+        t.host.events.close()
+        t.close()
