@@ -27,6 +27,7 @@ import time
 from cylindre.link.host import HostLink
 
 from .journal import Journal
+from .linkwatch import LinkWatch, QuietLog
 from .table import Table
 
 log = logging.getLogger("cylindre.daemon")
@@ -107,6 +108,11 @@ class Daemon:
         self.welcome = None
         self.last_heard = None
         self.counts = {"frames": 0, "events": 0, "duplicates": 0, "rejects": 0, "stale": 0, "gaps": 0, "replays": 0}
+        # what the host sees of its wheel, and the likely cause when the link is not up
+        self.watch = LinkWatch(getattr(self.port, "url", ""), wheel, silence_ms / 1000.0)
+        self.watch.session(time.monotonic(), False)
+        self.quiet = QuietLog(log)          # a line that repeats (a wrong key) is said once, then counted
+        self._was_up = False
         self._compact_at = time.monotonic() + 10.0
         if open_table and self.table.created:
             self.table.set_open(True)       # --open opens a new journal's table, never a closed one
@@ -146,16 +152,21 @@ class Daemon:
         next_try = 0.0
         while not self.stop_flag.is_set():
             if self.port.s is None:
+                # no port (a pulled cable, a wheel that exited): the link's timers run all the same,
+                # so the session ends at the silence timeout at the latest, whatever the port does
+                self._turn(b"")
                 if time.monotonic() < next_try:
                     time.sleep(0.05)
                     continue
                 if not self.port.open():
-                    if self.connected or next_try == 0.0:
-                        log.warning("port %s not available: %s", self.port.url, getattr(self.port, "error", ""))
+                    err = getattr(self.port, "error", "")
+                    self.quiet("port", logging.WARNING, "port %s not available: %s", self.port.url, err)
+                    self.watch.port(time.monotonic(), False, err)
                     self.connected = False
                     next_try = time.monotonic() + 1.0
                     continue
                 log.info("port %s open", self.port.url)
+                self.watch.port(time.monotonic(), True)
                 with self.lock:
                     self.link.hello()
             try:
@@ -163,22 +174,33 @@ class Daemon:
             except Exception as e:
                 log.warning("port %s lost: %s", self.port.url, e)
                 self.port.close()
+                self.watch.port(time.monotonic(), False, str(e))
+                with self.lock:
+                    if hasattr(self.link, "lost"):
+                        self.link.lost()        # nothing we send reaches the wheel: no session
                 self.connected = False
                 next_try = time.monotonic() + 0.5
                 continue
-            try:
-                self.pump(data)
-                self._compact()
-            except Exception:
-                log.exception("error while handling the link; carrying on")
-                time.sleep(0.1)
+            self._turn(data)
+
+    def _turn(self, data):
+        try:
+            self.pump(data)
+            self._compact()
+        except Exception:
+            log.exception("error while handling the link; carrying on")
+            time.sleep(0.1)
 
     def pump(self, data):
         """One turn of the I/O thread: bytes read from the port (maybe none) through the source,
         every record journaled and acted on in order, then the next command sent."""
         with self.lock:
+            now = time.monotonic()
+            self.watch.received(now, len(data) if data else 0)
             recs = self.link.feed(data) if data else []
             recs += self.link.poll()
+            for rec in recs:
+                self.watch.record(now, rec)
             failed = None
             for rec in recs:
                 if failed is not None and rec["kind"] in ("event", "duplicate", "gap"):
@@ -193,6 +215,20 @@ class Daemon:
                     self.table.window.lost()
                     log.exception("event %s could not be journaled; the source will give it again", failed)
             self._send_commands()
+            self._link_change(now)
+
+    def _link_change(self, now):
+        """A session that ends is said once, with its likely cause, and on the event stream."""
+        up = bool(self.link.in_session)
+        self.watch.session(now, up)
+        if up == self._was_up:
+            return
+        self._was_up = up
+        if not up:
+            cause = self.watch.cause(now)
+            self.connected = False
+            log.warning("link down: %s", cause[1] if cause else "no session")
+            self.publish("link", {"up": False, "cause": cause and cause[0], "problem": cause and cause[1]})
 
     def _compact(self):
         """Every 10 s, move old status frames into compressed blocks (journal.compact_statuses),
@@ -263,12 +299,16 @@ class Daemon:
             self.counts["duplicates"] += 1
         elif kind == "stale" and rec.get("detail") == "welcome replayed":
             self.counts["replays"] += 1
-            log.warning("frame stale: a WELCOME replayed inside its session, refused")
+            self.quiet("replay", logging.WARNING, "frame stale: a WELCOME replayed inside its session, refused")
+        elif kind == "reject" and rec.get("reason") == "wheel":
+            self.counts["rejects"] += 1
+            self.quiet("wheel", logging.ERROR, "wheel %s answered, %s expected (--wheel): no session; plug in the "
+                       "right wheel, or start the daemon with --wheel and that wheel's key", rec.get("answered"), self.wheel)
         elif kind in ("reject", "stale", "gap"):
             key = {"reject": "rejects", "stale": "stale", "gap": "gaps"}[kind]
             self.counts[key] += 1
             level = logging.WARNING if kind == "reject" else logging.INFO
-            log.log(level, "frame %s: %s %s", kind, rec.get("reason", ""), rec.get("detail", ""))
+            self.quiet((kind, rec.get("reason")), level, "frame %s: %s %s", kind, rec.get("reason", ""), rec.get("detail", ""))
 
     # -- commands to the wheel ----------------------------------------------------------------------
     def _queue_internal(self, cmd, args):
@@ -298,13 +338,23 @@ class Daemon:
         self.table.set_open(is_open)
         return self.command("open_table" if is_open else "close_table")
 
+    def problem(self):
+        """(code, text, advice) of what keeps the link from being up (linkwatch.py), or None."""
+        with self.lock:
+            now = time.monotonic()
+            self.watch.port(now, self.port.s is not None, getattr(self.port, "error", None))
+            self.watch.session(now, bool(self.link.in_session))
+            cause = self.watch.cause(now)
+            if self.source != "cylindre" and cause is not None and cause[0] != "port_missing":
+                return ("down", self.link.down_reason(), "")    # a Cammegh reader says why itself
+            return cause
+
     def health_reasons(self) -> list:
         """Why the source is not up (empty: it is): /health."""
-        if self.link.in_session:
+        cause = self.problem()
+        if cause is None:
             return []
-        if hasattr(self.link, "down_reason"):
-            return [self.link.down_reason()]
-        return ["link down: no session with the wheel"]
+        return [cause[1] if cause[0] in ("down", "wheel_unknown") else "link down: " + cause[1]]
 
     # -- status -------------------------------------------------------------------------------------
     def status(self) -> dict:
@@ -316,6 +366,10 @@ class Daemon:
                     "sessions": self.link.sessions}
             if hasattr(self.link, "describe"):
                 link.update(self.link.describe())
+            cause = self.problem()
+            link["up"] = cause is None
+            link["problem"] = None if cause is None else {"code": cause[0], "text": cause[1], "advice": cause[2]}
+            link["rtt_ms"] = getattr(self.link, "rtt_ms", None)
             wheel = {"id": self.wheel, "welcome": self.welcome, "status": self.wheel_status}
         return {"link": link, "wheel": wheel, "table": self.table.state()}
 

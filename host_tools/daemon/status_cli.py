@@ -45,8 +45,15 @@ def run(args) -> int:
     heard = link.get("last_heard")
     ago = f"{time.time() - heard:.1f} s ago" if heard else "never"
     c = link["counts"]
-    print(f"link   {'UP' if link['session'] else 'DOWN'} on {link['port']} (port {'open' if link['port_open'] else 'closed'}); "
-          f"last heard {ago}; wheel boot {link['boot']}; events acked to {link['acked']}")
+    up = link.get("up", link["session"])
+    print(f"link   {'UP' if up else 'DOWN'} on {link['port']} (port {'open' if link['port_open'] else 'closed'}); "
+          f"last heard {ago}; wheel boot {link['boot']}; events acked to {link['acked']}"
+          + (f"; round trip {link['rtt_ms']:.0f} ms" if link.get("rtt_ms") else ""))
+    problem = link.get("problem")
+    if problem:
+        print(f"       PROBLÈME : {problem['text']}")
+        if problem.get("advice"):
+            print(f"       à faire : {problem['advice']}")
     print(f"       frames {c['frames']}, events {c['events']}, resent {c['duplicates']}, refused {c['rejects']}, "
           f"stale {c['stale']}, out of order {c['gaps']}")
     ws = wheel.get("status") or {}
@@ -62,4 +69,4 @@ def run(args) -> int:
           f"{table['bets_on_table']} bets on the table, {_eur(table['stakes_on_table'])}; "
           f"{len(table['prisoners'])} en prison"
           + (f"; {table['bets_held']} bets HELD for the supervisor (GET /bets?status=held)" if table.get("bets_held") else ""))
-    return 0 if link["session"] else 1
+    return 0 if up else 1

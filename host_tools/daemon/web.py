@@ -357,6 +357,12 @@ class TableState(Model):
     session_since: Optional[float] = Field(default=None, description="when the table last opened (None while closed)")
 
 
+class LinkProblem(Model):
+    code: str = Field(description="port_missing, wrong_wheel, wheel_unknown, not_authentic, garbage, slow_line, silent, down")
+    text: str = Field(description="what the host sees, in French (the pit, cylindre status)")
+    advice: str = Field(description="what to check or do, in French")
+
+
 class LinkState(Model):
     port: Optional[str] = None
     port_open: bool
@@ -367,6 +373,9 @@ class LinkState(Model):
     last_heard: Optional[float] = None
     counts: dict[str, int]
     sessions: int
+    up: bool = Field(True, description="a session with the wheel is up and the wheel is the one the table knows")
+    problem: Optional[LinkProblem] = Field(None, description="why the link is not up (null while it is)")
+    rtt_ms: Optional[float] = Field(None, description="the round trip of the last HELLO answered, ms")
 
 
 class WheelState(Model):

@@ -96,6 +96,14 @@ class HostLink:
         payload = _json({"nonce": hexlify(self._hn).decode(), "v": fr.VERSION})
         self._raw_send(fr.build(self._hmac, fr.HELLO, 0, 0, payload, self._hn, fr.NO_NONCE))
 
+    def lost(self):
+        """The port went away (a pulled cable): the session ends now, not at the silence timeout;
+        the next HELLO opens a new one once the port is back."""
+        if self._dn is not None:
+            self._old = ([(self._hn, self._dn)] + self._old)[:2]
+            self._dn = None
+            self._hello_at = None
+
     def poll(self):
         """Call every few tens of ms: HELLO retries, silence detection, command retries, keepalive.
 
