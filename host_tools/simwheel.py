@@ -110,7 +110,7 @@ class SimulatedBoard:
         self.clock = clock
         self.sim = WheelSimulator(seed=seed)
         self._new_link = lambda: DeviceLink(self._write, self._ms, key, wheel, fw="cylindre-fw (simulated board)",
-                                            cammegh=cammegh, capacity=capacity)
+                                            cammegh=cammegh, capacity=capacity, serial="sim-" + wheel)
         self.link = self._new_link()
         self.replay = Replay(self.sim.header(), self._emit, feed_clock=False)   # the Pico's clock: from its boot
         self.t_us = 0                 # simulated feed time (the controller's: replay.now_us(t_us))

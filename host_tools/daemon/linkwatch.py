@@ -101,6 +101,8 @@ class LinkWatch:
             return ("port_missing", f"port {self.port_name} absent{err} : câble débranché, cylindre éteint ou mauvais chemin ?",
                     "vérifier le câble USB et l'alimentation du cylindre, et le chemin donné à --port")
         recent = now - WINDOW_S
+        if self.up_since is not None:       # what came before the last session opened is no cause
+            recent = max(recent, self.up_since)
         if self.other_wheel is not None and self.other_wheel[0] >= recent:
             return ("wrong_wheel", f"le cylindre {self.other_wheel[1]} a répondu, {self.wheel} attendu",
                     "brancher le bon cylindre, ou lancer le démon avec --wheel et la clé de ce cylindre")

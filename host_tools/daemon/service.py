@@ -26,6 +26,7 @@ import time
 
 from cylindre.link.host import HostLink
 
+from . import identity
 from .journal import Journal
 from .linkwatch import LinkWatch, QuietLog
 from .table import Table
@@ -99,6 +100,14 @@ class Daemon:
         else:
             raise ValueError("source: cylindre or cammegh, not %r" % (source,))
         self._taken = 0             # the last event of the link's boot the journal has (in order)
+        # the wheel the table knows (identity.py): its spins are the table's from `base` on; a
+        # wheel that answers and is not it is `pending` until a chef accepts it (accept_wheel)
+        self.wheels = identity.WheelBook(self.j, wheel)
+        self.key_fp = identity.fingerprint(key if isinstance(key, (bytes, bytearray)) else str(key).encode())
+        cur = self.wheels.current()
+        self.base = cur["base"] if cur else 0
+        self.pending = None
+        self.seen = None            # the identity the last WELCOME gave
         self.lock = threading.RLock()
         self.stop_flag = threading.Event()
         self._cmds: queue.Queue = queue.Queue()
@@ -205,6 +214,13 @@ class Daemon:
             for rec in recs:
                 if failed is not None and rec["kind"] in ("event", "duplicate", "gap"):
                     continue        # after a failed event nothing more is taken, in order
+                if self.pending is not None and rec["kind"] in ("event", "duplicate", "gap"):
+                    # a wheel the table does not know: its events wait in its outbox (never
+                    # acknowledged) until a chef accepts it
+                    if rec["kind"] == "event":
+                        failed = rec["seq"]
+                        self.link.rewind(failed)
+                    continue
                 try:
                     self._record(rec)
                 except Exception:
@@ -261,7 +277,7 @@ class Daemon:
             with self.table.lock, self.j.tx():      # the table's lock first, as every caller takes them
                 fid = self.j.frame(self.wheel, rec)
                 if kind == "event":
-                    fresh = self.table.on_event(rec["boot"], rec["seq"], rec["event"], fid)
+                    fresh = self.table.on_event(rec["boot"], rec["seq"], identity.to_table(rec["event"], self.base), fid)
         except BaseException:
             self.table.reload()
             raise
@@ -280,10 +296,14 @@ class Daemon:
                 w[0].set()
             return
         if kind == "status":
-            self.wheel_status = rec["status"]
+            # the wheel's own "last" number is not the table's (a result not yet settled, or never):
+            # pages read the settled one (table.last_number); its spin is given as the table's
+            status = identity.to_table({k: v for k, v in rec["status"].items() if k != "last"}, self.base)
+            self.wheel_status = status
             self.last_heard = time.time()
-            self.table.on_status(self.link.boot, rec["status"], self._taken)
-            self.publish("status", rec["status"])
+            if self.pending is None:
+                self.table.on_status(self.link.boot, rec["status"], self._taken)
+            self.publish("status", status)
         elif kind == "welcome":
             first = rec["info"].get("first")
             self._taken = first - 1             # the wheel holds nothing before `first` unacknowledged
@@ -293,8 +313,10 @@ class Daemon:
             log.info("link up: wheel %s, boot %s, firmware %s, resending from event %s",
                      rec["info"].get("wheel"), rec["info"].get("boot"), rec["info"].get("fw"), rec["info"].get("first"))
             self.publish("link", {"up": True, "info": rec["info"]})
+            if self.source == "cylindre":
+                self._identify(rec["info"])
             self._queue_internal("set_time", {"epoch_ms": int(time.time() * 1000)})
-            self._queue_internal("open_table" if self.want_open else "close_table", {})
+            self._queue_internal("open_table" if self.want_open and self.pending is None else "close_table", {})
         elif kind == "duplicate":
             self.counts["duplicates"] += 1
         elif kind == "stale" and rec.get("detail") == "welcome replayed":
@@ -309,6 +331,82 @@ class Daemon:
             self.counts[key] += 1
             level = logging.WARNING if kind == "reject" else logging.INFO
             self.quiet((kind, rec.get("reason")), level, "frame %s: %s %s", kind, rec.get("reason", ""), rec.get("detail", ""))
+
+    # -- the wheel's identity (identity.py) -----------------------------------------------------------
+    def _identify(self, info):
+        """The wheel that answered, against the one the table knows: taken, or pending a chef."""
+        now_id = identity.seen(info, self.key_fp)
+        self.seen = now_id
+        with self.table.lock, self.j.tx():
+            known = self.wheels.current()
+            last = self.wheels.last_spin()
+            verdict, diffs = identity.judge(known, now_id, last)
+            if verdict == "adopt":
+                known = self.wheels.record(now_id, (known or {}).get("base") or 0,
+                                           "first contact" if known is None else "the same wheel, saying more")
+        if verdict == "unknown":
+            text = identity.describe(now_id, diffs)
+            self.pending = {"identity": now_id, "differences": diffs, "text": text, "last_spin": last}
+            self.watch.unknown_wheel(time.monotonic(), text)
+            self.table.blocked = "wheel_unknown"
+            log.error("the wheel that answered is not the one this table knows (%s): its events wait, no bet is"
+                      " taken until a chef de table accepts it (POST /wheel/accept; docs/daemon.md)", "; ".join(diffs))
+            self.publish("link", {"up": True, "wheel_unknown": text})
+            return
+        if verdict == "adopt":
+            log.info("wheel %s taken by the table: serial %s, key %s, counter epoch %s, spins from %s on",
+                     now_id["wheel"], now_id["serial"], now_id["key"], now_id["epoch"], known["base"] + 1)
+        self.pending = None
+        self.watch.unknown_wheel(time.monotonic(), None)
+        self.table.blocked = None
+        self.base = known["base"] if known else 0
+
+    def accept_wheel(self, by: str, expect: dict | None = None):
+        """A chef de table accepts the wheel that answered (pending): from now on it is the
+        table's; its spins number on after the table's last one, bets locked to the old wheel's
+        called spin are held. Inside the caller's transaction (its audit row); the caller holds
+        this daemon's lock first. Returns (the wheel before, the wheel now); ValueError if none is
+        pending or it is not the one `expect` names."""
+        p = self.pending
+        if p is None:
+            raise ValueError("no wheel waits to be accepted: the table knows the wheel that answers")
+        for k, v in (expect or {}).items():
+            if v is not None and p["identity"].get(k) != v:
+                raise ValueError("the wheel waiting has %s %r, not %r: check it again" % (k, p["identity"].get(k), v))
+        with self.table.lock, self.j.tx():
+            known = self.wheels.current()
+            last = self.wheels.last_spin()
+            base = identity.base_for(known, p["identity"], last)
+            now = self.wheels.record(p["identity"], base, by, first_spin=base + (p["identity"].get("spin") or 0) + 1)
+            self.table.wheel_replaced("the wheel was replaced (%s), accepted by %s" % ("; ".join(p["differences"]), by))
+        self.base = base
+        self.pending = None
+        self.table.blocked = None
+        self.watch.unknown_wheel(time.monotonic(), None)
+        self._taken = self.link.acked       # nothing of the new wheel's was taken yet
+        log.warning("wheel accepted by %s: %s; its spins are the table's from %s on", by, "; ".join(p["differences"]),
+                    now["first_spin"])
+        self._queue_internal("open_table" if self.want_open else "close_table", {})
+        return known, now
+
+    @property
+    def wheel_identity(self) -> dict:
+        """The wheel the table knows, for whoever shows or publishes the table (the floor):
+        `id`, `serial` (its board), `key` (the key's fingerprint), `epoch` (its spin counter's),
+        `base` (its spin s is the table's spin base + s), `since`, `accepted_by`; `state` known,
+        unknown (a wheel answers that the table does not know: `pending` says which and why) or
+        none (no wheel yet)."""
+        cur = self.wheels.current()
+        p = self.pending
+        out = {"id": self.wheel, "serial": None, "key": None, "epoch": None, "base": self.base, "since": None,
+               "accepted_by": None, "state": "none" if cur is None else "known", "pending": None}
+        if cur is not None:
+            out.update(serial=cur["serial"], key=cur["key"], epoch=cur["epoch"], base=cur["base"], since=cur["since"],
+                       accepted_by=cur["accepted_by"])
+        if p is not None:
+            out["state"] = "unknown"
+            out["pending"] = {"identity": p["identity"], "differences": p["differences"], "text": p["text"]}
+        return out
 
     # -- commands to the wheel ----------------------------------------------------------------------
     def _queue_internal(self, cmd, args):
@@ -370,7 +468,8 @@ class Daemon:
             link["up"] = cause is None
             link["problem"] = None if cause is None else {"code": cause[0], "text": cause[1], "advice": cause[2]}
             link["rtt_ms"] = getattr(self.link, "rtt_ms", None)
-            wheel = {"id": self.wheel, "welcome": self.welcome, "status": self.wheel_status}
+            wheel = {"id": self.wheel, "welcome": self.welcome, "status": self.wheel_status,
+                     "identity": self.wheel_identity}
         return {"link": link, "wheel": wheel, "table": self.table.state()}
 
 
