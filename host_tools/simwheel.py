@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import random
+import select
 import sys
 import time
 import tty
@@ -62,10 +63,22 @@ class PtyPort:
         self.path = os.ttyname(self.slave)
 
     def write(self, data):
+        """A frame goes whole or not at all: with the host's buffer full (no reader, or a host too
+        busy to read) it is dropped, like USB CDC, and the outbox resends it; once its first bytes
+        are in, the rest waits for room (at most a second), so no frame reaches the host cut."""
+        view = memoryview(data)
         try:
-            os.write(self.master, data)
+            view = view[os.write(self.master, view):]
         except (BlockingIOError, OSError):
-            pass  # no reader, buffer full: like USB CDC, the bytes are dropped; the outbox resends
+            return
+        end = time.monotonic() + 1.0
+        while view and time.monotonic() < end:
+            try:
+                view = view[os.write(self.master, view):]
+            except BlockingIOError:
+                select.select([], [self.master], [], 0.01)
+            except OSError:
+                return
 
     def read(self):
         try:

@@ -55,7 +55,10 @@ class SerialPort:
     def open(self):
         import serial
         try:
-            self.s = serial.serial_for_url(self.url, baudrate=self.baud, timeout=0.02, write_timeout=1.0)
+            # exclusive: a second process on the same port (another daemon, a terminal left open)
+            # would take half of the wheel's bytes; it is refused instead, and said
+            self.s = serial.serial_for_url(self.url, baudrate=self.baud, timeout=0.02, write_timeout=1.0,
+                                           exclusive=True)
             try:
                 self.s.reset_input_buffer()     # bytes queued before we came belong to no session of ours
             except Exception:
