@@ -77,7 +77,7 @@ class LinkWatch:
         elif kind == "reject" and reason == "wheel":
             self.other_wheel = (now, rec.get("answered"))
             self.authentic_at = now
-        elif kind == "stale" and rec.get("detail", "").startswith("welcome to an earlier hello"):
+        elif kind == "stale" and rec.get("slow"):
             self.slow = (now, rec.get("rtt_ms"))
             self.authentic_at = now
         elif kind not in ("reject", "timeout"):
