@@ -847,7 +847,7 @@ def new_epoch():
         raw = urandom(8)
     except (ImportError, AttributeError, OSError, NotImplementedError):
         import time
-        t = time.ticks_us() if hasattr(time, "ticks_us") else int(time.time() * 1000000)
+        t = time.time_ns() if hasattr(time, "time_ns") else int(time.time() * 1000000)
         raw = bytes([(t >> (8 * i)) & 0xFF for i in range(8)])
     return "".join(["%02x" % b for b in raw])
 
