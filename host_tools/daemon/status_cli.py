@@ -60,12 +60,17 @@ def run(args) -> int:
     if ws:
         sensors = ws.get("sensors") or {}
         bad = sorted(k for k, v in sensors.items() if v != "ok")
-        print(f"wheel  {wheel['id']}: {ws.get('state')}, spin {ws.get('spin')}, last number {ws.get('last')}, "
+        print(f"wheel  {wheel['id']}: {ws.get('state')}, spin {ws.get('spin')}, "
               f"rotor {(ws.get('rotor_rpm_x10') or 0) / 10:.1f} rpm {'cw' if ws.get('rotor_dir') == 1 else 'ccw'}, "
               f"table {'open' if ws.get('table_open') else 'closed'}; sensors {'all ok' if not bad else 'FAULT ' + ', '.join(bad)}")
     else:
         print(f"wheel  {wheel['id']}: no status received yet")
-    print(f"table  {table['phase']}; spin {table['spin']}; last number {table['last_number']}; "
+    ident = wheel.get("identity") or {}
+    if ident.get("state") == "known":
+        print(f"       serial {ident.get('serial')}, key {ident.get('key')}, counter epoch {ident.get('epoch')}, "
+              f"its spin s is the table's {ident.get('base')} + s; taken {ident.get('accepted_by')}")
+    refusing = "" if table.get("accepting_bets", True) else f" (bets refused: {table.get('refusing')})"
+    print(f"table  {table['phase']}{refusing}; spin {table['spin']}; last number {table['last_number']}; "
           f"{table['bets_on_table']} bets on the table, {_eur(table['stakes_on_table'])}; "
           f"{len(table['prisoners'])} en prison"
           + (f"; {table['bets_held']} bets HELD for the supervisor (GET /bets?status=held)" if table.get("bets_held") else ""))
