@@ -316,3 +316,26 @@ def test_a_result_the_table_does_not_settle_is_streamed_without_its_number(tmp_p
     results = [b for (k, b) in said if k == "wheel" and b.get("ev") == "result"]
     assert results == [{"ev": "result", "spin": 1, "settled": False, "at_ms": results[0]["at_ms"]}]
     assert game.unsettled({"ev": "result", "spin": 2, "number": 5}) == {"ev": "result", "spin": 2, "settled": False}
+
+
+def test_the_chef_accepts_a_waiting_wheel_through_the_api_and_it_is_audited(tmp_path):
+    from apikit import Table as ApiTable
+    t = ApiTable(tmp_path / "j.sqlite")
+    try:
+        r = t.call("chef", "POST", "/wheel/accept")
+        assert r.status_code == 409 and r.json()["error"] == "no_wheel_to_accept"
+        seen = {"wheel": "T1", "serial": "s2", "epoch": "e2", "key": t.daemon.key_fp, "spin": 0}
+        t.daemon.pending = {"identity": seen, "differences": ["autre carte"], "text": "cylindre T1 non reconnu",
+                            "last_spin": None}
+        t.daemon.table.blocked = "wheel_unknown"
+        assert t.call("croupier", "POST", "/wheel/accept").status_code == 403
+        r = t.call("chef", "POST", "/wheel/accept", json={"serial": "s3"})
+        assert r.status_code == 409 and "s2" in r.json()["message"]
+        r = t.call("chef", "POST", "/wheel/accept", json={"serial": "s2", "epoch": "e2"})
+        assert r.status_code == 200, r.text
+        assert r.json()["wheel"]["serial"] == "s2" and r.json()["wheel"]["state"] == "known"
+        row = [a for a in t.call("admin", "GET", "/audit").json() if a["action"] == "wheel_accept" and a["done"]][0]
+        assert row["who"] == "chef-1" and row["after"]["serial"] == "s2" and row["target"] == "s2"
+        assert t.daemon.table.blocked is None
+    finally:
+        t.close()
