@@ -46,6 +46,9 @@ def add_arguments(p):
     g.add_argument("--cut-every", type=int, default=0, metavar="N",
                    help="every Nth status line is cut short, without its CR LF")
     p.add_argument("--path-file", help="write the pty path(s) to this file (for scripts)")
+    p.add_argument("--flash", metavar="FILE",
+                   help="keep the controller's flash record (spin counter and its epoch, last games) in FILE "
+                        "between runs: the same wheel to a table host; without it each run is a new counter")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--power-cut", action="append", default=[], metavar="SPIN:WHEN",
                    help="cut the board's power at spin SPIN: WHEN is result_unsent (the result never "
@@ -110,7 +113,7 @@ class SimulatedBoard:
     """The simulator, the firmware's Replay/Controller and its DeviceLink, on one clock."""
 
     def __init__(self, port, key, wheel="T1", seed=1, speed=20.0, pause=1.0, void_rate=0.0,
-                 cammegh=None, log=None, clock=time.monotonic, capacity=64):
+                 cammegh=None, log=None, clock=time.monotonic, capacity=64, store=None):
         from cylindre.link.device import DeviceLink
         from cylindre.replay import Replay
         from host_tools.sim.wheel import WheelSimulator
@@ -125,7 +128,8 @@ class SimulatedBoard:
         self._new_link = lambda: DeviceLink(self._write, self._ms, key, wheel, fw="cylindre-fw (simulated board)",
                                             cammegh=cammegh, capacity=capacity, serial="sim-" + wheel)
         self.link = self._new_link()
-        self.replay = Replay(self.sim.header(), self._emit, feed_clock=False)   # the Pico's clock: from its boot
+        # the Pico's clock: from its boot; its flash record in RAM unless a store is given
+        self.replay = Replay(self.sim.header(), self._emit, feed_clock=False, store=store)
         self.t_us = 0                 # simulated feed time (the controller's: replay.now_us(t_us))
         self._real0 = clock()
         self._sim0 = 0
@@ -371,8 +375,12 @@ def run(args) -> int:
         if not args.quiet:
             print("[wheel] " + text, file=sys.stderr, flush=True)
 
+    store = None
+    if getattr(args, "flash", None):
+        from cylindre.board.store import FlashStore
+        store = FlashStore(str(args.flash))
     board = SimulatedBoard(port, key, args.wheel, seed=args.seed, speed=args.speed, pause=args.pause,
-                           void_rate=args.void_rate, cammegh=cammegh, log=say)
+                           void_rate=args.void_rate, cammegh=cammegh, log=say, store=store)
     boards.append(board)
     board.cuts = cuts
     try:

@@ -339,3 +339,23 @@ def test_the_chef_accepts_a_waiting_wheel_through_the_api_and_it_is_audited(tmp_
         assert t.daemon.table.blocked is None
     finally:
         t.close()
+
+
+def test_a_simulated_wheel_with_a_flash_file_keeps_its_counter_epoch_between_runs(tmp_path):
+    from cylindre.board.store import FlashStore
+    from host_tools.simwheel import SimulatedBoard
+
+    class Null:
+        def write(self, data):
+            pass
+
+        def read(self):
+            return b""
+
+    def epoch(store):
+        return SimulatedBoard(Null(), KEY, store=store).replay.ctl.count_epoch
+
+    path = str(tmp_path / "flash.rec")
+    first = epoch(FlashStore(path))
+    assert first and epoch(FlashStore(path)) == first          # the same wheel
+    assert epoch(None) != epoch(None)                           # kept in RAM: a new counter each run
