@@ -86,3 +86,22 @@ def test_a_removed_port_symlink_ends_the_session_within_the_silence_timeout(tmp_
 
 def test_a_wheel_process_that_exits_ends_the_session_within_the_silence_timeout(tmp_path):
     _run_until_gone(tmp_path, remove_link=False)
+
+
+def test_the_metrics_name_the_cause_while_the_link_is_down(tmp_path):
+    from host_tools.daemon.metrics import Metrics
+    wheel = Wheel()
+    d = Daemon(SerialPort(wheel.pty.path), KEY, tmp_path / "j.sqlite", open_table=True, silence_ms=SILENCE_MS)
+    m = Metrics()
+    m.watch(d)
+    d.start()
+    try:
+        assert _wait(lambda: d.link.in_session, 15)
+        text = m.render().decode()
+        assert "cylindre_link_up 1.0" in text and "cylindre_link_problem{" not in text
+        wheel.stop()
+        assert _wait(lambda: not d.link.in_session, SILENCE_MS / 1000 + 5)
+        text = m.render().decode()
+        assert "cylindre_link_up 0.0" in text and 'cylindre_link_problem{code="port_missing"} 1.0' in text
+    finally:
+        d.stop()
