@@ -19,33 +19,21 @@ import logging
 import threading
 import time
 
+from host_tools.floorlink.stream import BUCKET, STREAM
+
 from .store import BadEnvelope, parse
 
 log = logging.getLogger("cylindre.floor")
-STREAM, SUBJECTS, DURABLE, BUCKET = "CYLINDRE", "cylindre.>", "floor", "cylindre_tables"
+
+SUBJECTS, DURABLE = "cylindre.>", "floor"
 BATCH = 1000
 
 
 async def ensure_stream(js):
-    """The stream and the bucket, created if missing (the tables' side creates them the same way)."""
-    try:
-        from host_tools.floorlink.stream import ensure_stream as shared
-    except ImportError:
-        shared = None
-    if shared is not None:
-        return await shared(js)
-    from nats.js.api import StorageType, StreamConfig
-    from nats.js.errors import NotFoundError
-    try:
-        await js.stream_info(STREAM)
-    except NotFoundError:
-        await js.add_stream(StreamConfig(name=STREAM, subjects=[SUBJECTS], storage=StorageType.FILE,
-                                         duplicate_window=2 * 3600, max_age=30 * 86400))
-    try:
-        await js.key_value(BUCKET)
-    except Exception:
-        from nats.js.api import KeyValueConfig
-        await js.create_key_value(KeyValueConfig(bucket=BUCKET, history=1))
+    """The stream and the bucket, created if missing (floorlink/stream.py, shared with the tables)."""
+    from host_tools.floorlink.stream import ensure_bucket, ensure_stream as shared
+    await shared(js)
+    await ensure_bucket(js)
 
 
 class Link:
@@ -96,11 +84,14 @@ class Link:
         async def reconnected():
             self._set_link(True, "reconnected")
 
+        async def error(e):                             # the link's state says it; no traceback per retry
+            log.debug("floor link: %s", e)
+
         while not self._stop.is_set():
             try:
                 self.nc = await nats.connect(self.url, name="cylindre-floor", max_reconnect_attempts=-1,
                                              reconnect_time_wait=0.5, connect_timeout=2,
-                                             disconnected_cb=disconnected, reconnected_cb=reconnected,
+                                             disconnected_cb=disconnected, reconnected_cb=reconnected, error_cb=error,
                                              **self.connect_opts)
                 break
             except Exception as e:                       # noqa: BLE001 - the broker is not up yet

@@ -19,6 +19,8 @@ import sqlite3
 import threading
 import time
 
+from host_tools.floorlink import envelope as E
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
     table_id TEXT NOT NULL, event_id BIGINT NOT NULL, site TEXT NOT NULL, kind TEXT NOT NULL,
@@ -42,7 +44,6 @@ CREATE TABLE IF NOT EXISTS rejects (
     id {ID}, subject TEXT, reason TEXT NOT NULL, data TEXT, received_at DOUBLE PRECISION NOT NULL);
 """
 
-KINDS = ("result", "void", "settlement", "table", "alert", "audit", "heartbeat")
 
 
 class BadEnvelope(ValueError):
@@ -50,36 +51,21 @@ class BadEnvelope(ValueError):
 
 
 def parse(data: bytes, subject: str | None = None) -> dict:
-    """The envelope of one message, checked: the fields the floor keys and sorts on are there and of
-    the right type. Raises BadEnvelope with the reason."""
+    """The envelope of one message, checked against the contract (floorlink/envelope.py) and
+    against its subject. Raises BadEnvelope with the reason."""
     try:
-        env = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise BadEnvelope(f"not JSON: {e}") from None
-    if not isinstance(env, dict):
-        raise BadEnvelope("not a JSON object")
-    if env.get("v") != 1:
-        raise BadEnvelope(f"unknown envelope version {env.get('v')!r}")
-    for k in ("site", "table", "kind"):
-        if not isinstance(env.get(k), str) or not env[k]:
-            raise BadEnvelope(f"{k} missing")
-    if env["kind"] not in KINDS:
-        raise BadEnvelope(f"unknown kind {env['kind']!r}")
-    at = env.get("at")
-    if isinstance(at, bool) or not isinstance(at, (int, float)):
-        raise BadEnvelope("at missing")
-    if not isinstance(env.get("body"), dict):
-        raise BadEnvelope("body is not an object")
-    if env["kind"] != "heartbeat":
-        eid = env.get("event_id")
-        if isinstance(eid, bool) or not isinstance(eid, int) or eid < 0:
-            raise BadEnvelope("event_id missing")
-    if subject is not None:
-        parts = subject.split(".")
-        if len(parts) != 4 or parts[1] != env["site"] or parts[2] != env["table"] or parts[3] != env["kind"]:
-            raise BadEnvelope(f"subject {subject} does not match the envelope")
-    serial = env.get("serial")
-    env["serial"] = serial if isinstance(serial, str) and serial else None
+        env = E.parse(data)
+        if env["kind"] != "heartbeat" and (isinstance(env["event_id"], bool) or not isinstance(env["event_id"], int)
+                                           or env["event_id"] < 0):
+            raise E.EnvelopeError("event_id must be a journal id (an integer >= 0)")
+        if isinstance(env["at"], bool) or not isinstance(env["at"], (int, float)):
+            raise E.EnvelopeError("at must be epoch seconds")
+        if not isinstance(env["body"], dict):
+            raise E.EnvelopeError("body must be an object")
+        if subject is not None and E.parse_subject(subject) != (env["site"], env["table"], env["kind"]):
+            raise E.EnvelopeError(f"subject {subject} does not match the envelope")
+    except E.EnvelopeError as e:
+        raise BadEnvelope(str(e)) from None
     return env
 
 
