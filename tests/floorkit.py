@@ -92,10 +92,12 @@ class Postgres:
         return f"postgresql://cylindre@127.0.0.1:{self.port}/{db}"
 
     def new_db(self, name):
+        """A fresh schema of the cluster's database, as the store's URL (search_path): far quicker
+        than a database per test, and as empty."""
         import psycopg
         with psycopg.connect(self.url(), autocommit=True) as c:
-            c.execute(f'CREATE DATABASE "{name}"')
-        return self.url(name)
+            c.execute(f'CREATE SCHEMA "{name}"')
+        return self.url() + f"?options=-csearch_path%3D{name}"
 
     def stop(self):
         try:

@@ -115,8 +115,8 @@ class Link:
                 sub = None
                 await self._sleep(1.0)
         try:
-            await self.nc.drain()
-        except Exception:                                # noqa: BLE001
+            await asyncio.wait_for(self.nc.close(), 3)
+        except Exception:                                # noqa: BLE001 - closing anyway
             pass
 
     async def _sleep(self, s):
