@@ -30,9 +30,9 @@ class Ack(BaseModel):
     comment: str = Field(min_length=1, max_length=500)
 
 
-class Limits(BaseModel):
+class KindLimit(BaseModel):
     min: int = Field(ge=0, description="the smallest stake, cents")
-    max: int = Field(ge=1, description="the largest stake on a plain number, cents")
+    max: int = Field(ge=1, description="the largest stake, cents")
 
 
 class Setting(BaseModel):
@@ -177,13 +177,16 @@ def create_app(svc, reports_dir=None, report_key=None) -> FastAPI:
         return command(table, "close", {}, ident)
 
     @app.post("/floor/api/tables/{table}/limits")
-    def limits(table: str, body: Limits, ident=Depends(need("pit_boss"))):
-        if body.max < body.min:
-            return JSONResponse({"error": "bad_limits", "message": "le maximum est sous le minimum"}, status_code=400)
-        return command(table, "set_limits", {"min": body.min, "max": body.max}, ident)
+    def limits(table: str, body: dict[str, KindLimit], ident=Depends(need("director"))):
+        """New limits by kind of bet ({"plein": {"min": 100, "max": 10000}}, cents), as the table's
+        PUT /table/limits."""
+        if not body or any(v.max < v.min for v in body.values()):
+            return JSONResponse({"error": "bad_limits", "message": "limites vides, ou un maximum sous son minimum"},
+                                status_code=400)
+        return command(table, "set_limits", {k: v.model_dump() for k, v in body.items()}, ident)
 
     @app.post("/floor/api/tables/{table}/settings")
-    def request_setting(table: str, body: Setting, ident=Depends(need("pit_boss"))):
+    def request_setting(table: str, body: Setting, ident=Depends(need("director"))):
         from .commands import CommandRefused
         if svc.commands is None:
             raise HTTPException(409, {"error": "no_commands", "message": "pas de clé de commande (--floor-key)"})

@@ -45,6 +45,11 @@
     say((d.message || d.error || ("erreur " + r.status)));
   }
 
+  function limitsText(l) {
+    if (!l || typeof l !== "object") return "";
+    const k = l.plein ? "plein" : Object.keys(l)[0];
+    return k && l[k] ? `${k} ${euros(l[k].min || 0)} – ${euros(l[k].max || 0)}` : "";
+  }
   function tile(t) {
     const lost = t.link !== "up";
     const cls = ["tile", t.open ? "open" : "closed", lost ? "lost" : "", t.alerts ? "alerted" : ""].join(" ");
@@ -68,22 +73,26 @@
       el("div", { class: "row" }, el("span", {}, "croupier : " + (t.croupier || "—")),
         t.alerts ? el("span", { class: "tag bad" }, t.alerts + " alerte" + (t.alerts > 1 ? "s" : "")) : el("span", { class: "muted small" }, "aucune alerte")),
       el("div", { class: "row small muted" }, el("span", {}, "cylindre " + (t.serial || "—")),
-        el("span", {}, t.limits ? "limites " + euros(t.limits.min || 0) + " – " + euros(t.limits.max || 0) : "")));
+        el("span", {}, limitsText(t.limits))));
     if (may("pit_boss")) {
-      const lim = el("form", { class: "cmds", onsubmit: async ev => {
-        ev.preventDefault();
-        const f = new FormData(ev.target);
-        const r = await api("POST", `/floor/api/tables/${encodeURIComponent(t.table)}/limits`,
-          { min: Math.round(parseFloat(f.get("min").replace(",", ".")) * 100), max: Math.round(parseFloat(f.get("max").replace(",", ".")) * 100) });
-        answer(r, () => ev.target.reset());
-      } }, el("input", { name: "min", placeholder: "min €", required: "", "aria-label": "mise minimum" }),
-        el("input", { name: "max", placeholder: "max €", required: "", "aria-label": "mise maximum" }),
-        el("button", { type: "submit" }, "Limites"));
       node.append(el("div", { class: "cmds" },
         el("button", { class: "go", onclick: async () => answer(await api("POST", `/floor/api/tables/${encodeURIComponent(t.table)}/open`)) }, "Ouvrir"),
         el("button", { class: "stop", onclick: async () => {
           if (confirm("Fermer la table " + t.table + " ?")) answer(await api("POST", `/floor/api/tables/${encodeURIComponent(t.table)}/close`));
-        } }, "Fermer")), lim);
+        } }, "Fermer")));
+    }
+    if (may("director")) {
+      const cents = v => Math.round(parseFloat(String(v).replace(",", ".")) * 100);
+      node.append(el("form", { class: "cmds", onsubmit: async ev => {
+        ev.preventDefault();
+        const f = new FormData(ev.target);
+        const body = {}; body[f.get("kind")] = { min: cents(f.get("min")), max: cents(f.get("max")) };
+        answer(await api("POST", `/floor/api/tables/${encodeURIComponent(t.table)}/limits`, body), () => ev.target.reset());
+      } }, el("select", { name: "kind", "aria-label": "mise" }, ...["plein", "cheval", "transversale", "carre", "sixain", "douzaine", "colonne", "simple"]
+          .map(k => el("option", { value: k }, k))),
+        el("input", { name: "min", placeholder: "min €", required: "", "aria-label": "mise minimum", onfocus: () => (editing = true), onblur: () => setTimeout(() => (editing = false), 300) }),
+        el("input", { name: "max", placeholder: "max €", required: "", "aria-label": "mise maximum", onfocus: () => (editing = true), onblur: () => setTimeout(() => (editing = false), 300) }),
+        el("button", { type: "submit" }, "Limites")));
     }
     return node;
   }
@@ -165,7 +174,7 @@
     me = r.data;
     const m = document.getElementById("me");
     m.textContent = me.name + " (" + me.role + ")";
-    if (!may("pit_boss")) document.getElementById("setting-form").hidden = true;
+    if (!may("director")) document.getElementById("setting-form").hidden = true;
     for (;;) {
       try {
         const s = await api("GET", `/floor/api/state?since=${version}&wait=20`);
