@@ -225,11 +225,13 @@ class FloorLink:
     async def _session(self, nc, wake):
         js = nc.jetstream(timeout=PUBLISH_TIMEOUT_S)
         self.g_up.set(1)
-        try:
-            await S.ensure_stream(js, update=False)
-        except Exception as e:                  # a table's user may not create it: the floor does
-            log.info("floor: stream %s not ensured from the table (%s); publishing to it", S.STREAM, e)
+        if not self.creds:                      # an open broker (tests, demo): the table may make them;
+            try:                                # a table's own user may not: the floor does
+                await S.ensure_stream(js, update=False)
+            except Exception as e:
+                log.info("floor: stream %s not ensured from the table (%s); publishing to it", S.STREAM, e)
         kv = None
+        kv_try = 0.0
         sub = await nc.subscribe(E.cmd_subject(self.site, self.table), cb=self._on_command)
         beat = asyncio.create_task(self._beat(nc, js))
         try:
@@ -238,9 +240,9 @@ class FloorLink:
                     self.watch.lost("disconnected from the broker")
                     await self._sleep(0.2)
                     continue
-                if kv is None:
-                    kv = await self._bucket(js)
-                    self._kv = kv
+                if kv is None and time.monotonic() >= kv_try:
+                    kv_try = time.monotonic() + 10.0
+                    kv = self._kv = await self._bucket(js)
                 try:
                     more = await self._publish_batch(js, nc)
                 except Exception as e:
@@ -266,6 +268,8 @@ class FloorLink:
 
     async def _bucket(self, js):
         try:
+            if self.creds:
+                return await js.key_value(S.BUCKET)
             return await S.ensure_bucket(js)
         except Exception as e:
             log.info("floor: bucket %s not available yet (%s)", S.BUCKET, e)
