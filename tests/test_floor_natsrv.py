@@ -35,5 +35,12 @@ def test_stream_and_bucket_idempotent_and_dedup_across_restart(nats_server):
         c = await js.publish(E.subject("S", "T1", "result"), raw, headers={E.MSG_ID: E.msg_id("T1", 1)})
         assert c.duplicate                          # the window outlives a broker restart
         assert (await js.stream_info("CYLINDRE")).state.messages == 1
+        # a command is not caught by the stream: only a responder answers it
+        try:
+            await nc.request(E.cmd_subject("S", "T1"), b"{}", timeout=0.5)
+            raise AssertionError("a command was answered with nobody listening")
+        except nats.errors.NoRespondersError:
+            pass
+        assert (await js.stream_info("CYLINDRE")).state.messages == 1
         await nc.close()
     run(go())

@@ -9,8 +9,12 @@ and is dropped by the floor's store on (table, event id) (docs/floor.md).
 
 from __future__ import annotations
 
+from .envelope import KINDS, PREFIX
+
 STREAM = "CYLINDRE"
-SUBJECTS = ["cylindre.>"]
+# each kind a table publishes, not `cylindre.>`: a command (`cylindre.<site>.<table>.cmd`, a
+# request) caught by the stream would be answered by JetStream's PubAck before the table answers
+SUBJECTS = [f"{PREFIX}.*.*.{kind}" for kind in KINDS]
 DUPLICATE_WINDOW_S = 2 * 3600
 MAX_AGE_S = 30 * 86400
 BUCKET = "cylindre_tables"
