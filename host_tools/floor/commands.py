@@ -20,7 +20,7 @@ from host_tools.floorlink import command as C
 # (the table maps pit_boss to its chef and director to its admin, and asks admin for limits and settings)
 NEED = {"open": "pit_boss", "close": "pit_boss", "ack_alert": "pit_boss", "set_limits": "director",
         "request_setting": "director", "approve_setting": "director"}
-TIMEOUT_S = 5.0
+TIMEOUT_S = 12.0         # a table answers open/close once its wheel is told (up to 5 s)
 
 
 class CommandRefused(Exception):
@@ -35,6 +35,7 @@ class Commands:
     def __init__(self, store, access, link, key: bytes, sites: dict | None = None):
         self.store, self.access, self.link, self.key = store, access, link, key
         self.sites = sites if sites is not None else {}       # table -> site, from the events seen
+        self.timeout = TIMEOUT_S
 
     def site(self, table):
         site = self.sites.get(table)
@@ -62,8 +63,8 @@ class Commands:
             C.sign({"v": C.VERSION, "id": str(uuid.uuid4()), "op": op, "args": dict(args), "who": who.name,
                     "role": role, "at": self.store.clock()}, self.key)
         try:
-            raw = self.link.call(self.link.request(f"cylindre.{site}.{table}.cmd", C.canonical(req), TIMEOUT_S),
-                                 TIMEOUT_S + 2)
+            raw = self.link.call(self.link.request(f"cylindre.{site}.{table}.cmd", C.canonical(req), self.timeout),
+                                 self.timeout + 2)
             answer = json.loads(raw)
             if not isinstance(answer, dict):
                 answer = {"ok": False, "error": "bad_answer", "message": "la table a répondu autre chose qu'un objet"}
