@@ -152,7 +152,7 @@ class Link:
             except Exception:                            # noqa: BLE001 - a key that is no table state
                 continue
             if isinstance(st, dict):
-                at = st.get("heard_at") or st.get("at") or st.get("clock") or time.time()
+                at = st.get("last_heard") or st.get("heard_at") or st.get("clock") or time.time()
                 self.store.remember_state(site, table, st, float(at))
                 self.on_state(site, table, st, float(at))
 

@@ -34,6 +34,7 @@ class Tile:
         self.croupier = None
         self.limits = None
         self.numbers = deque(maxlen=LAST)          # (number, at), newest last
+        self.from_snapshot = False                 # numbers from a last state, replaced by the first result
         self.recent = deque()                      # result times within the last hour
         self.games = self.voids = self.staked = self.paid = 0
         self.last_event = 0
@@ -82,10 +83,12 @@ class Tiles:
         for k in ("open", "phase", "link", "backlog", "clock", "croupier", "limits", "serial"):
             if k in st and st[k] is not None:
                 setattr(t, k, st[k])
-        if isinstance(st.get("last_numbers"), list) and not t.numbers:
+        if isinstance(st.get("last_numbers"), list) and (not t.numbers or t.from_snapshot):
+            t.numbers.clear()                       # newest first in the state
             for n in reversed(st["last_numbers"][:LAST]):
                 if isinstance(n, int) and 0 <= n <= 36:
                     t.numbers.append((n, heard_at))
+            t.from_snapshot = bool(t.numbers)
 
     def apply(self, env: dict):
         kind, b = env["kind"], env["body"]
@@ -99,6 +102,9 @@ class Tiles:
         at = float(env["at"])
         today = at >= self.day_start
         if kind == "result" and isinstance(b.get("number"), int) and 0 <= b["number"] <= 36:
+            if t.from_snapshot:                     # the events say it all from here: no number twice
+                t.numbers.clear()
+                t.from_snapshot = False
             t.numbers.append((b["number"], at))
             t.recent.append(at)
             if b.get("croupier"):

@@ -54,8 +54,8 @@
     const lost = t.link !== "up";
     const cls = ["tile", t.open ? "open" : "closed", lost ? "lost" : "", t.alerts ? "alerted" : ""].join(" ");
     const title = t.url ? el("a", { href: t.url.replace(/\/$/, "") + "/pit", target: "_blank", title: "page du chef de table" }, t.table) : t.table;
-    const link = lost ? el("span", { class: "tag bad" }, t.link === "silent" ? "muette" : "liaison : " + (t.link || "?"))
-      : el("span", { class: "tag ok" }, "liaison");
+    const link = lost ? el("span", { class: "tag bad" }, t.link === "silent" ? "table muette" : "cylindre : " + (t.link || "?"))
+      : el("span", { class: "tag ok", title: "la table entend son cylindre" }, "cylindre relié");
     const nums = el("div", { class: "nums" });
     t.numbers.forEach((n, i) => nums.append(el("span", { class: "num" + (i === 0 ? " first" : ""), "data-colour": n.colour }, String(n.n))));
     if (!t.numbers.length) nums.append(el("span", { class: "muted small" }, "aucun numéro"));
@@ -111,7 +111,7 @@
       s.tiles.forEach(t => (pits[t.pit] = pits[t.pit] || []).push(t));
       const root = document.getElementById("pits");
       root.replaceChildren(...Object.keys(pits).sort().map(p =>
-        el("section", { class: "pit" }, el("h2", {}, p + " ", el("span", { class: "small muted" }, pits[p].length + " tables")),
+        el("section", { class: "pit" }, el("h2", {}, p + " ", el("span", { class: "small muted" }, pits[p].length + (pits[p].length > 1 ? " tables" : " table"))),
           el("div", { class: "tiles" }, ...pits[p].map(tile)))));
       const sel = document.getElementById("setting-table");
       const cur = sel.value;
@@ -123,7 +123,8 @@
     if (!editing) {
       document.getElementById("alerts").replaceChildren(...(s.alerts.length ? s.alerts.slice(0, 60).map(alertItem)
         : [el("li", { class: "muted" }, "aucune alerte")]));
-      document.getElementById("pending").replaceChildren(...s.pending.map(pendingItem));
+      document.getElementById("pending").replaceChildren(...(s.pending.length ? s.pending.map(pendingItem)
+        : [el("li", { class: "muted" }, may("director") ? "aucune demande en attente" : "aucune demande (réservé aux directeurs)")]));
     }
   }
 
