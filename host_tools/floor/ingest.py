@@ -27,6 +27,7 @@ log = logging.getLogger("cylindre.floor")
 
 SUBJECTS, DURABLE = "cylindre.>", "floor"
 BATCH = 1000
+ACK_WAIT_S = 5.0
 
 
 async def ensure_stream(js):
@@ -133,9 +134,13 @@ class Link:
 
     async def _subscribe(self):
         from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+        # ack_wait: what a floor killed mid-batch leaves unacknowledged comes back after it. Short, so a
+        # restarted floor catches up at once; a commit slower than that only gets a batch delivered
+        # twice, which the store takes once.
         cfg = ConsumerConfig(durable_name=DURABLE, ack_policy=AckPolicy.EXPLICIT, deliver_policy=DeliverPolicy.ALL,
-                             ack_wait=30, max_ack_pending=50_000, filter_subject=SUBJECTS)
-        return await self.js.pull_subscribe(SUBJECTS, durable=DURABLE, stream=STREAM, config=cfg)
+                             ack_wait=ACK_WAIT_S, max_ack_pending=50_000, filter_subject=SUBJECTS)
+        await self.js.add_consumer(STREAM, cfg)          # creates it, or updates an existing one's settings
+        return await self.js.pull_subscribe_bind(DURABLE, STREAM)
 
     async def _load_states(self):
         """The last state of every table from the key-value bucket: the page has the floor at once."""
