@@ -140,6 +140,16 @@ class Loop:
         self.loop.call_soon_threadsafe(fn)
 
     def close(self):
+        """Cancel what is still running on the loop, wait for it, then stop the loop."""
+        async def cancel_all():
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        try:
+            asyncio.run_coroutine_threadsafe(cancel_all(), self.loop).result(60)
+        except Exception:                                # noqa: BLE001 - stopping anyway
+            pass
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
 
@@ -248,8 +258,8 @@ class Rig:
     def close(self):
         self.fleet.stop()
         try:
-            self.run.result(30)
-        except Exception:                                # noqa: BLE001
+            self.run.result(120)
+        except Exception:                                # noqa: BLE001 - Loop.close cancels what is left
             pass
         if self.proxy:
             self.loop.run(self.proxy.close())
