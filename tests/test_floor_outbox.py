@@ -24,6 +24,7 @@ def test_result_carries_the_coups_evidence():
     assert O.wants_evidence("wheel", {"ev": "result", "spin": 9}) == 9
     assert O.wants_evidence("wheel", {"ev": "launch", "spin": 9}) is None
     assert O.to_message("wheel", {"ev": "launch", "spin": 9}, 1.0) is None
+    assert O.to_message("wheel", {"ev": "result", "spin": 9, "number": None}, 1.0) is None    # not played
     assert O.to_message("bet", {"id": "b1"}, 1.0) is None and O.to_message("announce", {}, 1.0) is None
 
 

@@ -54,8 +54,11 @@ def to_message(kind: str, data, at: float, evidence: dict | None = None, croupie
                   "rotor_dir": direction(launch.get("rotor_dir")), "ball_dir": direction(launch.get("ball_dir")),
                   "croupier": croupier, "at": at}
         if ev == "result":
+            number = data.get("number")
+            if not isinstance(number, int) or isinstance(number, bool) or not 0 <= number <= 36:
+                return None                     # a result the table did not play (no number): not a coup
             laps = data.get("laps", drop.get("laps"))
-            return "result", {**common, "number": data.get("number"), "rotor_rpm_x10": launch.get("rotor_rpm_x10"),
+            return "result", {**common, "number": number, "rotor_rpm_x10": launch.get("rotor_rpm_x10"),
                               "laps": laps, "drop_angle_x10": drop.get("drop_angle_x10")}
         return "void", {**common, "reason": data.get("reason"), "detail": data.get("detail")}
     if kind == "settlement":
