@@ -244,6 +244,16 @@ def test_floor_commands_carried_out_audited_or_refused(table, nats_server):
         assert ok["ok"] and ok["result"]["state"] == "applied" and table.wheel.settings["min_laps"] == 6
         again = run(ask(nats_server.url, C.request("approve_setting", {"request": rid}, "jo", "director", KEY)))
         assert again["error"] == "not_pending"
+        # an alert acknowledged from the floor, with its comment
+        table.host.pit.store.sync([{"code": "link_down", "key": "link_down", "level": "critical", "message": "liaison perdue",
+                                    "value": 1, "threshold": 0}], time.time(), publish=table.host.events.publish)
+        aid = table.host.pit.store.list()[0]["id"]
+        ack = C.request("ack_alert", {"id": aid, "comment": "câble remis"}, "marie", "pit_boss", KEY)
+        reply = run(ask(nats_server.url, ack))
+        assert reply["ok"] and reply["result"]["alert"]["acked_by"] == "floor:marie", reply
+        again = C.request("ack_alert", {"id": aid, "comment": "encore"}, "marie", "pit_boss", KEY)
+        assert run(ask(nats_server.url, again))["error"] == "already_acknowledged"
+        assert table.host.audit.rows(limit=1, action="alert_ack")[0]["who"] == "floor:marie"
         w = table.host.audit.rows(limit=1, action="wheel_setting")[0]
         assert (w["who"], w["before"], w["after"], w["answer"]["requested_by"]) == ("floor:anne", 4, 6, "floor:paul")
         assert table.host.audit.rows(limit=1, action="setting_request")[0]["who"] == "floor:paul"

@@ -27,9 +27,9 @@ from .table import Invalid, NotFound, Refused
 log = logging.getLogger("cylindre.floor")
 
 NEEDS = {"open": "chef", "close": "chef", "set_limits": "admin", "request_setting": "admin",
-         "approve_setting": "admin"}
+         "approve_setting": "admin", "ack_alert": "chef"}
 ACTIONS = {"open": "table_open", "close": "table_close", "set_limits": "table_limits",
-           "request_setting": "setting_request", "approve_setting": "setting_approve"}
+           "request_setting": "setting_request", "approve_setting": "setting_approve", "ack_alert": "alert_ack"}
 PENDING_S = 3600.0          # a requested setting not approved within this is void
 
 SCHEMA = """
@@ -112,6 +112,19 @@ class FloorCommands:
         if not spec:
             raise C.CommandError("bad_request", "set_limits needs {kind: {min, max}}")
         return {"limits": self.host.set_limits(spec, who)}
+
+    def _ack_alert(self, args, who):
+        """An alert acknowledged from the floor, with its comment, as the pit page does."""
+        aid, comment = args.get("id"), args.get("comment")
+        if isinstance(aid, str) and aid.isdigit():
+            aid = int(aid)
+        if not isinstance(aid, int) or isinstance(aid, bool) or aid < 1:
+            raise C.CommandError("bad_request", "ack_alert needs the alert's id (args.id)")
+        if not isinstance(comment, str) or not comment.strip():
+            raise C.CommandError("bad_request", "ack_alert needs a comment (args.comment)")
+        if self.host.pit is None:
+            raise C.CommandError("unavailable", "this table keeps no alerts")
+        return {"alert": self.host.pit.acknowledge(aid, comment, who)}
 
     def _request_setting(self, args, who):
         name, value = args.get("name"), args.get("value")
