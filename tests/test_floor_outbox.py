@@ -79,7 +79,7 @@ def test_link_watch_tells_since_when():
 
 
 def test_state_compare_ignores_last_heard():
-    a = O.table_state("S", "T1", None, "betting", [1, 2], "up", "Léa", {}, 0, 1.0)
+    a = O.table_state("S", "T1", None, "betting", [1, 2], "up", "Léa", {}, 0, 1.0, 0.5)
     assert O.same_state(a, dict(a, last_heard=2.0))
     assert not O.same_state(a, dict(a, phase="closed"))
     assert not O.same_state(None, a)

@@ -394,9 +394,10 @@ class FloorLink:
                 pass
         numbers = [h["number"] for h in self.host.history(LAST_NUMBERS)]
         _, newest = self.events.bounds()
-        hb = O.heartbeat(link, st["phase"], st["phase"] != "closed", self.backlog, self.clock(), newest)
+        now = self.clock()
+        hb = O.heartbeat(link, st["phase"], st["phase"] != "closed", self.backlog, now, newest, croupier)
         state = O.table_state(self.site, self.table, self._serial(), st["phase"], numbers, link, croupier,
-                              self.host.table.limits.to_json(), self.backlog, d.last_heard)
+                              self.host.table.limits.to_json(), self.backlog, now, d.last_heard)
         return hb, state
 
     async def _beat(self, nc, js):
