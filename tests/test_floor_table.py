@@ -254,6 +254,10 @@ def test_floor_commands_carried_out_audited_or_refused(table, nats_server):
         again = C.request("ack_alert", {"id": aid, "comment": "encore"}, "marie", "pit_boss", KEY)
         assert run(ask(nats_server.url, again))["error"] == "already_acknowledged"
         assert table.host.audit.rows(limit=1, action="alert_ack")[0]["who"] == "floor:marie"
+        # a daemon restarted (its memory of ids gone) still refuses a command it took
+        from host_tools.daemon.floor_commands import FloorCommands
+        fresh = FloorCommands(table.host, KEY)
+        assert fresh.handle(json.dumps(limits).encode())["error"] == "replayed"
         w = table.host.audit.rows(limit=1, action="wheel_setting")[0]
         assert (w["who"], w["before"], w["after"], w["answer"]["requested_by"]) == ("floor:anne", 4, 6, "floor:paul")
         assert table.host.audit.rows(limit=1, action="setting_request")[0]["who"] == "floor:paul"
