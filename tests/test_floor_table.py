@@ -78,7 +78,8 @@ def test_exactly_once_across_a_broker_crash_mid_publishing(table, nats_server):
         wait(lambda: not fl.watch.up, what="the link seen down")
         health = table.call(None, "GET", "/health").json()
         assert any(r.startswith("floor: broker unreachable since") for r in health["reasons"])
-        assert fl.backlog > 0 and table.host.table.st["last_number"] == 50 % 37
+        wait(lambda: fl.backlog > 0, what="the backlog counted while the broker is down")
+        assert table.host.table.st["last_number"] == 50 % 37
         metrics = table.call("display", "GET", "/metrics").text
         assert "cylindre_floor_backlog" in metrics
         nats_server.start()                     # same port, same store
@@ -279,3 +280,20 @@ def _subscribed(url):
         finally:
             await nc.close()
     return run(probe())
+
+
+def test_a_table_started_without_its_broker_plays_and_catches_up(table, nats_server):
+    nats_server.stop()
+    fl = FloorLink(table.host, nats_server.url, SITE).start()
+    try:
+        for n in range(1, 6):
+            table.feed.spin(n, n)
+        wait(lambda: fl.backlog == 10, what=f"the backlog counted (5 results, 5 settlements): {fl.status()}")
+        assert "cannot reach" in fl.warnings()[0] and table.host.state()["floor"]["backlog"] == 10
+        nats_server.start()
+        wait(drained(fl, table.host), timeout=30, what="the catch-up")
+        assert fl.warnings() == []
+    finally:
+        fl.stop()
+    ids = [eid for eid, _, _ in run(stream_events(nats_server.url))]
+    assert sorted(ids) == wanted_ids(table.host) and len(ids) == len(set(ids))
