@@ -24,6 +24,7 @@ def test_result_carries_the_coups_evidence():
     assert O.wants_evidence("wheel", {"ev": "result", "spin": 9}) == 9
     assert O.wants_evidence("wheel", {"ev": "launch", "spin": 9}) is None
     assert O.to_message("wheel", {"ev": "launch", "spin": 9}, 1.0) is None
+    assert O.to_message("wheel", {"ev": "result", "spin": 9, "number": None}, 1.0) is None    # not played
     assert O.to_message("bet", {"id": "b1"}, 1.0) is None and O.to_message("announce", {}, 1.0) is None
 
 
@@ -78,7 +79,7 @@ def test_link_watch_tells_since_when():
 
 
 def test_state_compare_ignores_last_heard():
-    a = O.table_state("S", "T1", None, "betting", [1, 2], "up", "Léa", {}, 0, 1.0)
+    a = O.table_state("S", "T1", None, "betting", [1, 2], "up", "Léa", {}, 0, 1.0, 0.5)
     assert O.same_state(a, dict(a, last_heard=2.0))
     assert not O.same_state(a, dict(a, phase="closed"))
     assert not O.same_state(None, a)

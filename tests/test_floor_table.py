@@ -78,7 +78,8 @@ def test_exactly_once_across_a_broker_crash_mid_publishing(table, nats_server):
         wait(lambda: not fl.watch.up, what="the link seen down")
         health = table.call(None, "GET", "/health").json()
         assert any(r.startswith("floor: broker unreachable since") for r in health["reasons"])
-        assert fl.backlog > 0 and table.host.table.st["last_number"] == 50 % 37
+        wait(lambda: fl.backlog > 0, what="the backlog counted while the broker is down")
+        assert table.host.table.st["last_number"] == 50 % 37
         metrics = table.call("display", "GET", "/metrics").text
         assert "cylindre_floor_backlog" in metrics
         nats_server.start()                     # same port, same store
@@ -244,6 +245,20 @@ def test_floor_commands_carried_out_audited_or_refused(table, nats_server):
         assert ok["ok"] and ok["result"]["state"] == "applied" and table.wheel.settings["min_laps"] == 6
         again = run(ask(nats_server.url, C.request("approve_setting", {"request": rid}, "jo", "director", KEY)))
         assert again["error"] == "not_pending"
+        # an alert acknowledged from the floor, with its comment
+        table.host.pit.store.sync([{"code": "link_down", "key": "link_down", "level": "critical", "message": "liaison perdue",
+                                    "value": 1, "threshold": 0}], time.time(), publish=table.host.events.publish)
+        aid = table.host.pit.store.list()[0]["id"]
+        ack = C.request("ack_alert", {"id": aid, "comment": "câble remis"}, "marie", "pit_boss", KEY)
+        reply = run(ask(nats_server.url, ack))
+        assert reply["ok"] and reply["result"]["alert"]["acked_by"] == "floor:marie", reply
+        again = C.request("ack_alert", {"id": aid, "comment": "encore"}, "marie", "pit_boss", KEY)
+        assert run(ask(nats_server.url, again))["error"] == "already_acknowledged"
+        assert table.host.audit.rows(limit=1, action="alert_ack")[0]["who"] == "floor:marie"
+        # a daemon restarted (its memory of ids gone) still refuses a command it took
+        from host_tools.daemon.floor_commands import FloorCommands
+        fresh = FloorCommands(table.host, KEY)
+        assert fresh.handle(json.dumps(limits).encode())["error"] == "replayed"
         w = table.host.audit.rows(limit=1, action="wheel_setting")[0]
         assert (w["who"], w["before"], w["after"], w["answer"]["requested_by"]) == ("floor:anne", 4, 6, "floor:paul")
         assert table.host.audit.rows(limit=1, action="setting_request")[0]["who"] == "floor:paul"
@@ -265,3 +280,20 @@ def _subscribed(url):
         finally:
             await nc.close()
     return run(probe())
+
+
+def test_a_table_started_without_its_broker_plays_and_catches_up(table, nats_server):
+    nats_server.stop()
+    fl = FloorLink(table.host, nats_server.url, SITE).start()
+    try:
+        for n in range(1, 6):
+            table.feed.spin(n, n)
+        wait(lambda: fl.backlog == 10, what=f"the backlog counted (5 results, 5 settlements): {fl.status()}")
+        assert "cannot reach" in fl.warnings()[0] and table.host.state()["floor"]["backlog"] == 10
+        nats_server.start()
+        wait(drained(fl, table.host), timeout=30, what="the catch-up")
+        assert fl.warnings() == []
+    finally:
+        fl.stop()
+    ids = [eid for eid, _, _ in run(stream_events(nats_server.url))]
+    assert sorted(ids) == wanted_ids(table.host) and len(ids) == len(set(ids))

@@ -26,7 +26,8 @@ INDEX = "CREATE INDEX IF NOT EXISTS audit_spin ON audit (spin)"
 
 
 # audit actions that change the table, as the floor's `table` events name them
-TABLE_CHANGES = {"table_open": "open", "table_close": "close", "table_limits": "limits", "croupier_duty": "croupier"}
+TABLE_CHANGES = {"table_open": "open", "table_close": "close", "table_limits": "limits", "croupier_duty": "croupier",
+                 "wheel_accept": "wheel"}
 
 
 class Audit:

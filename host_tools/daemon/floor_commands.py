@@ -2,7 +2,8 @@
 same `TableHost` methods the HTTP API calls, audited (docs/floor.md, "Commands").
 
 A request is taken only if signed with the floor's command key, within 30 s of this table's
-clock, and never seen before (host_tools/floorlink/command.py); every refusal is audited too. The
+clock, and never seen before, even across a restart of the daemon (its id is kept in the journal
+for the freshness window; host_tools/floorlink/command.py); every refusal is audited too. The
 floor user acts as `floor:<name>` with the table role its floor role maps to (pit_boss -> chef,
 director -> admin, surveillance -> display), so the audit says who, from where, with what right.
 
@@ -27,11 +28,14 @@ from .table import Invalid, NotFound, Refused
 log = logging.getLogger("cylindre.floor")
 
 NEEDS = {"open": "chef", "close": "chef", "set_limits": "admin", "request_setting": "admin",
-         "approve_setting": "admin"}
+         "approve_setting": "admin", "ack_alert": "chef"}
 ACTIONS = {"open": "table_open", "close": "table_close", "set_limits": "table_limits",
-           "request_setting": "setting_request", "approve_setting": "setting_approve"}
+           "request_setting": "setting_request", "approve_setting": "setting_approve", "ack_alert": "alert_ack"}
 PENDING_S = 3600.0          # a requested setting not approved within this is void
 
+SCHEMA_SEEN = """
+CREATE TABLE IF NOT EXISTS floor_commands_seen (id TEXT PRIMARY KEY, at REAL NOT NULL)
+"""
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS floor_settings (
     id TEXT PRIMARY KEY, at REAL NOT NULL, name TEXT NOT NULL, value INTEGER NOT NULL,
@@ -48,6 +52,7 @@ class FloorCommands:
         self.replay = C.Replay(fresh_s)
         with host.j.tx() as db:
             db.execute(SCHEMA)
+            db.execute(SCHEMA_SEEN)
 
     def handle(self, payload: bytes) -> dict:
         """The reply to one request (never raises)."""
@@ -59,6 +64,8 @@ class FloorCommands:
             C.verify(req, self.key, self.clock(), self.replay, self.fresh_s)
         except C.CommandError as e:
             return self._refused(req, e.code, e.message)
+        if not self._first_time(req["id"]):
+            return self._refused(req, "replayed", f"command {req['id']} was taken already (before a restart)")
         who = Identity("floor:" + req["who"], C.table_role(req["role"]))
         op = req["op"]
         if not who.may(NEEDS[op]):
@@ -78,6 +85,14 @@ class FloorCommands:
                 return C.error(code, e.message)
             log.exception("floor command %s failed", op)
             return C.error("internal", "the table could not carry out the command (see its log)")
+
+    def _first_time(self, rid: str) -> bool:
+        """Remember a command's id in the journal (a restarted daemon still refuses it within its
+        freshness window); ids older than twice the window are forgotten."""
+        now = self.clock()
+        with self.host.j.tx() as db:
+            db.execute("DELETE FROM floor_commands_seen WHERE at < ?", (now - 2 * self.fresh_s - 60,))
+            return db.execute("INSERT OR IGNORE INTO floor_commands_seen (id, at) VALUES (?,?)", (rid, now)).rowcount == 1
 
     def _refused(self, req, code, message, who: Identity | None = None) -> dict:
         """Audit a refused request (`who` unverified when the signature was not checked) and answer."""
@@ -112,6 +127,19 @@ class FloorCommands:
         if not spec:
             raise C.CommandError("bad_request", "set_limits needs {kind: {min, max}}")
         return {"limits": self.host.set_limits(spec, who)}
+
+    def _ack_alert(self, args, who):
+        """An alert acknowledged from the floor, with its comment, as the pit page does."""
+        aid, comment = args.get("id"), args.get("comment")
+        if isinstance(aid, str) and aid.isdigit():
+            aid = int(aid)
+        if not isinstance(aid, int) or isinstance(aid, bool) or aid < 1:
+            raise C.CommandError("bad_request", "ack_alert needs the alert's id (args.id)")
+        if not isinstance(comment, str) or not comment.strip():
+            raise C.CommandError("bad_request", "ack_alert needs a comment (args.comment)")
+        if self.host.pit is None:
+            raise C.CommandError("unavailable", "this table keeps no alerts")
+        return {"alert": self.host.pit.acknowledge(aid, comment, who)}
 
     def _request_setting(self, args, who):
         name, value = args.get("name"), args.get("value")

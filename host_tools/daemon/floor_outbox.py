@@ -54,8 +54,11 @@ def to_message(kind: str, data, at: float, evidence: dict | None = None, croupie
                   "rotor_dir": direction(launch.get("rotor_dir")), "ball_dir": direction(launch.get("ball_dir")),
                   "croupier": croupier, "at": at}
         if ev == "result":
+            number = data.get("number")
+            if not isinstance(number, int) or isinstance(number, bool) or not 0 <= number <= 36:
+                return None                     # a result the table did not play (no number): not a coup
             laps = data.get("laps", drop.get("laps"))
-            return "result", {**common, "number": data.get("number"), "rotor_rpm_x10": launch.get("rotor_rpm_x10"),
+            return "result", {**common, "number": number, "rotor_rpm_x10": launch.get("rotor_rpm_x10"),
                               "laps": laps, "drop_angle_x10": drop.get("drop_angle_x10")}
         return "void", {**common, "reason": data.get("reason"), "detail": data.get("detail")}
     if kind == "settlement":
@@ -137,17 +140,18 @@ class LinkWatch:
                 % (time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(self.since)), self.why, backlog))
 
 
-def heartbeat(link: str, phase, is_open: bool, backlog: int, clock: float, last_event_id: int) -> dict:
+def heartbeat(link: str, phase, is_open: bool, backlog: int, clock: float, last_event_id: int, croupier=None) -> dict:
     return {"link": link, "phase": phase, "open": is_open, "backlog": backlog, "clock": clock,
-            "last_event_id": last_event_id}
+            "last_event_id": last_event_id, "croupier": croupier}
 
 
-def table_state(site, table, serial, phase, last_numbers, link, croupier, limits, backlog, heard) -> dict:
+def table_state(site, table, serial, phase, last_numbers, link, croupier, limits, backlog, heard, wheel_heard) -> dict:
     """The value of the table's key in the bucket `cylindre_tables` (docs/floor.md). `link`: the
-    table's link to its wheel ("up" or why not), `heard`: when the wheel was last heard."""
+    table's link to its wheel ("up" or why not); `heard`: when the table wrote it (epoch s),
+    `wheel_heard`: when the table last heard its wheel."""
     return {"site": site, "table": table, "serial": serial, "phase": phase, "open": phase != "closed",
             "last_numbers": list(last_numbers), "link": link, "croupier": croupier,
-            "limits": limits, "backlog": backlog, "last_heard": heard}
+            "limits": limits, "backlog": backlog, "last_heard": heard, "wheel_heard": wheel_heard}
 
 
 def same_state(a: dict | None, b: dict) -> bool:

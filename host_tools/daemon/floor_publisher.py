@@ -95,6 +95,7 @@ class FloorLink:
         self._loop = None
         self._stop = None
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="cylindre-floor-cmd")
+        self._nc = None
         self._kv = None
         self._kv_last = None
         self._kv_at = 0.0
@@ -145,6 +146,7 @@ class FloorLink:
         self._stop = asyncio.Event()
         wake = asyncio.Event()
         feeder = asyncio.create_task(self._wake_on_commit(wake))
+        counter = asyncio.create_task(self._count_every_second())
         nc = None
         try:
             while not self._stop.is_set():
@@ -153,6 +155,10 @@ class FloorLink:
                     break
                 try:
                     await self._session(nc, wake)
+                except Exception as e:          # never ends the link: told, then connected again
+                    log.warning("floor: session ended on %s: %s", type(e).__name__, e)
+                    self.watch.lost(f"session ended: {type(e).__name__} {e}"[:200])
+                    await self._sleep(self.backoff.failed())
                 finally:
                     try:
                         await asyncio.wait_for(nc.close(), 2)
@@ -160,6 +166,7 @@ class FloorLink:
                         pass
         finally:
             feeder.cancel()
+            counter.cancel()
 
     async def _connect(self):
         """Connect (again and again, with backoff, until stopped): the client itself reconnects
@@ -177,15 +184,30 @@ class FloorLink:
             ctx = ssl.create_default_context(cafile=self.tls_ca)
             opts["tls"] = ctx
         while not self._stop.is_set():
+            # nats-py tries again and again by itself (max_reconnect_attempts -1), telling each
+            # failure to `_error`; a stop ends the attempt
+            attempt = asyncio.create_task(nats.connect(self.url, **opts))
+            stopped = asyncio.create_task(self._stop.wait())
+            done, _ = await asyncio.wait({attempt, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            stopped.cancel()
+            if attempt not in done:
+                attempt.cancel()
+                try:
+                    await attempt
+                except BaseException:
+                    pass
+                return None
             try:
-                nc = await nats.connect(self.url, **opts)
-                self.watch.connected()
-                self.backoff.ok()
-                log.info("floor: connected to %s as table %s of site %s", self.url, self.table, self.site)
-                return nc
+                nc = attempt.result()
             except Exception as e:
                 self.watch.lost(f"cannot connect to {self.url}: {type(e).__name__} {e}"[:200])
                 await self._sleep(self.backoff.failed())
+                continue
+            self._nc = nc
+            self.watch.connected()
+            self.backoff.ok()
+            log.info("floor: connected to %s as table %s of site %s", self.url, self.table, self.site)
+            return nc
         return None
 
     async def _disconnected(self):
@@ -198,6 +220,9 @@ class FloorLink:
         log.info("floor: reconnected to the broker")
 
     async def _error(self, e):
+        nc = self._nc
+        if nc is None or not nc.is_connected:  # an attempt to (re)connect failed: told
+            self.watch.lost(f"cannot reach {self.url}: {type(e).__name__} {e}"[:200])
         log.debug("floor: client error %s", e)
 
     async def _closed(self):
@@ -367,6 +392,15 @@ class FloorLink:
         s = welcome.get("serial")
         return s if isinstance(s, str) and s else self.serial
 
+    async def _count_every_second(self):
+        """The backlog, counted whatever the link does: it grows while the broker is away."""
+        while True:
+            try:
+                await asyncio.to_thread(self._count_backlog)
+            except Exception as e:
+                log.debug("floor: backlog not counted: %s", e)
+            await asyncio.sleep(BACKLOG_EVERY_S)
+
     def _count_backlog(self, force=False):
         now = time.monotonic()
         if not force and now - self._backlog_at < BACKLOG_EVERY_S:
@@ -394,9 +428,10 @@ class FloorLink:
                 pass
         numbers = [h["number"] for h in self.host.history(LAST_NUMBERS)]
         _, newest = self.events.bounds()
-        hb = O.heartbeat(link, st["phase"], st["phase"] != "closed", self.backlog, self.clock(), newest)
+        now = self.clock()
+        hb = O.heartbeat(link, st["phase"], st["phase"] != "closed", self.backlog, now, newest, croupier)
         state = O.table_state(self.site, self.table, self._serial(), st["phase"], numbers, link, croupier,
-                              self.host.table.limits.to_json(), self.backlog, d.last_heard)
+                              self.host.table.limits.to_json(), self.backlog, now, d.last_heard)
         return hb, state
 
     async def _beat(self, nc, js):

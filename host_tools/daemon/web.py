@@ -209,6 +209,8 @@ class TableHost:
         out = self.d.status()
         if self.pit is not None:
             out["table"].update(self.pit.table_state())
+        if self.floor is not None:
+            out["floor"] = self.floor.status()
         return out
 
     def bets(self, **kw):

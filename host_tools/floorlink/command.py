@@ -20,7 +20,7 @@ import uuid
 
 VERSION = 1
 FRESH_S = 30.0
-OPS = ("open", "close", "set_limits", "request_setting", "approve_setting")
+OPS = ("open", "close", "set_limits", "request_setting", "approve_setting", "ack_alert")
 # the floor's roles as the table's: a pit boss is a chef de table, a director an admin,
 # surveillance reads only (its commands are refused)
 ROLES = {"pit_boss": "chef", "director": "admin", "surveillance": "display"}
