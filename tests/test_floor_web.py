@@ -47,10 +47,7 @@ class Table:
             req = json.loads(msg.data)
             if req.get("op") not in self.ops:
                 raise C.CommandError("unknown_op", f"unknown op {req.get('op')!r}")
-            if req["op"] in C.OPS:
-                req = C.verify(req, self.key, time.time(), self.replay)
-            elif C.signature(req, self.key) != req.get("sig"):      # ack_alert: not in the shared module's OPS
-                raise C.CommandError("bad_signature", "bad signature")
+            req = C.verify(req, self.key, time.time(), self.replay)
         except C.CommandError as e:
             return await msg.respond(json.dumps(C.error(e.code, e.message)).encode())
         self.taken.append(req)
@@ -158,7 +155,8 @@ def test_a_regulatory_setting_needs_a_second_person(floor):
 @pytest.mark.parametrize("knows_ack", [True, False])
 def test_an_alert_is_acknowledged_with_a_comment_and_told_to_the_table(floor, knows_ack):
     svc, client, tokens, table, bg, _ = floor
-    table.ops = C.OPS + ("ack_alert",) if knows_ack else C.OPS
+    # a table of an older release does not take ack_alert: the floor closes the alert and says so
+    table.ops = C.OPS if knows_ack else tuple(op for op in C.OPS if op != "ack_alert")
     bg.submit(table.publish(1, "alert", {"id": "a9", "code": "link_lost", "message": "liaison perdue", "level": "critical",
                                          "raised_at": time.time(), "acked_at": None, "acked_by": None,
                                          "comment": None})).result(5)

@@ -30,7 +30,7 @@ def floor(tmp_path):
     srv = natsrv.Server(tmp_path / "js").start()
     key = new_key(tmp_path / "floor.key")
     bg = Background()
-    tables = [bg.submit(Table(srv.url, key, table=t, ops=C.OPS + ("ack_alert",)).start()).result(10)
+    tables = [bg.submit(Table(srv.url, key, table=t, ops=C.OPS).start()).result(10)
               for t in ("T1", "T2", "T3")]
     layout = {"T1": {"pit": "Pit A", "url": "http://10.0.0.11:8080", "target": 40},
               "T2": {"pit": "Pit A", "url": "http://10.0.0.12:8080"}, "T3": {"pit": "Pit B", "target": 30}}

@@ -59,9 +59,7 @@ class Commands:
         site = self.site(table)
         # the table knows the floor roles pit_boss, director, surveillance: an admin acts as director
         role = who.role if who.role in C.ROLES else "director"
-        req = C.request(op, args, who.name, role, self.key) if op in C.OPS else \
-            C.sign({"v": C.VERSION, "id": str(uuid.uuid4()), "op": op, "args": dict(args), "who": who.name,
-                    "role": role, "at": self.store.clock()}, self.key)
+        req = C.request(op, args, who.name, role, self.key, now=self.store.clock())
         try:
             raw = self.link.call(self.link.request(f"cylindre.{site}.{table}.cmd", C.canonical(req), self.timeout),
                                  self.timeout + 2)
