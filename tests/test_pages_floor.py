@@ -38,7 +38,9 @@ def floor(tmp_path):
     svc.start()
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    app = create_app(svc)
+    from host_tools.floor import signing
+    signing.new_key(tmp_path / "report.key")
+    app = create_app(svc, tmp_path / "reports", signing.load_private(tmp_path / "report.key"))
     http = server(app)
     threading.Thread(target=http.run, kwargs={"sockets": [sock]}, daemon=True).start()
     wait(lambda: http.started and svc.link.connected, "the floor's server and link", 20)
@@ -56,7 +58,7 @@ def floor(tmp_path):
                                               "level": "warning", "raised_at": now, "acked_at": None, "acked_by": None,
                                               "comment": None})).result(5)
     wait(lambda: svc.store.count("alert") == 1 and len(svc.tiles.tiles) == 3, "the floor fed")
-    yield svc, "http://127.0.0.1:%d" % sock.getsockname()[1], tokens, tables
+    yield svc, "http://127.0.0.1:%d" % sock.getsockname()[1], tokens, tables, tmp_path
     http.should_exit = True
     svc.stop()
     for t in tables:
@@ -66,7 +68,7 @@ def floor(tmp_path):
 
 
 def test_the_floor_page(floor):
-    svc, base, tokens, tables = floor
+    svc, base, tokens, tables, tmp = floor
     with playwright.sync_playwright() as p:
         b = browser(p)
         page = b.new_page(viewport={"width": 1500, "height": 950})
@@ -85,6 +87,8 @@ def test_the_floor_page(floor):
         assert "fermée" in t3 and "17" in t3                       # no event yet: the bucket's last numbers
         assert page.locator("#alert-count").inner_text() == "1"
         assert "1 alerte" in page.locator(".tile[data-table='T2']").inner_text()
+        page.wait_for_function("document.querySelector('#wheels').textContent.includes('W-17')")
+        assert "aucune alarme" in page.locator("#wheels").inner_text()
         shot(page, "floor", full=True)
         page.fill("#alerts input[name=comment]", "croupier remplacé, cylindre vérifié")
         page.click("#alerts button[type=submit]")
@@ -95,6 +99,11 @@ def test_the_floor_page(floor):
         wait(lambda: [a["action"] for a in svc.access.rows()][:3] == ["cmd.close", "cmd.ack_alert", "alert.ack"],
              "the close command and the acknowledgement audited at the floor")
         assert tables[0].taken[-1]["op"] == "close" and tables[0].taken[-1]["who"] == "pit_boss-1"
+        page.click("#report")
+        page.wait_for_function("document.querySelector('#error').textContent.startsWith('rapport signé')")
+        day = next((tmp / "reports").iterdir())
+        assert sorted(f.name for f in day.iterdir() if f.suffix == ".pdf") == \
+            ["permanence-T1.pdf", "permanence-T2.pdf"]
         shot(page, "floor-acked", full=True)
         watcher = b.new_page(viewport={"width": 1200, "height": 800})
         watcher.goto(base + "/floor#token=" + tokens["surveillance"])

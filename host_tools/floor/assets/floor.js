@@ -38,7 +38,12 @@
   const PHASE = { betting: "faites vos jeux", spinning: "la bille tourne", no_more_bets: "rien ne va plus", result: "résultat",
     idle: "au repos", closed: "fermée", settling: "paiement" };
   const may = role => ROLE_RANK[me.role] >= ROLE_RANK[role];
-  function say(text) { document.getElementById("error").textContent = text || ""; if (text) setTimeout(() => say(""), 6000); }
+  function say(text, info) {
+    const e = document.getElementById("error");
+    e.textContent = text || "";
+    e.className = info ? "info" : "";
+    if (text) setTimeout(() => { if (e.textContent === text) say(""); }, 6000);
+  }
   function answer(r, done) {
     if (r.status < 300 && (r.data.ok === undefined || r.data.ok)) { say(""); if (done) done(); return; }
     const d = r.data.detail || r.data;
@@ -169,6 +174,19 @@
       () => ev.target.reset());
   });
 
+  const pc = x => x === null || x === undefined ? "—" : (100 * x).toLocaleString("fr-FR", { maximumFractionDigits: 1 }) + " %";
+  async function wheels() {
+    const r = await api("GET", "/floor/api/wheels?days=30");
+    if (r.status !== 200) return;
+    const s = r.data;
+    const items = s.wheels.map(w => el("li", { class: w.alarms.length ? "critical" : "" },
+      el("div", {}, el("b", {}, w.wheel), ` · ${w.games} coups · ${w.tables.join(", ")}`),
+      el("div", { class: "small" + (w.alarms.length ? "" : " muted") }, w.alarms.length ? "alarme : " + w.alarms.join(", ")
+        : `aucune alarme · art. 53 ${pc(w.article53.rate)} · annulations ${pc(w.voids.rate)}`)));
+    items.push(el("li", { class: "small muted" }, `${s.family_size} tests, Holm à ${s.alpha} sur tous les cylindres`));
+    document.getElementById("wheels").replaceChildren(...items);
+  }
+
   async function loop() {
     const r = await api("GET", "/floor/api/me");
     if (r.status !== 200) { say("jeton refusé : rechargez la page avec #token=..."); return; }
@@ -176,6 +194,17 @@
     const m = document.getElementById("me");
     m.textContent = me.name + " (" + me.role + ")";
     if (!may("director")) document.getElementById("setting-form").hidden = true;
+    const rep = document.getElementById("report");
+    if (may("pit_boss")) {
+      rep.hidden = false;
+      rep.addEventListener("click", async () => {
+        const r = await api("POST", "/floor/api/report/today/files");
+        if (r.status === 200) say("rapport signé : " + r.data.files.length + " fichiers dans " + r.data.files[0].replace(/\/[^/]*$/, ""), true);
+        else answer(r);
+      });
+    }
+    wheels();
+    setInterval(wheels, 60000);
     for (;;) {
       try {
         const s = await api("GET", `/floor/api/state?since=${version}&wait=20`);
