@@ -128,3 +128,41 @@ def test_the_consumer_stores_every_table_on_each_engine(db_url, tmp_path):
         link.stop()
         store.close()
         srv.close()
+
+
+class FailingStore(Store):
+    """A store whose first commits fail (a full disk, a lost PostgreSQL connection)."""
+
+    def __init__(self, url, failures):
+        super().__init__(url)
+        self.failures = failures
+
+    def ingest(self, envelopes, rejects=()):
+        if envelopes and self.failures > 0:
+            self.failures -= 1
+            raise OSError("disk full (test)")
+        return super().ingest(envelopes, rejects)
+
+
+def test_a_batch_the_store_refused_is_not_acknowledged_and_comes_back(tmp_path):
+    srv = natsrv.Server(tmp_path / "js").start()
+    store = FailingStore(str(tmp_path / "floor.sqlite"), failures=2)
+    link = Link(srv.url, store).start()
+    try:
+        async def publish():
+            import nats
+            nc = await nats.connect(srv.url)
+            js = nc.jetstream()
+            for i in range(1, 31):
+                data = E.build("S", "T1", "W1", i, "result", time.time(), {"spin": i, "number": i % 37})
+                await js.publish(E.subject("S", "T1", "result"), data, headers={E.MSG_ID: E.msg_id("T1", i)})
+            await nc.close()
+        wait(lambda: link.connected, "the floor's link", 20)
+        asyncio.run(publish())
+        wait(lambda: store.count() == 30, "every event stored once the store takes them again", 30)
+        assert store.failures == 0 and link.store_error is None
+        assert [e["event_id"] for e in store.events()] == list(range(1, 31))
+    finally:
+        link.stop()
+        store.close()
+        srv.close()

@@ -51,6 +51,7 @@ class Link:
         self.connected = False
         self.down_since: float | None = time.time()
         self.stored = self.duplicates = self.rejected = 0
+        self.store_error: str | None = None
         self._stop = asyncio.Event()
         self._thread = threading.Thread(target=self._run, name="floor-link", daemon=True)
         self._ready = threading.Event()
@@ -175,7 +176,16 @@ class Link:
                 rejects.append((m.subject, str(e), m.data))
                 continue
             (beats if env["kind"] == "heartbeat" else envs).append(env)
-        fresh = await self.loop.run_in_executor(None, self.store.ingest, envs + beats, rejects)
+        try:
+            fresh = await self.loop.run_in_executor(None, self.store.ingest, envs + beats, rejects)
+        except Exception as e:                           # noqa: BLE001 - the store refused: nothing acked
+            self.store_error = f"{type(e).__name__}: {e}"
+            log.error("floor store: %s; the batch goes back to the broker", self.store_error)
+            for m in msgs:
+                await m.nak(delay=1.0)                   # redelivered in a second, not after ack_wait
+            await self._sleep(1.0)
+            return
+        self.store_error = None
         for m in msgs:                                   # only now: the batch is committed
             await m.ack()
         await self.nc.flush()

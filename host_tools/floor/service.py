@@ -147,7 +147,8 @@ class FloorService:
 
     def health(self) -> dict:
         link = self.link
-        return {"status": "ok" if link.connected else "degraded",
+        return {"status": "ok" if link.connected and link.store_error is None else "degraded",
+                "store_error": link.store_error,
                 "broker": "connected" if link.connected else
                 f"unreachable since {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(link.down_since or time.time()))}",
                 "tables": len(self.tiles.tiles), "stored": link.stored, "duplicates": link.duplicates,
