@@ -4,7 +4,6 @@ command audited at the floor with the table's answer, the two-person settings, a
 with a comment and told to the table, the floor seen at once from the key-value bucket after a
 restart, /health and /metrics. About 10 s."""
 
-import asyncio
 import json
 import time
 

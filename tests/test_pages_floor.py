@@ -4,7 +4,6 @@ their colours, the alerts list, an alert acknowledged with a comment from the pa
 floor, told to the table), a table closed from its tile, and what a surveillance user is not
 offered. Screenshots in build/screenshots/floor*.png. About 15 s."""
 
-import json
 import socket
 import threading
 import time

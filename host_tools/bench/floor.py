@@ -35,7 +35,6 @@ import os
 import signal
 import socket
 import sqlite3
-import statistics
 import subprocess
 import sys
 import tempfile

@@ -9,7 +9,6 @@ trail director. A refused attempt at a privileged action is audited too.
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import threading
 import time
 from pathlib import Path
@@ -213,6 +212,3 @@ def create_app(svc, reports_dir=None, report_key=None) -> FastAPI:
 
     return app
 
-
-def today(svc) -> dt.date:
-    return svc.gday.of(time.time())
