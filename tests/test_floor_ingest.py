@@ -6,6 +6,7 @@ journal is counted against the store. About 25 s."""
 
 import json
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -32,6 +33,14 @@ def journal_vs_store(fleet, store):
     return lost, doubled, sum(n - 1 for n in spins.values()), set(stored) - sent
 
 
+def health(floor):
+    try:
+        with urllib.request.urlopen(floor.base + "/health", timeout=5) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
 @pytest.fixture
 def broker(tmp_path):
     srv = natsrv.Server(tmp_path / "js").start()
@@ -50,7 +59,8 @@ def test_outage_cut_and_floor_crash_lose_and_double_nothing(tmp_path, broker):
     try:
         wait(lambda: store.count("result") >= 20, "the floor's first results", 30)
         broker.stop()                                            # the broker goes away; the tables keep playing
-        time.sleep(1.5)
+        wait(lambda: health(floor)[0] == 503, "the floor's /health to say the broker is gone", 20)
+        assert health(floor)[1]["broker"].startswith("unreachable since")
         grown = fleet.backlog()
         broker.restart()
         wait(lambda: store.count("result") >= 60, "ingest after the broker came back", 30)
@@ -70,8 +80,7 @@ def test_outage_cut_and_floor_crash_lose_and_double_nothing(tmp_path, broker):
         assert grown > 0, "the outage should have grown the tables' backlog"
         assert (lost, doubled, spins_doubled, foreign) == (set(), 0, 0, set())
         assert store.count() == total
-        with urllib.request.urlopen(floor.base + "/health", timeout=5) as r:
-            assert json.loads(r.read())["broker"] == "connected"
+        assert health(floor)[0] == 200 and health(floor)[1]["broker"] == "connected"
     finally:
         fleet.stop()
         try:
