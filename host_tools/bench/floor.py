@@ -276,7 +276,7 @@ def run(args) -> int:
     rate_per_table = EVENTS_PER_GAME / (REAL_GAME_S / args.rate_x)
     figures = {"tables": args.tables, "rate_x": args.rate_x, "game_s": REAL_GAME_S / args.rate_x,
                "journaled_per_table_s": round(rate_per_table, 3), "heartbeat_s": 5.0, "conns": args.conns,
-               "cores": os.cpu_count(), "goal_p99_s": GOAL_P99_S,
+               "cores": os.cpu_count(), "goal_p99_s": GOAL_P99_S, "loadavg_start": list(os.getloadavg()),
                "command": "make bench ARGS='floor" + _argline(args) + "'"}
     print(f"[floor] {args.tables} tables x{args.rate_x:g}: a coup every {REAL_GAME_S / args.rate_x:g} s per table, "
           f"~{rate_per_table * args.tables:.0f} journaled events/s + {args.tables / 5:.0f} heartbeats/s", flush=True)
@@ -342,6 +342,7 @@ def run(args) -> int:
     finally:
         rig.close()
     figures["largest"] = largest(args, figures["steady"])
+    figures["loadavg_end"] = list(os.getloadavg())
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(figures, indent=1) + "\n")
     print(f"[floor] wrote {OUT}")
@@ -396,11 +397,12 @@ def markdown(figures: dict) -> str:
     f = figures
     s = f["steady"]
     lines = ["## The casino floor (NATS JetStream, floor service)", "",
-             f"`{f['command']}` on this {f['cores']}-core machine (broker, floor service and simulated tables share it). "
+             f"`{f['command']}` on this {f['cores']}-core machine (broker, floor service and simulated tables share it; "
+             f"load average {f.get('loadavg_start', ['?'])[0]} at the start). "
              f"{f['tables']} tables at {f['rate_x']:g} times a fast real table's rate (a coup every {f['game_s']:g} s, "
              f"{f['journaled_per_table_s']} journaled events/s per table, a heartbeat every {f['heartbeat_s']:g} s).", "",
              "| figure | value |", "|---|---|",
-             f"| events stored at the floor | {s['events_per_s']}/s ({s['published_per_s']} messages/s published) |",
+             f"| events stored at the floor | {s['events_per_s']}/s (the tables journaled {s['journaled_per_s']}/s) |",
              f"| result at a table -> committed in the floor's store | p50 {s['p50_s']} s, p99 {s['p99_s']} s "
              f"(goal p99 <= {f['goal_p99_s']:g} s) |",
              f"| CPU (% of one core) | broker {s['cpu_pct']['broker']}, floor {s['cpu_pct']['floor']}, "
