@@ -1,6 +1,6 @@
 """The gaming day's reports: the day's boundary (06:00 local, a 23-hour day when the clocks change),
 per table games, turnover, win and hold, voids by reason, Article 53 and alerts; the permanences as
-CSV and PDF; every file signed with the floor's Ed25519 key and checked by `cylindre floor verify`
+CSV and PDF (from a SQLite and a PostgreSQL store); every file signed with the floor's Ed25519 key and checked by `cylindre floor verify`
 (a changed byte, another key, a missing signature: refused). About 3 s."""
 
 import datetime as dt
@@ -15,6 +15,8 @@ from host_tools.floor.gamingday import GamingDay
 from host_tools.floor.reports import day_report, permanence, write_day
 from host_tools.floor.store import Store, parse
 from host_tools.floorlink import envelope as E
+
+from floorkit import db_url, postgres  # noqa: F401 - fixtures: the report on SQLite and on PostgreSQL
 
 PARIS = GamingDay("06:00", "Europe/Paris")
 
@@ -37,8 +39,8 @@ def test_the_gaming_day_starts_at_six_local():
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = Store(str(tmp_path / "floor.sqlite"))
+def store(db_url):
+    s = Store(db_url)
     d = dt.date(2026, 11, 27)
     eid = {"T1": 0, "T2": 0}
 
