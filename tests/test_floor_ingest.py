@@ -61,12 +61,13 @@ def test_outage_cut_and_floor_crash_lose_and_double_nothing(tmp_path, broker):
         broker.stop()                                            # the broker goes away; the tables keep playing
         wait(lambda: health(floor)[0] == 503, "the floor's /health to say the broker is gone", 20)
         assert health(floor)[1]["broker"].startswith("unreachable since")
-        grown = fleet.backlog()
+        grown = wait(lambda: fleet.backlog() >= 10 and fleet.backlog(), "the tables' backlogs to grow", 20)
         broker.restart()
         wait(lambda: store.count("result") >= 60, "ingest after the broker came back", 30)
+        failed = fleet.tables[0].failures
         bg.call(proxy.cut)                                       # one table's cable pulled
-        wait(lambda: fleet.tables[0].failures > 0, "the cut table to miss a PubAck", 20)
-        assert fleet.tables[0].cursor < len(fleet.tables[0].journal)
+        wait(lambda: fleet.tables[0].failures > failed, "the cut table to miss a PubAck", 20)
+        wait(lambda: len(fleet.tables[0].journal) - fleet.tables[0].cursor >= 3, "the cut table's backlog to grow", 20)
         bg.call(proxy.mend)
         floor.kill()                                             # the floor crashes mid-ingest
         time.sleep(0.5)

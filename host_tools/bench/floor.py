@@ -245,11 +245,13 @@ class Rig:
         p1, j1 = self.fleet.published, self.fleet.total()
         time.sleep(2.0)                                  # the last events of the window reach the store
         lags = self.reader.lags(t0, t1)
+        acks = [b - a for a, b in list(self.fleet.acked) if t0 <= a < t1]
         dt = t1 - t0
         return {"tables": len(self.fleet.tables), "seconds": round(dt, 1),
                 "events_per_s": round((n1 - n0) / dt, 1), "published_per_s": round((p1 - p0) / dt, 1),
                 "journaled_per_s": round((j1 - j0) / dt, 1),
                 "results": len(lags), "p50_s": _r(pct(lags, 0.5)), "p99_s": _r(pct(lags, 0.99)),
+                "puback_p50_s": _r(pct(acks, 0.5)), "puback_p99_s": _r(pct(acks, 0.99)),
                 "max_s": _r(max(lags) if lags else None),
                 "cpu_pct": {k: round(100 * (c1[k] - c0[k]) / dt, 1) for k in c0},
                 "backlog_end": self.fleet.backlog()}
@@ -284,7 +286,8 @@ def run(args) -> int:
     try:
         figures["steady"] = s = rig.steady(args.seconds)
         print(f"[floor] steady: {s['events_per_s']} events/s stored, result -> floor store p50 {s['p50_s']} s, "
-              f"p99 {s['p99_s']} s (max {s['max_s']}), CPU broker {s['cpu_pct']['broker']} %, floor "
+              f"p99 {s['p99_s']} s (max {s['max_s']}; of which table -> PubAck p50 {s['puback_p50_s']} s, "
+              f"p99 {s['puback_p99_s']} s), CPU broker {s['cpu_pct']['broker']} %, floor "
               f"{s['cpu_pct']['floor']} %, tables {s['cpu_pct']['tables']} % of one core", flush=True)
         if args.outage_s > 0:
             rig.broker.stop()
@@ -359,7 +362,7 @@ def _caught_up(rig, t_cut) -> bool:
 def largest(args, first) -> dict:
     """The largest floor within the goal: the first steady run and each `--scale` count in turn, a
     fresh broker and floor each, until p99 passes the goal or the store falls behind the tables."""
-    keep = ("tables", "p50_s", "p99_s", "events_per_s", "journaled_per_s", "published_per_s", "cpu_pct")
+    keep = ("tables", "p50_s", "p99_s", "puback_p99_s", "events_per_s", "journaled_per_s", "published_per_s", "cpu_pct")
     steps = [dict({k: first[k] for k in keep}, within=_within(first))]
     for n in [int(x) for x in args.scale.split(",") if x.strip()]:
         if not steps[-1]["within"]:
@@ -370,7 +373,7 @@ def largest(args, first) -> dict:
         finally:
             rig.close()
         steps.append(dict({k: s[k] for k in keep}, within=_within(s)))
-        print(f"[floor] {n} tables: p99 {s['p99_s']} s, {s['events_per_s']} events/s stored "
+        print(f"[floor] {n} tables: p99 {s['p99_s']} s (PubAck p99 {s['puback_p99_s']} s), {s['events_per_s']} events/s stored "
               f"({s['published_per_s']} published/s), CPU broker {s['cpu_pct']['broker']} %, floor "
               f"{s['cpu_pct']['floor']} %, tables {s['cpu_pct']['tables']} %", flush=True)
     ok = [x["tables"] for x in steps if x["within"]]
@@ -405,6 +408,8 @@ def markdown(figures: dict) -> str:
              f"| events stored at the floor | {s['events_per_s']}/s (the tables journaled {s['journaled_per_s']}/s) |",
              f"| result at a table -> committed in the floor's store | p50 {s['p50_s']} s, p99 {s['p99_s']} s "
              f"(goal p99 <= {f['goal_p99_s']:g} s) |",
+             f"| of which: result at a table -> its PubAck at the table | p50 {s.get('puback_p50_s')} s, "
+             f"p99 {s.get('puback_p99_s')} s |",
              f"| CPU (% of one core) | broker {s['cpu_pct']['broker']}, floor {s['cpu_pct']['floor']}, "
              f"simulated tables {s['cpu_pct']['tables']} |"]
     if "outage" in f:

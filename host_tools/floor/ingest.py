@@ -162,11 +162,29 @@ class Link:
                 self.store.remember_state(site, table, st, float(at))
                 self.on_state(site, table, st, float(at))
 
-    async def _drain(self, sub):
+    async def _fetch(self, sub) -> list:
+        """What the broker has, at once. nats-py's fetch(n, timeout) holds the messages it got until
+        it has n or the timeout passes, which would hold a quiet floor's events up to the timeout:
+        so a short batch fetch, and when nothing is there, a wait for one message, then the rest."""
         import nats.errors
+        timeouts = (nats.errors.TimeoutError, asyncio.TimeoutError)
         try:
-            msgs = await sub.fetch(self.batch, timeout=1.0)
-        except (nats.errors.TimeoutError, asyncio.TimeoutError):
+            return await sub.fetch(self.batch, timeout=0.05)
+        except timeouts:
+            pass
+        try:
+            msgs = await sub.fetch(1, timeout=1.0)
+        except timeouts:
+            return []
+        try:
+            msgs += await sub.fetch(self.batch - 1, timeout=0.02)
+        except timeouts:
+            pass
+        return msgs
+
+    async def _drain(self, sub):
+        msgs = await self._fetch(sub)
+        if not msgs:
             return
         envs, beats, rejects = [], [], []
         for m in msgs:

@@ -104,6 +104,7 @@ class Fleet:
         self.producing = True
         self._stop = asyncio.Event()
         self.published = 0
+        self.acked = []                    # (at, PubAck in hand) of each result: the tables' side of the latency
 
     def backlog(self):
         return sum(len(t.journal) - t.cursor for t in self.tables)
@@ -159,6 +160,8 @@ class Fleet:
                     break
                 t.cursor = ev[0]
                 self.published += 1
+                if ev[1] == "result":
+                    self.acked.append((ev[2], time.time()))
             if now >= t.next_beat:
                 t.next_beat += t.heartbeat_s
                 subj, data, mid = t.heartbeat(now)

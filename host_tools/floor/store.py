@@ -150,10 +150,13 @@ class Store:
         ((subject, reason, data) for messages that were no envelope) are kept in the same commit."""
         fresh = []
         now = self.clock()
+        beats = {}                          # a table's newest heartbeat of the batch is its state
         with self.tx() as c:
             for env in envelopes:
                 if env["kind"] == "heartbeat":
-                    self._heard(c, env, dict(env["body"]), now)
+                    last = beats.get(env["table"])
+                    if last is None or float(env["at"]) >= float(last["at"]):
+                        beats[env["table"]] = env
                     continue
                 cur = c.execute("INSERT INTO events (table_id, event_id, site, kind, serial, at, body, received_at) "
                                 "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
@@ -164,6 +167,8 @@ class Store:
                 fresh.append(env)
                 if env["kind"] == "alert":
                     self._alert(c, env)
+            for env in beats.values():
+                self._heard(c, env, dict(env["body"]), now)
             for subject, reason, data in rejects:
                 c.execute("INSERT INTO rejects (subject, reason, data, received_at) VALUES (?,?,?,?)",
                           (subject, reason, data[:4000].decode("utf-8", "replace") if isinstance(data, bytes) else str(data)[:4000], now))
