@@ -268,6 +268,7 @@ class FloorLink:
                 if kv is None and time.monotonic() >= kv_try:
                     kv_try = time.monotonic() + 10.0
                     kv = self._kv = await self._bucket(js)
+                wake.clear()                    # before reading: a row committed from now wakes the wait
                 try:
                     more = await self._publish_batch(js, nc)
                 except Exception as e:
@@ -279,7 +280,6 @@ class FloorLink:
                     await self._put_state(kv, force=False)
                 if more:
                     continue
-                wake.clear()
                 try:
                     await asyncio.wait_for(wake.wait(), STATE_EVERY_S)
                 except asyncio.TimeoutError:
