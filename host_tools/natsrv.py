@@ -100,7 +100,21 @@ class Server:
         return conf
 
     def start(self, timeout: float = START_TIMEOUT_S) -> "Server":
-        """Run the server and return once `/healthz` says it and JetStream are ready."""
+        """Run the server and return once `/healthz` says it and JetStream are ready. A free port
+        taken by another process between its choice and the server's bind (tests in parallel)
+        is chosen again, unless the port was given or the server ran on it before."""
+        chosen = not self.port
+        for attempt in range(3):
+            try:
+                return self._start(timeout)
+            except NatsServerError as e:
+                if "address already in use" not in str(e) or attempt == 2:
+                    raise
+                if chosen:
+                    self.port = 0
+        return self
+
+    def _start(self, timeout) -> "Server":
         if self.running:
             return self
         if not self.port:
