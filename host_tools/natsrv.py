@@ -99,8 +99,23 @@ class Server:
             f"{self.config_extra}\n", encoding="utf-8")
         return conf
 
-    def start(self, timeout: float = START_TIMEOUT_S) -> "Server":
-        """Run the server and return once `/healthz` says it and JetStream are ready."""
+    def start(self, timeout: float = START_TIMEOUT_S, wait: bool = True) -> "Server":
+        """Run the server and return once `/healthz` says it and JetStream are ready (`wait`
+        False: at once; a cluster's node is healthy only with its peers up: `wait_healthy()`). A
+        free port taken by another process between its choice and the server's bind (tests in
+        parallel) is chosen again, unless the port was given or the server ran on it before."""
+        chosen = not self.port
+        for attempt in range(3):
+            try:
+                return self._start(timeout if wait else None)
+            except NatsServerError as e:
+                if "address already in use" not in str(e) or attempt == 2:
+                    raise
+                if chosen:
+                    self.port = 0
+        return self
+
+    def _start(self, timeout) -> "Server":
         if self.running:
             return self
         if not self.port:
@@ -113,6 +128,12 @@ class Server:
                                          stdin=subprocess.DEVNULL, start_new_session=True)
         finally:
             log.close()
+        if timeout is None:
+            return self
+        return self.wait_healthy(timeout)
+
+    def wait_healthy(self, timeout: float = START_TIMEOUT_S) -> "Server":
+        """Poll `/healthz` until it answers 200 (NatsServerError if the server exits or `timeout`)."""
         end = time.monotonic() + timeout
         delay = 0.005
         while True:

@@ -14,22 +14,9 @@ from host_tools.daemon.floor_publisher import FloorLink, load_creds
 from host_tools.floorlink import creds as K
 
 from apikit import Table
+from natskit import make_tls
 
 CONF = Path(__file__).resolve().parent.parent / "packaging" / "nats" / "nats-server.conf"
-
-
-def make_tls(d: Path):
-    """A CA and a certificate for 127.0.0.1 signed by it (openssl), as a casino's IT would make."""
-    def ssl(*args):
-        subprocess.run(["openssl", *args], check=True, capture_output=True)
-    ssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=casino CA",
-        "-keyout", str(d / "ca-key.pem"), "-out", str(d / "ca.pem"))
-    (d / "san.cnf").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
-    for name in ("server", "route"):
-        ssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={name}", "-keyout", str(d / f"{name}-key.pem"),
-            "-out", str(d / f"{name}.csr"))
-        ssl("x509", "-req", "-in", str(d / f"{name}.csr"), "-CA", str(d / "ca.pem"), "-CAkey", str(d / "ca-key.pem"),
-            "-CAcreateserial", "-days", "2", "-extfile", str(d / "san.cnf"), "-out", str(d / f"{name}.pem"))
 
 
 @pytest.fixture

@@ -297,3 +297,28 @@ def test_a_table_started_without_its_broker_plays_and_catches_up(table, nats_ser
         fl.stop()
     ids = [eid for eid, _, _ in run(stream_events(nats_server.url))]
     assert sorted(ids) == wanted_ids(table.host) and len(ids) == len(set(ids))
+
+
+@pytest.mark.slow
+def test_a_silent_network_cut_is_told_and_loses_nothing(table, nats_server):
+    from natskit import Cable
+    cable = Cable(nats_server.port)
+    fl = FloorLink(table.host, cable.url, SITE, heartbeat_s=0.5).start()
+    try:
+        for n in range(1, 6):
+            table.feed.spin(n, n)
+        wait(drained(fl, table.host), what="the first coups acknowledged")
+        cable.cut()                             # no FIN, no RST: the bytes stop
+        for n in range(6, 16):
+            table.feed.spin(n, n)
+        wait(lambda: fl.warnings() != [], timeout=30, what="the cut told")
+        assert fl.backlog > 0 and table.host.table.st["last_number"] == 15     # the table played on
+        cable.mend()
+        wait(drained(fl, table.host), timeout=40, what="the catch-up after the cut")
+        wait(lambda: fl.warnings() == [], what="the link told up again")
+    finally:
+        fl.stop()
+        cable.close()
+    got = run(stream_events(nats_server.url))
+    ids = [eid for eid, _, _ in got]
+    assert sorted(ids) == wanted_ids(table.host) and len(ids) == len(set(ids))

@@ -51,7 +51,8 @@ def add_arguments(p):
     p.add_argument("--log-format", choices=("text", "json"), help="text (default) or json: one JSON object a line")
     p.add_argument("--verbose", "-v", action="store_true", default=None, help="debug logging, HTTP access log")
     p.add_argument("--nats", metavar="URL", help="publish to the casino floor's NATS broker (nats://HOST:4222 or "
-                                                "tls://...; docs/floor.md); default: no floor")
+                                                "tls://...; a cluster's nodes comma-separated; docs/floor.md); "
+                                                "default: no floor")
     p.add_argument("--site", help="the casino's site id on the floor's subjects (default casino)")
     p.add_argument("--nats-creds", metavar="FILE", help="this table's NATS credentials (cylindre floor-creds, mode 0600)")
     p.add_argument("--nats-tls-ca", metavar="FILE", help="CA certificate of the broker's TLS certificate")

@@ -69,6 +69,7 @@ class FloorLink:
         self.events = host.events
         self.j = host.j
         self.url = url
+        self.servers = [u.strip() for u in url.split(",") if u.strip()]     # a cluster's nodes, comma-separated
         self.site = E.check_token(site, "site")
         self.table = E.check_token(table or host.d.wheel, "table")
         self.serial = serial
@@ -130,7 +131,11 @@ class FloorLink:
         return [w] if w else []
 
     def status(self) -> dict:
-        return {"url": self.url, "site": self.site, "table": self.table, "link": self.watch.state(),
+        nc = self._nc
+        server = None
+        if nc is not None and nc.is_connected and nc.connected_url is not None:
+            server = nc.connected_url.netloc
+        return {"url": self.url, "server": server, "site": self.site, "table": self.table, "link": self.watch.state(),
                 "since": self.watch.since, "cursor": self.cursor, "backlog": self.backlog,
                 "published": self.published, "commands": self.commands is not None}
 
@@ -180,13 +185,13 @@ class FloorLink:
             opts.update(user=self.creds["user"], password=self.creds["password"])
             if self.creds.get("inbox_prefix"):
                 opts["inbox_prefix"] = self.creds["inbox_prefix"]
-        if self.tls_ca or self.url.startswith("tls://"):
+        if self.tls_ca or any(u.startswith("tls://") for u in self.servers):
             ctx = ssl.create_default_context(cafile=self.tls_ca)
             opts["tls"] = ctx
         while not self._stop.is_set():
             # nats-py tries again and again by itself (max_reconnect_attempts -1), telling each
             # failure to `_error`; a stop ends the attempt
-            attempt = asyncio.create_task(nats.connect(self.url, **opts))
+            attempt = asyncio.create_task(nats.connect(self.servers, **opts))
             stopped = asyncio.create_task(self._stop.wait())
             done, _ = await asyncio.wait({attempt, stopped}, return_when=asyncio.FIRST_COMPLETED)
             stopped.cancel()
@@ -268,6 +273,7 @@ class FloorLink:
                 if kv is None and time.monotonic() >= kv_try:
                     kv_try = time.monotonic() + 10.0
                     kv = self._kv = await self._bucket(js)
+                wake.clear()                    # before reading: a row committed from now wakes the wait
                 try:
                     more = await self._publish_batch(js, nc)
                 except Exception as e:
@@ -279,7 +285,6 @@ class FloorLink:
                     await self._put_state(kv, force=False)
                 if more:
                     continue
-                wake.clear()
                 try:
                     await asyncio.wait_for(wake.wait(), STATE_EVERY_S)
                 except asyncio.TimeoutError:

@@ -11,15 +11,12 @@ floor stored against what each table journaled, and with `--linger` keeps everyt
 from __future__ import annotations
 
 import json
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
-from pathlib import Path
 
 SITE = "CASINO"
 
@@ -44,13 +41,8 @@ def run_floor(args) -> int:
     from .signing import new_key as new_report_key
     from .store import Store
 
-    tmp = None
-    if args.workdir:
-        work = Path(args.workdir)
-        work.mkdir(parents=True, exist_ok=True)
-    else:
-        work = Path(tempfile.mkdtemp(prefix="cylindre-floor-demo-"))
-        tmp = work
+    from host_tools.demo import workdir
+    work = workdir(args.workdir)            # kept, as the one-table demo's: var/demo/<time>/ by default
     py = sys.executable
     procs = []
     broker = natsrv.Server(work / "jetstream")
@@ -130,8 +122,7 @@ def run_floor(args) -> int:
                 except subprocess.TimeoutExpired:
                     p.kill()
         broker.close()
-        if tmp:
-            shutil.rmtree(tmp, ignore_errors=True)
+        print(f"Les fichiers de la salle (journaux des tables, floor.sqlite, rapports) restent dans {work}")
 
 
 def summary(base, token, work, names, timeout=20.0):
