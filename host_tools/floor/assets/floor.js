@@ -208,7 +208,11 @@
     for (;;) {
       try {
         const s = await api("GET", `/floor/api/state?since=${version}&wait=20`);
-        if (s.status === 200) { version = s.data.version; render(s.data); }
+        if (s.status === 200) {
+          version = s.data.version;
+          render(s.data);
+          await new Promise(res => setTimeout(res, 1000));   // a busy floor changes every few ms: once a second is enough
+        }
         else { say("la salle ne répond pas (" + s.status + ")"); await new Promise(res => setTimeout(res, 2000)); }
       } catch (e) {
         say("service de salle injoignable"); await new Promise(res => setTimeout(res, 2000));
