@@ -104,6 +104,11 @@ def test_the_floor_shows_the_bucket_at_once_then_the_events(floor):
     assert client.get("/floor/api/state").status_code == 401
     m = client.get("/metrics").text
     assert 'cylindre_floor_events_total{kind="result"} 1.0' in m and "cylindre_floor_ingest_lag_seconds_bucket" in m
+    svc.refresh_stats()
+    wait(lambda: call(client, tokens, "surveillance", "GET", "/floor/api/wheels")[0] == 200 and
+         call(client, tokens, "surveillance", "GET", "/floor/api/wheels")[1]["wheels"], "the wheels' statistics")
+    w = call(client, tokens, "surveillance", "GET", "/floor/api/wheels")[1]
+    assert [x["wheel"] for x in w["wheels"]] == ["W-17"] and w["days"] == 30 and w["correction"] == "holm"
     h = client.get("/health")
     assert h.status_code == 200 and h.json()["broker"] == "connected"
 

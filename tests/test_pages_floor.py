@@ -57,6 +57,8 @@ def floor(tmp_path):
                                               "level": "warning", "raised_at": now, "acked_at": None, "acked_by": None,
                                               "comment": None})).result(5)
     wait(lambda: svc.store.count("alert") == 1 and len(svc.tiles.tiles) == 3, "the floor fed")
+    svc.refresh_stats()                                  # the statistics thread computes them again now
+    wait(lambda: (svc.wheel_stats() or {}).get("wheels"), "the per-wheel statistics")
     yield svc, "http://127.0.0.1:%d" % sock.getsockname()[1], tokens, tables, tmp_path
     http.should_exit = True
     svc.stop()

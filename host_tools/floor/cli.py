@@ -32,6 +32,9 @@ def add_arguments(p):
     p.add_argument("--tz", default="Europe/Paris", help="the casino's time zone (default Europe/Paris)")
     p.add_argument("--escalate-after", type=float, default=300.0, help="seconds an alert may stay unacknowledged "
                                                                        "before it is escalated (default 300)")
+    p.add_argument("--stats-days", type=int, default=30, help="days of games in the per-wheel statistics (default 30)")
+    p.add_argument("--stats-every", type=float, default=600.0, help="seconds between two computations of the "
+                                                                    "per-wheel statistics (default 600)")
     p.add_argument("--reports", help="folder for the signed reports (written from the page or `report`)")
     p.add_argument("--report-key", help="the floor's Ed25519 private key (cylindre floor new-key)")
     p.add_argument("--role", help="token add: the role")
@@ -145,7 +148,8 @@ def serve(args) -> int:
         from .signing import load_private
         report_key = load_private(args.report_key)
     svc = FloorService.build(args.db, args.nats, key, load_layout(args.layout), args.day_start, args.tz,
-                             args.escalate_after, connect=connect_options(args))
+                             args.escalate_after, connect=connect_options(args), stats_days=args.stats_days,
+                             stats_every_s=args.stats_every)
     host, _, port = args.http.rpartition(":")
     app = create_app(svc, args.reports, report_key)
     svc.start()

@@ -37,7 +37,7 @@ class Metrics:
 
 class FloorService:
     def __init__(self, store, access, alerts, tiles, gday, link_url, command_key=None, layout=None,
-                 escalate_every_s=2.0, connect=None):
+                 escalate_every_s=2.0, connect=None, stats_days=30, stats_every_s=600.0):
         self.store, self.access, self.alerts, self.tiles, self.gday = store, access, alerts, tiles, gday
         self.layout = layout or {}
         self.metrics = Metrics()
@@ -55,18 +55,22 @@ class FloorService:
         self._stop = threading.Event()
         self._every = escalate_every_s
         self._watch = threading.Thread(target=self._watch_loop, name="floor-watch", daemon=True)
+        self.stats_days, self.stats_every = stats_days, stats_every_s
+        self._stats = None                    # the last per-wheel statistics, with when and how long
+        self._stats_wake = threading.Event()
+        self._stats_thread = threading.Thread(target=self._stats_loop, name="floor-stats", daemon=True)
         self.started_at = time.time()
 
     @classmethod
     def build(cls, db: str, nats_url: str, command_key=None, layout=None, day_start="06:00", tz="Europe/Paris",
-              escalate_after_s=300.0, connect=None):
+              escalate_after_s=300.0, connect=None, stats_days=30, stats_every_s=600.0):
         store = Store(db)
         access = Access(store)
         gday = GamingDay(day_start, tz)
         now = time.time()
         tiles = Tiles(layout, gday.bounds(gday.of(now))[0])
         svc = cls(store, access, Alerts(store, access, escalate_after_s), tiles, gday, nats_url, command_key, layout,
-                  connect=connect)
+                  connect=connect, stats_days=stats_days, stats_every_s=stats_every_s)
         svc._seed(now)
         return svc
 
@@ -133,16 +137,42 @@ class FloorService:
         except Exception:                        # noqa: BLE001 - a busy store: next tick
             pass
 
+    def _stats_loop(self):
+        """The per-wheel statistics, recomputed in the background: over a month of a big floor they
+        take minutes of pure Python, which no request should wait for."""
+        from .wheelstats import floor_stats
+        while not self._stop.is_set():
+            t0 = time.time()
+            try:
+                ev = self.store.events(kinds=("result", "void"), since=t0 - self.stats_days * 86400)
+                out = floor_stats(ev)
+                out.update(computed_at=time.time(), compute_s=round(time.time() - t0, 2), days=self.stats_days)
+                self._stats = out
+            except Exception:                        # noqa: BLE001 - a busy or closing store: next round
+                pass
+            self._stats_wake.wait(self.stats_every)
+            self._stats_wake.clear()
+
+    def wheel_stats(self):
+        return self._stats
+
+    def refresh_stats(self):
+        """Recompute now (the page's "recalculer", tests)."""
+        self._stats_wake.set()
+
     def start(self):
         self.link.start()
         self._watch.start()
+        self._stats_thread.start()
         return self
 
     def stop(self):
         self._stop.set()
+        self._stats_wake.set()
         self.link.stop()
-        if self._watch.is_alive():
-            self._watch.join(5)
+        for t in (self._watch, self._stats_thread):
+            if t.is_alive():
+                t.join(5)
         self.store.close()
 
     def health(self) -> dict:

@@ -9,7 +9,6 @@ trail director. A refused attempt at a privileged action is audited too.
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from pathlib import Path
 
@@ -42,9 +41,6 @@ class Setting(BaseModel):
 def create_app(svc, reports_dir=None, report_key=None) -> FastAPI:
     app = FastAPI(title="Cylindre — la salle", docs_url=None, redoc_url=None)
     app.state.svc = svc
-    stats_cache = {"at": 0.0, "value": None}
-    stats_lock = threading.Lock()
-
     def who(request: Request):
         h = request.headers.get("authorization", "")
         ident = svc.access.identify(h[7:].strip() if h.lower().startswith("bearer ") else None)
@@ -104,14 +100,13 @@ def create_app(svc, reports_dir=None, report_key=None) -> FastAPI:
         return await asyncio.get_running_loop().run_in_executor(None, svc.snapshot)
 
     @app.get("/floor/api/wheels")
-    def wheels(days: int = 30, ident=Depends(need("surveillance"))):
-        """Statistics per wheel serial over the last `days` days (cached a minute)."""
-        with stats_lock:
-            if stats_cache["value"] is None or time.time() - stats_cache["at"] > 60 or stats_cache.get("days") != days:
-                from .wheelstats import floor_stats
-                ev = svc.store.events(kinds=("result", "void"), since=time.time() - days * 86400)
-                stats_cache.update(at=time.time(), days=days, value=floor_stats(ev))
-            return stats_cache["value"]
+    def wheels(ident=Depends(need("surveillance"))):
+        """Statistics per wheel serial over the last `--stats-days` days, as last computed by the
+        service's statistics thread (every `--stats-every` s): a request never waits for them."""
+        got = svc.wheel_stats()
+        if got is None:
+            return JSONResponse({"status": "computing", "message": "statistiques en cours de calcul"}, status_code=202)
+        return got
 
     @app.get("/floor/api/report")
     def report(day: str | None = None, ident=Depends(need("surveillance"))):

@@ -176,14 +176,16 @@
 
   const pc = x => x === null || x === undefined ? "—" : (100 * x).toLocaleString("fr-FR", { maximumFractionDigits: 1 }) + " %";
   async function wheels() {
-    const r = await api("GET", "/floor/api/wheels?days=30");
+    const r = await api("GET", "/floor/api/wheels");
+    if (r.status === 202) { setTimeout(wheels, 3000); return; }
     if (r.status !== 200) return;
     const s = r.data;
     const items = s.wheels.map(w => el("li", { class: w.alarms.length ? "critical" : "" },
       el("div", {}, el("b", {}, w.wheel), ` · ${w.games} coups · ${w.tables.join(", ")}`),
       el("div", { class: "small" + (w.alarms.length ? "" : " muted") }, w.alarms.length ? "alarme : " + w.alarms.join(", ")
         : `aucune alarme · art. 53 ${pc(w.article53.rate)} · annulations ${pc(w.voids.rate)}`)));
-    items.push(el("li", { class: "small muted" }, `${s.family_size} tests, Holm à ${s.alpha} sur tous les cylindres`));
+    items.push(el("li", { class: "small muted" }, `${s.family_size} tests, Holm à ${s.alpha} sur tous les cylindres · `
+      + `${s.days} jours, calculé à ${hhmm(s.computed_at)} (${s.compute_s} s)`));
     document.getElementById("wheels").replaceChildren(...items);
   }
 
