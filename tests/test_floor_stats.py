@@ -96,3 +96,18 @@ def test_article_53_and_misspins_by_croupier_across_tables():
     assert c["ana"]["tables"] == ["T1", "T2"] and c["ana"]["article53_rate"] == 1.0 and c["ana"]["void_rate"] == 0
     # his first spin has no previous one to be reversed from: only the ball's direction is checked there
     assert c["bruno"]["article53_rate"] == 0.01 and c["bruno"]["void_rate"] == 0.1
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 36), max_size=600))
+def test_the_numpy_scan_is_the_cusum(numbers):
+    from host_tools.stats.analysis import SECTORS
+    fast = S.scan(numbers, SECTORS)
+    for k in (0, 17, 36):
+        ref = S.cusum([x == k for x in numbers], 1 / 37, S.RATIO_NUMBER)
+        got = fast[f"number:{k}"]
+        assert got["n"] == ref["n"] and got["at"] == ref["at"] and got["since"] == ref["since"]
+        assert abs(got["max"] - ref["max"]) < 1e-9 and abs(got["last"] - ref["last"]) < 1e-9
+    members = set(SECTORS[0][1])
+    ref = S.cusum([x in members for x in numbers], len(members) / 37, S.RATIO_SECTOR)
+    assert abs(fast["sector:" + SECTORS[0][0]]["max"] - ref["max"]) < 1e-9
