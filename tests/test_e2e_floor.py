@@ -87,10 +87,13 @@ def test_a_daemon_publishes_its_coups_to_the_floor(tmp_path):
         settled = {r[0] for r in c.execute("SELECT spin FROM settlements")}
         assert {e["body"]["spin"] for e in events.values() if e["kind"] == "settlement"} == settled
         for e in events.values():
-            assert (e["site"], e["table"], e["serial"]) == (SITE, "T1", "SIM-0001")
+            # the serial the wheel reports (its board's) wins over --wheel-serial, from the first
+            # event on, also those published after the restart before the wheel spoke again
+            assert (e["site"], e["table"], e["serial"]) == (SITE, "T1", "sim-T1")
             if e["kind"] == "result":           # the wheel's evidence, as it measured it
                 b = e["body"]
                 assert b["rotor_dir"] in ("cw", "ccw") and b["ball_dir"] in ("cw", "ccw")
+                assert isinstance(b["epoch"], str) and b["epoch"]           # the wheel's counter epoch
                 assert b["rotor_dir"] != b["ball_dir"]
                 assert isinstance(b["rotor_rpm_x10"], int) and b["rotor_rpm_x10"] > 0
                 assert isinstance(b["laps"], int) and b["laps"] >= 1

@@ -16,7 +16,7 @@ def test_result_carries_the_coups_evidence():
                 "drop": {"ev": "drop", "laps": 14, "drop_angle_x10": 1235}}
     kind, body = O.to_message("wheel", {"ev": "result", "spin": 9, "number": 32}, 5.0, evidence, "Léa", "E661")
     assert kind == "result"
-    assert body == {"spin": 9, "number": 32, "boot": "b7", "serial": "E661", "rotor_dir": "ccw", "ball_dir": "cw",
+    assert body == {"spin": 9, "number": 32, "boot": "b7", "epoch": None, "serial": "E661", "rotor_dir": "ccw", "ball_dir": "cw",
                     "rotor_rpm_x10": 245, "laps": 14, "drop_angle_x10": 1235, "croupier": "Léa", "at": 5.0}
     kind, body = O.to_message("wheel", {"ev": "void", "spin": 10, "reason": "few_laps", "detail": "3"}, 6.0,
                               {"boot": "b7", "launch": {"rotor_dir": 1, "ball_dir": 0}}, None, None)

@@ -322,3 +322,25 @@ def test_a_silent_network_cut_is_told_and_loses_nothing(table, nats_server):
     got = run(stream_events(nats_server.url))
     ids = [eid for eid, _, _ in got]
     assert sorted(ids) == wanted_ids(table.host) and len(ids) == len(set(ids))
+
+
+def test_each_coup_carries_the_serial_of_the_wheel_that_played_it(table, nats_server):
+    from host_tools.daemon.identity import WheelBook
+    book = WheelBook(table.host.j, "T1")
+    with table.host.j.tx():
+        book.record({"serial": "BOARD-A", "epoch": "ea", "key": "k"}, 0, "chef-1")
+    for n in (1, 2):
+        table.feed.spin(n, n)
+    with table.host.j.tx():                     # the wheel is swapped (accepted by the chef)
+        book.record({"serial": "BOARD-B", "epoch": "eb", "key": "k"}, 2, "chef-1")
+    for n in (3, 4):
+        table.feed.spin(n, n)
+    fl = FloorLink(table.host, nats_server.url, SITE, serial="CONFIGURED").start()
+    try:                                        # published after the swap, each keeps its wheel's
+        wait(drained(fl, table.host))
+    finally:
+        fl.stop()
+    got = {env["body"]["spin"]: (env["serial"], env["body"]["serial"], env["body"]["epoch"])
+           for _, kind, env in run(stream_events(nats_server.url)) if kind == "result"}
+    assert got == {1: ("BOARD-A", "BOARD-A", "ea"), 2: ("BOARD-A", "BOARD-A", "ea"),
+                   3: ("BOARD-B", "BOARD-B", "eb"), 4: ("BOARD-B", "BOARD-B", "eb")}

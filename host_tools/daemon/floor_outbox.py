@@ -40,7 +40,8 @@ def wants_evidence(kind: str, data: dict):
 
 def to_message(kind: str, data, at: float, evidence: dict | None = None, croupier=None, serial=None):
     """(floor kind, body) of a journal row, or None when the floor does not want it.
-    `evidence`: {"boot", "launch", "drop"} of the coup (the wheel's events of that spin);
+    `evidence`: {"boot", "epoch", "launch", "drop"} of the coup (the wheel's events of that spin,
+    its spin counter's epoch);
     `croupier`: who was on duty at the row's time; `serial`: the wheel's board serial."""
     if not isinstance(data, dict):
         return None
@@ -50,7 +51,7 @@ def to_message(kind: str, data, at: float, evidence: dict | None = None, croupie
             return None
         e = evidence or {}
         launch, drop = e.get("launch") or {}, e.get("drop") or {}
-        common = {"spin": data.get("spin"), "boot": e.get("boot"), "serial": serial,
+        common = {"spin": data.get("spin"), "boot": e.get("boot"), "epoch": e.get("epoch"), "serial": serial,
                   "rotor_dir": direction(launch.get("rotor_dir")), "ball_dir": direction(launch.get("ball_dir")),
                   "croupier": croupier, "at": at}
         if ev == "result":

@@ -344,8 +344,8 @@ class FloorLink:
             hi = db.execute("SELECT COALESCE(MAX(id), 0) FROM event_log").fetchone()[0]
             rows = db.execute(f"SELECT id, at, kind, data FROM event_log WHERE id > ? AND id <= ? AND ({O.ROW_FILTER}) "
                               "ORDER BY id LIMIT ?", (cursor, hi, limit)).fetchall()
-            serial = self._serial()
             for eid, at, kind, data in rows:
+                serial, epoch = self._wheel_at(db, at)
                 try:
                     body = json.loads(data)
                 except ValueError:
@@ -354,7 +354,7 @@ class FloorLink:
                 spin = O.wants_evidence(kind, body)
                 evidence = croupier = None
                 if spin is not None:
-                    evidence = self._evidence(db, spin, body.get("ev"))
+                    evidence = dict(self._evidence(db, spin, body.get("ev")), epoch=epoch)
                     croupier = self._croupier(db, at)
                 msg = O.to_message(kind, body, at, evidence, croupier, serial)
                 if msg is None:
@@ -393,9 +393,26 @@ class FloorLink:
         return (r[0] or None) if r else None
 
     def _serial(self):
-        welcome = self.host.d.welcome or {}
-        s = welcome.get("serial")
-        return s if isinstance(s, str) and s else self.serial
+        """The serial of the wheel now: the one the table accepted (its journal's `wheels`), else
+        what the wheel said in its WELCOME, else --wheel-serial."""
+        ident = getattr(self.host.d, "wheel_identity", None)
+        ident = ident() if callable(ident) else ident
+        for s in ((ident or {}).get("serial"), (self.host.d.welcome or {}).get("serial")):
+            if isinstance(s, str) and s:
+                return s
+        return self.serial
+
+    def _wheel_at(self, db, at):
+        """(serial, counter epoch) of the wheel the table had when a row was journaled (a wheel
+        moved away keeps its events' serial), else the wheel's now."""
+        try:
+            r = db.execute("SELECT serial, epoch FROM wheels WHERE wheel=? AND since <= ? "
+                           "ORDER BY n DESC LIMIT 1", (self.host.d.wheel, at)).fetchone()
+        except sqlite3.OperationalError:        # a journal without the wheels' book
+            r = None
+        if r is None:
+            return self._serial(), None
+        return (r[0] or self._serial()), r[1]
 
     async def _count_every_second(self):
         """The backlog, counted whatever the link does: it grows while the broker is away."""
