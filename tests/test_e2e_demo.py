@@ -33,16 +33,20 @@ def test_a_lingering_demo_never_reopens_a_pty_number_another_program_may_get(tmp
     that number (a test's wheel: 'pty /dev/pts/7 also held by: ... host_tools.daemon --port
     /dev/pts/7 ... var/demo/...') lost its line to it. The daemon's port is the demo's own link to
     the pty, gone with the wheel."""
-    p = subprocess.Popen([sys.executable, "-m", "host_tools.cli", "demo", "--spins", "1", "--speed", "60",
-                          "--pause", "0.3", "--void-rate", "0", "--workdir", str(tmp_path), "--linger", "30"],
-                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    # 3 spins a second apart: the demo sees its wheel's session before the wheel is done (with one
+    # spin the wheel could finish and leave before the demo's first look, under load)
+    p = subprocess.Popen([sys.executable, "-m", "host_tools.cli", "demo", "--spins", "3", "--speed", "60",
+                          "--pause", "1", "--void-rate", "0", "--workdir", str(tmp_path), "--linger", "30"],
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=open(tmp_path / "demo.err", "w"), text=True)
     try:
         out = ""
         for line in p.stdout:
             out += line
             if "reste ouverte" in line:
                 break
-        base, token = re.search(r"(http://127\.0\.0\.1:\d+)/marquee#token=(\S+)", out).groups()
+        found = re.search(r"(http://127\.0\.0\.1:\d+)/marquee#token=(\S+)", out)
+        assert found and "reste ouverte" in out, (out, (tmp_path / "demo.err").read_text())
+        base, token = found.groups()
         end = time.monotonic() + 30
         while True:
             req = urllib.request.Request(base + "/state", headers={"Authorization": "Bearer " + token})
