@@ -1,8 +1,21 @@
 """Cylindre wheel controller: the Pico's entry point (MicroPython runs /main.py at boot).
 
+Its first instructions, before any import of the firmware: the serial line's bytes become data
+(every link frame starts with 0x03, which MicroPython reads as Ctrl-C until `kbd_intr(-1)`: a
+host that talks while the firmware imports would otherwise stop the boot at the REPL), and the
+watchdog starts (8 s; the RP2040's longest is 8388 ms), so a boot stuck anywhere resets itself.
+The main loop feeds it from then on.
+
 The wiring is `cylindre.board.wiring.main` (docs/firmware.md): it is flashed compiled with the
 rest of the package and runs in place, where this file is compiled into RAM at every boot.
 """
+
+import micropython
+
+micropython.kbd_intr(-1)
+import machine
+
+machine.WDT(timeout=8000)
 
 from cylindre.board.wiring import main
 
