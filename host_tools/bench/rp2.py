@@ -11,7 +11,7 @@ Measured, for each deployment:
   idle (before the launch and after the rest), ball on the track (launch to drop), ball in the
   pockets (drop to rest); the heap probe's own cycles are taken out;
 - heap: the live heap (gc.collect(); gc.mem_alloc() on the port) every 0.5 s of emulated time
-  and at the probe's first mark after the boot; its peak;
+  (`--heap-every`) and at the probe's first mark after the boot; its peak;
 - outcomes (each spin's result or void against the simulator's truth) and the link's counts;
 - the wall time per emulated second (the emulator's cost follows the firmware's busy share).
 `--power-cut` adds a spin in which the power goes while the ball runs and comes back, the host
@@ -43,6 +43,9 @@ def add_arguments(p) -> None:
     p.add_argument("--power-cut", action="store_true", help="add a spin cut by a power failure")
     p.add_argument("--firmware", type=Path, default=None,
                    help="an existing `make firmware` folder (default: built now from firmware/)")
+    p.add_argument("--heap-every", type=float, default=0.5,
+                   help="emulated seconds between heap marks (default 0.5; a mark, a gc.collect() of "
+                        "the port's heap, costs ~2.8 M cycles: taken out of the CPU figures, not of the wall time)")
     p.add_argument("--out", type=Path, default=OUT, help="output folder (default bench/out)")
 
 
@@ -65,7 +68,8 @@ def spins(board_path: Path, n: int, seed: int, power_cut: bool):
     return changes, truths
 
 
-def run_one(name: str, uf2: Path | None, frozen: bool, folder: Path, changes, truths, log=print) -> dict:
+def run_one(name: str, uf2: Path | None, frozen: bool, folder: Path, changes, truths, log=print,
+            heap_every: float = 0.5) -> dict:
     from host_tools.rp2emu.table import Feed, HeapProbe, Host, deploy, rest_levels
 
     wall0 = time.monotonic()
@@ -75,7 +79,7 @@ def run_one(name: str, uf2: Path | None, frozen: bool, folder: Path, changes, tr
         chip.pin(g, v)
     host = Host(chip)
     probe = HeapProbe(chip)
-    probe.every(0.5)
+    probe.every(heap_every)
     chip.run_while(lambda: host.status is None, 10.0)
     boot_s, boot_wall = chip.seconds, time.monotonic() - wall0
     boot_cycles = chip.busy_cycles() - probe.cycles
@@ -187,7 +191,7 @@ def run(args) -> int:
                "spins": args.spins, "seed": args.seed, "power_cut": args.power_cut, "runs": []}
     status = 0
     for name, uf2, fz in runs:
-        r = run_one(name, uf2, fz, folder, changes, truths)
+        r = run_one(name, uf2, fz, folder, changes, truths, heap_every=args.heap_every)
         figures["runs"].append(r)
         o = r["outcomes"]
         if o["right"] != o["spins"] or o["doubled"] or o["unknown"]:
