@@ -186,7 +186,8 @@ def run(args) -> int:
             print("[rp2] no frozen UF2 (make uf2): the frozen deployment is skipped")
         else:
             runs.append(("frozen UF2", frozen, True))
-    figures = {"command": "make bench ARGS='rp2" + (" --power-cut" if args.power_cut else "")
+    figures = {"command": "make bench ARGS='rp2" + (" --only %s" % args.only if args.only else "")
+               + (" --power-cut" if args.power_cut else "")
                + (" --spins %d" % args.spins if args.spins != 2 else "") + "'",
                "spins": args.spins, "seed": args.seed, "power_cut": args.power_cut, "runs": []}
     status = 0
