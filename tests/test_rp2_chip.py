@@ -94,3 +94,32 @@ def test_boot_with_a_talking_host_session_command_and_encoder():
     assert host.replies[seq]["ok"] is True
     rejects = [r for r in host.records[settled:] if r["kind"] == "reject"]
     assert chip.resets == [] and rejects == [] and host.counts["gap"] == 0
+
+
+def test_the_bench_page_section_and_the_outcome_check():
+    """host_tools.bench.rp2: a doubled or missing outcome is told (the bench then fails), and the
+    page's section carries each deployment's figures (no chip: figures as the bench writes them)."""
+    from host_tools.bench.rp2 import check_outcomes, markdown, text
+
+    class FakeHost:
+        events = [{"event": {"ev": "boot", "reset_cause": "power", "interrupted": None}},
+                  {"event": {"ev": "boot", "reset_cause": "power", "interrupted": 1}}]
+
+    truths = [{"valid": True, "number": 7, "scenario": "power_cut"}, {"valid": True, "number": 19, "scenario": None}]
+    good = check_outcomes(truths, [{"ev": "void", "spin": 1, "reason": "restart"},
+                                   {"ev": "result", "spin": 2, "number": 19}], FakeHost)
+    assert good["right"] == 2 and good["doubled"] == 0 and good["boots"][1]["interrupted"] == 1
+    bad = check_outcomes(truths, [{"ev": "void", "spin": 1, "reason": "restart"},
+                                  {"ev": "void", "spin": 1, "reason": "restart"}], FakeHost)
+    assert bad["right"] == 0 and bad["doubled"] == 1 and bad["rows"][1]["got"] == []
+    run = {"deployment": "file system (stock UF2)", "boot": {"emulated_s": 1.06, "cycles": 74_700_000},
+           "cpu_percent": {"spin": 4.63, "ball": 4.65, "pockets": 4.45, "idle": 3.41},
+           "heap": {"after_boot": 81616, "peak": 81968, "marks": 96}, "outcomes": good,
+           "link": {"sessions": 2, "records": {"event": 9}, "bytes_in": 1, "bytes_out": 2},
+           "resets": [[5.1, "power_off"], [5.3, "power_on"]], "wall_s": 1125.5, "emulated_s": 46.8,
+           "wall_per_emulated_s": 24.07}
+    page = markdown({"command": "make bench ARGS='rp2 --only fs'", "spins": 1, "seed": 1, "power_cut": True,
+                     "runs": [run]})
+    assert "| file system (stock UF2) | 4.63 % | 4.65 % | 4.45 % | 3.41 % | 81,616 B | 81,968 B | 2 / 2 | 24.1 |" in page
+    assert "make bench ARGS='rp2 --only fs'" in page and "power failure" in page
+    assert "2 of 2 right, 0 doubled" in text(run)
