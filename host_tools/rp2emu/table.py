@@ -16,6 +16,7 @@ project's host link on its USB serial, and the heap and CPU read off the chip.
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -23,7 +24,21 @@ from host_tools.rp2emu import flash
 from host_tools.rp2emu.chip import WATCHDOG_SCRATCH, Chip
 
 ROOT = Path(__file__).resolve().parents[2]
-STOCK_UF2 = Path("/work/shared/rp2/micropython-v1.28.0-RPI_PICO.uf2")
+def _stock_uf2() -> Path:
+    """The stock MicroPython v1.28.0 RPI_PICO UF2 (built from the tagged sources: shared/rp2/BUILD.md):
+    $CYLINDRE_RP2_UF2, else shared/rp2/ beside the repository (as CI lays it), else /work/shared/rp2/."""
+    name = "micropython-v1.28.0-RPI_PICO.uf2"
+    given = os.environ.get("CYLINDRE_RP2_UF2")
+    if given:
+        return Path(given)
+    for p in (ROOT.parent / "shared" / "rp2" / name, ROOT.parent.parent / "shared" / "rp2" / name,
+              Path("/work/shared/rp2") / name):
+        if p.is_file():
+            return p
+    return Path("/work/shared/rp2") / name
+
+
+STOCK_UF2 = _stock_uf2()
 KEY = ("5f" * 32).encode()
 
 # The heap probe, written as /boot.py: it runs before main.py, on the same interpreter. It makes
