@@ -54,9 +54,9 @@ def test_main_py_makes_the_line_data_and_starts_the_watchdog_before_any_firmware
     body = [n for n in ast.parse((ROOT / "firmware" / "main.py").read_text()).body
             if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
     src = [ast.unparse(n) for n in body]
-    assert src[:4] == ["import micropython", "micropython.kbd_intr(-1)", "import machine",
+    assert src[:5] == ["import micropython", "micropython.kbd_intr(-1)", "import machine", "import sys",
                        "machine.WDT(timeout=8000)"]
-    assert src[4] == "from cylindre.board.wiring import main"
+    assert src[5] == "from cylindre.board.wiring import main"
 
 
 @pytest.mark.rp2
@@ -123,3 +123,21 @@ def test_the_bench_page_section_and_the_outcome_check():
     assert "| file system (stock UF2) | 4.63 % | 4.65 % | 4.45 % | 3.41 % | 81,616 B | 81,968 B | 2 / 2 | 24.1 |" in page
     assert "make bench ARGS='rp2 --only fs'" in page and "power failure" in page
     assert "2 of 2 right, 0 doubled" in text(run)
+
+
+@pytest.mark.rp2
+@pytest.mark.skipif(not STOCK_UF2.is_file(), reason="no MicroPython UF2 at %s" % STOCK_UF2)
+def test_a_board_without_its_board_file_says_why_and_keeps_the_prompt():
+    """No /board.json: the boot stops with the reason on the serial line, and the watchdog started
+    by main.py's first lines is stopped, so the prompt stays (for `make flash-config`) instead of a
+    restart every 8 s."""
+    from host_tools.rp2emu import flash
+
+    folder = flash.build_firmware("pico")
+    (folder / "board.json").unlink()
+    chip = Chip(STOCK_UF2, flash.image(flash.files_of(folder, None)))
+    out = bytearray()
+    chip.on_serial = out.extend
+    chip.run_for(12.0)
+    assert chip.resets == []
+    assert b"board.json" in bytes(out) or b"ENOENT" in bytes(out) or b"OSError" in bytes(out), bytes(out)[-400:]
