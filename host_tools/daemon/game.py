@@ -27,6 +27,7 @@ from cylindre.rules.bets import BetError
 from cylindre.rules.compiled import Book
 from cylindre.rules.settle import settle_book
 
+from . import libelles
 from .wheelclock import WheelClock
 
 CLOSED, BETTING, NO_MORE = "closed", "betting", "no_more_bets"
@@ -239,7 +240,7 @@ class _Step:
             if st["locked_spin"] == spin:
                 self.unlock()
             st["phase"] = after_spin(st["phase"])
-            self.say(spin, "coup nul (%s) : les mises restent en jeu pour le prochain lancer" % ev.get("reason"))
+            self.say(spin, libelles.coup_nul(ev.get("reason")) + " ; les mises restent en jeu pour le prochain lancer")
         self.fx.append(Save(st))
         return self.fx
 

@@ -268,7 +268,7 @@ class Daemon:
             key = {"reject": "rejects", "stale": "stale", "gap": "gaps"}[kind]
             self.counts[key] += 1
             level = logging.WARNING if kind == "reject" else logging.INFO
-            log.log(level, "frame %s: %s %s", kind, rec.get("reason", ""), rec.get("detail", ""))
+            log.log(level, "frame %s (%s): %s", kind, rec.get("reason", ""), rec.get("detail", ""))
 
     # -- commands to the wheel ----------------------------------------------------------------------
     def _queue_internal(self, cmd, args):
