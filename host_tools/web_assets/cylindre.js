@@ -39,7 +39,15 @@ const Cyl = (() => {
     box.replaceChildren(...[...notices.entries()].map(([k, [lvl, txt, form]]) => el("div", { class: "cyl-notice " + lvl, "data-notice": k },
       el("span", {}, txt), form ? tokenForm() : null)));
     box.hidden = notices.size === 0;
+    const auth = notices.has("token") ? "refused" : "ok";
+    if (document.documentElement.dataset.auth !== auth) {
+      document.documentElement.dataset.auth = auth;
+      authHooks.forEach((f) => { try { f(auth === "ok"); } catch (e) { console.error(e); } });
+    }
   }
+  const authHooks = [];
+  /* `fn(ok)` when the page's token becomes refused (false) or accepted again (true). */
+  function onAuth(fn) { authHooks.push(fn); }
 
   function tokenForm() {
     const input = el("input", { type: "password", autocomplete: "off", "aria-label": "jeton d'accès", placeholder: "jeton d'accès" });
@@ -212,5 +220,5 @@ const Cyl = (() => {
     return Number.isFinite(v) && v >= lo && v <= hi ? v : dflt;
   }
 
-  return { api, live, colour, describe, euros, nombre, pourcent, L, linkInfo, duree, notice, el, param, token, RED };
+  return { api, live, colour, describe, euros, nombre, pourcent, L, linkInfo, duree, notice, onAuth, el, param, token, RED };
 })();

@@ -36,6 +36,7 @@
     const [p, text] = banner.shift();
     $("marquee").dataset.phase = p;
     $("phase").textContent = text;
+    fitBanner();
     heldUntil = Date.now() + (["result", "paid", "void"].includes(p) ? HOLD_MS : MIN_MS);
     nextBanner();
   }
@@ -68,6 +69,18 @@
     fitLater();
   }
 
+  /* The banner's words on one line at the largest size that fits (the stylesheet's size first). */
+  function fitBanner() {
+    const b = $("banner"), p = $("phase");
+    b.style.fontSize = "";
+    let size = parseFloat(getComputedStyle(b).fontSize);
+    for (let i = 0; i < 12 && p.scrollWidth > p.clientWidth + 1; i++) {
+      size *= 0.92;
+      b.style.fontSize = size + "px";
+    }
+  }
+  window.addEventListener("resize", fitBanner);
+
   let fitting = null;
   function fitLater() { if (!fitting) fitting = requestAnimationFrame(() => { fitting = null; fit(); }); }
   function fit() {
@@ -82,6 +95,7 @@
     }
   }
   window.addEventListener("resize", fitLater);
+  document.querySelector(".bars").addEventListener("transitionend", fitLater);     // the parts grow in 0.4 s
   if (document.fonts) document.fonts.ready.then(fitLater);
 
   function render() {
@@ -177,6 +191,8 @@
     try { showLink((await Cyl.api("GET", "/state")).link); } catch (e) { /* told by the stream's dot or the token notice */ }
   }
   setInterval(watchLink, 5000);
+
+  Cyl.onAuth((ok) => { if (!ok) setPhase("closed", "Écran non autorisé"); });
 
   $("strip").style.setProperty("--n", String(STRIP));
   $("strip").style.setProperty("--half", String(STRIP > 10 ? Math.ceil(STRIP / 2) : STRIP));

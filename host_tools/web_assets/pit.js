@@ -83,7 +83,7 @@
     $("held").replaceChildren(...(held.length ? held.map((b) => el("tr", { "data-bet": b.id },
       el("td", {}, b.id), el("td", {}, b.player), el("td", {}, label(b)), el("td", { class: "n" }, Cyl.euros(b.stake)),
       el("td", {}, b.spin ?? "—"), el("td", { class: "actions" },
-        el("button", { class: "stop", onclick: () => act(() => Cyl.api("POST", `/bets/${b.id}/resolve`, { action: "refund" })) }, "Rembourser"), " ",
+        el("button", { class: "stop", onclick: () => act(() => Cyl.api("POST", `/bets/${b.id}/resolve`, { action: "refund" })) }, "Rembourser"),
         el("button", { class: "go", onclick: () => act(() => Cyl.api("POST", `/bets/${b.id}/resolve`, { action: "play" })) }, "Jouer au prochain coup"))))
       : [el("tr", {}, el("td", { colspan: 6, class: "muted" }, "aucune mise retenue"))]));
   }
@@ -99,7 +99,8 @@
         return el("li", { class: "done", "data-alert": a.id }, head,
                   el("div", { class: "small" }, `acquittée par ${a.acked_by} à ${hhmm(a.acked_at)} : ${a.comment}`));
       }
-      const input = el("input", { name: "comment", placeholder: "commentaire (obligatoire) : ce qui a été vérifié, ce qui a été fait", maxlength: 1000 });
+      const input = el("input", { name: "comment", placeholder: "commentaire obligatoire : ce qui a été vérifié, ce qui a été fait",
+                                  title: "commentaire obligatoire : ce qui a été vérifié, ce qui a été fait", maxlength: 1000 });
       const form = el("form", { onsubmit: (e) => {
         e.preventDefault();
         if (!input.value.trim()) { fail("un commentaire est obligatoire pour acquitter"); return; }
