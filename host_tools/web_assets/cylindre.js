@@ -220,5 +220,19 @@ const Cyl = (() => {
     return Number.isFinite(v) && v >= lo && v <= hi ? v : dflt;
   }
 
+  /* A page marked <body data-watch-link> (the statistics) tells a cut link at its top too, from
+     /state every 5 s; the marquee and the pit show it in their own places. */
+  function watchLink() {
+    const check = async () => {
+      try {
+        const info = linkInfo((await api("GET", "/state")).link);
+        notice("link", info.ok ? null : info.text[0].toUpperCase() + info.text.slice(1) + ".", "warn");
+      } catch (e) { /* the token notice or the page's own error says it */ }
+    };
+    check();
+    setInterval(check, 5000);
+  }
+  if (document.body && document.body.hasAttribute("data-watch-link")) watchLink();
+
   return { api, live, colour, describe, euros, nombre, pourcent, L, linkInfo, duree, notice, onAuth, el, param, token, RED };
 })();
