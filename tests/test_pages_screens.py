@@ -106,3 +106,29 @@ def test_the_api_explorer_is_served_by_the_daemon_with_no_outside_request(table)
         assert outside == [] and broken == [], (outside, broken)
         ctx.close()
         b.close()
+
+
+def test_a_cut_link_is_told_on_the_marquee_and_the_pit(table):
+    """Last in this file: it leaves the wheel unheard."""
+    table.wait(lambda: table.api("GET", "/state")[1]["link"]["session"], "the link was not up to begin with")
+    with pw.sync_playwright() as p:
+        b = browser(p)
+        marquee = b.new_page(viewport={"width": 1080, "height": 1920}, bypass_csp=True)
+        marquee.goto(table.base + "/marquee#token=" + table.tokens["display"])
+        marquee.wait_for_selector("#link.up")
+        pit = b.new_page(viewport={"width": 1024, "height": 768}, bypass_csp=True)
+        pit.goto(table.base + "/pit#token=" + table.tokens["chef"])
+        pit.wait_for_selector("body[data-loaded]")
+        assert pit.locator("#t-link").inner_text() == "liaison établie"
+        table.board._mute = True                                   # nothing leaves the wheel: a cut cable
+        table.wait(lambda: not table.api("GET", "/state")[1]["link"]["session"], "the daemon never saw the link go", 30)
+        notice = marquee.locator("#cyl-notice [data-notice='link']")
+        notice.wait_for(timeout=15000)
+        assert notice.inner_text().startswith("Liaison coupée") and "pas être à jour" in notice.inner_text()
+        assert marquee.locator("#link").get_attribute("class") == "link down"
+        shot(marquee, "marquee_link_cut")
+        assert overflows(marquee, PANELS) == []
+        pit.wait_for_function("document.getElementById('t-link').textContent.startsWith('liaison coupée')", timeout=20000)
+        assert "bad" in pit.locator("#t-link").get_attribute("class")
+        shot(pit, "pit_link_cut", full=True)
+        b.close()

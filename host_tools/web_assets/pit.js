@@ -45,7 +45,8 @@
     Cyl.notice("link", li.ok ? null : li.text[0].toUpperCase() + li.text.slice(1) + " : les mises sont refusées tant que le cylindre n'est pas entendu.");
     const bad = Object.entries(ws.sensors || {}).filter(([, v]) => v !== "ok").map(([k, v]) => `capteur ${k} ${L("sensor", v)}`);
     pill("t-state", "cylindre : " + (ws.state ? L("state", ws.state) : "?") + (ws.rotor_rpm_x10 ? ` · rotor ${Cyl.nombre(ws.rotor_rpm_x10 / 10, 1)}\u202ftr/min` : "")
-         + (bad.length ? " · " + bad.join(", ") : ""), bad.length || ws.state === "fault" ? "bad" : "");
+         + (bad.length ? " · " + bad.join(", ") : "") + (li.ok ? "" : " (dernier état connu)"),
+         bad.length || ws.state === "fault" ? "bad" : li.ok ? "" : "warn");
     pill("t-croupier", "croupier : " + (table.croupier || "—") + (table.croupier_since ? " depuis " + hhmm(table.croupier_since) : ""));
     if (document.activeElement !== $("croupier")) $("croupier").value = table.croupier || "";
   }
