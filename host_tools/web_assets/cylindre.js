@@ -53,12 +53,16 @@ const Cyl = (() => {
     const input = el("input", { type: "password", autocomplete: "off", "aria-label": "jeton d'accès", placeholder: "jeton d'accès" });
     return el("form", { class: "cyl-token", onsubmit: (e) => {
       e.preventDefault();
-      if (input.value.trim()) { sessionStorage.setItem(KEY, input.value.trim()); authWaiters.splice(0).forEach((f) => f()); }
+      if (input.value.trim()) {
+        sessionStorage.setItem(KEY, input.value.trim());
+        authWaiters.splice(0).forEach((f) => f());
+        window.dispatchEvent(new Event("cyl-token"));
+      }
     } }, input, el("button", { type: "submit" }, "Valider"));
   }
 
   const authWaiters = [];               // retries waiting for a new token (or their 10 s)
-  window.addEventListener("hashchange", () => { token(); authWaiters.splice(0).forEach((f) => f()); });
+  window.addEventListener("hashchange", () => { token(); authWaiters.splice(0).forEach((f) => f()); window.dispatchEvent(new Event("cyl-token")); });
   function waitForToken(ms) {
     return new Promise((res) => {
       const done = () => { clearTimeout(t); res(); };
@@ -221,8 +225,12 @@ const Cyl = (() => {
   }
 
   /* A page marked <body data-watch-link> (the statistics) tells a cut link at its top too, from
-     /state every 5 s; the marquee and the pit show it in their own places. */
+     /state every 5 s; the marquee and the pit show it in their own places. That read is also its
+     retry of a refused token: once a token is accepted again the page loads afresh. */
   function watchLink() {
+    let refusedOnce = false;
+    onAuth((ok) => { if (!ok) refusedOnce = true; else if (refusedOnce) location.reload(); });
+    window.addEventListener("cyl-token", () => check());
     const check = async () => {
       try {
         const info = linkInfo((await api("GET", "/state")).link);
