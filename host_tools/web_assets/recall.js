@@ -57,7 +57,11 @@ const Recall = (() => {
 
   function payments(r) {
     const st = r.settlement;
-    if (!st) return el("p", { class: "muted" }, "Pas de règlement pour ce coup : aucun numéro n'a été réglé.");
+    if (!st) {
+      const v = r.events.find((e) => e.event.ev === "void");
+      return el("p", { class: "muted" }, v ? `Coup nul (${L("void", v.event.reason)}) : rien n'est payé ni ramassé, les mises restent pour le lancer suivant.`
+        : "Pas de règlement pour ce coup : aucun numéro n'a été réglé.");
+    }
     const by = new Map(r.bets.map((b) => [b.id, b]));
     const order = st.payment_order || [];
     const payer = st.paying_croupier ? `Le ${L("croupier", st.paying_croupier)} paie, le ${L("croupier", st.raking_croupier)} ramasse. ` : "";
