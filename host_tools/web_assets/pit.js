@@ -176,4 +176,6 @@
     onLink: (s) => pill("t-stream", s === "up" ? "en direct" : "reconnexion…", s === "up" ? "" : "bad"),
   });
   setInterval(refresh, 15000);
+  // the link and the wheel's state every 5 s: a cut cable says nothing on the stream
+  setInterval(async () => { try { renderTop(await Cyl.api("GET", "/state")); } catch (e) { /* refresh() says it */ } }, 5000);
 })();
