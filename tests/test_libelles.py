@@ -3,6 +3,7 @@ reasons, fault codes and link refusals found in the sources of firmware/ and hos
 code without a label fails here), the alert codes, the bet types of the rules; and numbers the
 French way."""
 
+import json
 import re
 from pathlib import Path
 
@@ -73,6 +74,9 @@ def test_numbers_the_french_way():
 
 
 def test_the_pages_get_the_same_tables():
-    js = L.as_js()
-    assert js.count("const LIBELLES = ") == 1
-    assert '"same_direction": "bille lancée dans le sens du cylindre"' in js
+    from host_tools import web_assets
+    kind, js = web_assets.resolve("/assets/libelles.js")
+    assert kind.startswith("text/javascript") and js.decode().count("const LIBELLES = ") == 1
+    assert '"same_direction": "bille lancée dans le sens du cylindre"' in js.decode()
+    kind, body = web_assets.resolve("/assets/libelles.json")
+    assert kind == "application/json" and json.loads(body) == L.TABLES
