@@ -308,6 +308,17 @@ def add_docs(app: FastAPI):
 
     from fastapi.openapi.docs import get_swagger_ui_html
 
+    try:
+        files = swagger_dir()
+    except ImportError:                 # an environment installed before the dependency: the API still runs
+        log.warning("/docs: swagger-ui-bundle-v2 is not installed (pip install swagger-ui-bundle-v2); "
+                    "the API's document stays at %s", app.openapi_url)
+
+        async def missing(request):
+            return Response(f"The API explorer needs the swagger-ui-bundle-v2 package (pip install swagger-ui-bundle-v2); "
+                            f"the API's document is at {app.openapi_url}.\n", status_code=503, media_type="text/plain")
+        app.router.routes.append(Route("/docs", missing, methods=["GET", "HEAD"]))
+        return
     html = get_swagger_ui_html(
         openapi_url=app.openapi_url, title=f"{app.title} {app.version} — API",
         swagger_js_url="/assets/swagger/swagger-ui-bundle.js", swagger_css_url="/assets/swagger/swagger-ui.css",
@@ -320,7 +331,6 @@ def add_docs(app: FastAPI):
            "connect-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
     headers = {"Cache-Control": "no-cache", "Content-Security-Policy": csp, "X-Content-Type-Options": "nosniff",
                "Referrer-Policy": "no-referrer"}
-    files = swagger_dir()
 
     async def docs(request):
         return Response(html, media_type="text/html", headers=headers)
