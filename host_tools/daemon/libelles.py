@@ -60,6 +60,8 @@ ALERT = {
     "article53": "lancers en infraction (article 53)",
     "games_per_hour": "cadence hors normes",
     "link_down": "liaison avec le cylindre coupée",
+    "link_fault": "liaison en défaut (mauvaise clé, mauvais cylindre ou octets illisibles)",
+    "wheel_unknown": "cylindre inconnu de la table",
     "statistics": "écart statistique du cylindre",
 }
 LEVEL = {"warning": "attention", "critical": "critique"}

@@ -187,19 +187,25 @@ const Cyl = (() => {
     return Object.prototype.hasOwnProperty.call(t, code) ? t[code] : String(code);
   }
 
-  /* The link with the wheel, from /state's `link`: {ok, text}, in words. A field the daemon adds to
-     say why (reason, problem, diagnosis) is shown as it comes. */
+  /* The link with the wheel, from /state's `link`: {ok, text, short, advice}, in words. `up` (a session
+     with the wheel the table knows) is the truth; `problem` ({code, text, advice}, French) says why
+     it is not up; without them (an older daemon) the session and the port tell. */
   function linkInfo(link) {
     link = link || {};
-    const why = link.problem || link.diagnosis || link.reason || link.cause || null;
+    const up = typeof link.up === "boolean" ? link.up && link.session !== false : !!link.session;
     const ago = typeof link.last_heard === "number" ? Math.max(0, Date.now() / 1000 - link.last_heard) : null;
     const heard = ago === null ? "jamais entendu" : ago < 2 ? "entendu à l'instant" : "dernier signal il y a " + duree(ago);
-    if (link.session && !why) return { ok: true, text: "liaison avec le cylindre établie" };
+    if (up && !link.problem) return { ok: true, text: "liaison avec le cylindre établie", short: "liaison établie", advice: "" };
+    const p = link.problem && typeof link.problem === "object" ? link.problem : null;
+    if (p && p.text) {                  // the daemon's own words (docs/daemon.md, the link's health)
+      const head = { wheel_unknown: "cylindre inconnu de la table", slow_line: "liaison lente" }[p.code] || "liaison coupée";
+      return { ok: false, text: head + " : " + p.text, short: head, advice: p.advice ? String(p.advice) : "" };
+    }
     let text;
     if (link.port_open === false) text = "liaison coupée : port série " + (link.port ? link.port + " " : "") + "absent ou fermé";
     else if (!link.session) text = "liaison coupée : le cylindre ne répond pas";
     else text = "liaison en défaut";
-    return { ok: false, text: text + (why ? " — " + String(why) : "") + " (" + heard + ")" };
+    return { ok: false, text: text + " (" + heard + ")", short: text.split(" : ")[0], advice: "" };
   }
 
   function duree(s) {

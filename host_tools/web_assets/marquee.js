@@ -179,7 +179,7 @@
   function showLink(link) {
     const info = Cyl.linkInfo(link);
     linkOk = info.ok;
-    Cyl.notice("link", info.ok ? null : info.text[0].toUpperCase() + info.text.slice(1) + " : les numéros affichés peuvent ne pas être à jour.");
+    Cyl.notice("link", info.ok ? null : info.text[0].toUpperCase() + info.text.slice(1) + " — les numéros affichés peuvent ne pas être à jour.");
     dot();
   }
   function dot() {
