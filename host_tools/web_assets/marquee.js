@@ -179,7 +179,8 @@
   function showLink(link) {
     const info = Cyl.linkInfo(link);
     linkOk = info.ok;
-    Cyl.notice("link", info.ok ? null : info.text[0].toUpperCase() + info.text.slice(1) + " — les numéros affichés peuvent ne pas être à jour.");
+    // a public screen says what it means for the numbers; the pit says why and what to check
+    Cyl.notice("link", info.ok ? null : info.short[0].toUpperCase() + info.short.slice(1) + " — les numéros affichés peuvent ne pas être à jour.");
     dot();
   }
   function dot() {
