@@ -17,7 +17,7 @@ ARGS   ?=
 # The browser the page tests drive (playwright pointed at it; never a browser download).
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: help venv demo test test-fast bench drill firmware flash typecheck browser clean
+.PHONY: help venv demo test test-fast bench drill firmware flash uf2 uf2-toolchain flash-config typecheck browser clean
 
 help:
 	@echo "make demo       set up, then run the whole table on a simulated wheel (SPINS=$(SPINS)); prints the pages' addresses, ARGS=--linger keeps them up"
@@ -26,6 +26,8 @@ help:
 	@echo "make drill      set up, then run the long money-path drills (ARGS: chaos|phases|api and options)"
 	@echo "make firmware   compile firmware/ with mpy-cross into $(BUILD)/firmware/$(BOARD)"
 	@echo "make flash      deploy $(BUILD)/firmware/$(BOARD) to a Pico (PORT=$(PORT) BOARD=$(BOARD))"
+	@echo "make uf2        build MicroPython $(MICROPYTHON_TAG) with the firmware frozen in: $(BUILD)/uf2/$(BOARD)/cylindre-$(BOARD).uf2 (MICROPY_DIR=a local tree)"
+	@echo "make flash-config  copy the board file and the wheel's key to a Pico running that UF2 (PORT=$(PORT) BOARD=$(BOARD) KEY=$(KEY))"
 	@echo "make typecheck  type-check the firmware against the Pico's stubs (pyright)"
 	@echo "make browser    install Debian's chromium for the page tests when $(CHROMIUM) is missing"
 	@echo "make clean      remove the virtual environment and build outputs"
@@ -61,6 +63,25 @@ firmware: $(STAMP)
 flash: firmware
 	@test -f $(KEY) || { echo "no key $(KEY): make one with '$(BIN)/cylindre daemon --new-key $(KEY)'"; exit 2; }
 	$(BIN)/mpremote connect $(PORT) fs cp -r $(BUILD)/firmware/$(BOARD)/. : + fs cp $(KEY) :/wheel.key
+
+# The deployable image: MicroPython built from its pinned sources with the firmware frozen in
+# (docs/uf2.md). MICROPY_DIR: a local MicroPython tree at the tag, with its submodules.
+MICROPYTHON_TAG := v1.28.0
+MICROPY_DIR ?=
+uf2: $(STAMP) uf2-toolchain
+	nice -n 10 $(PY) -m host_tools.build_uf2 --board $(BOARD) $(if $(MICROPY_DIR),--micropython-dir $(MICROPY_DIR))
+
+# Debian's ARM toolchain and cmake, as root or through sudo, when missing.
+uf2-toolchain:
+	@command -v arm-none-eabi-gcc >/dev/null && command -v cmake >/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); PKGS="gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib cmake"; \
+	  $$SUDO apt-get install -y $$PKGS || { $$SUDO apt-get update && $$SUDO apt-get install -y $$PKGS; }; }
+
+# What stays on the Pico's file system under the frozen UF2: the board file (calibrated on the
+# wheel, rewritten by calib) and the key. A /cylindre folder or /main.py left by `make flash`
+# would shadow the frozen modules: removed.
+flash-config: $(STAMP)
+	$(PY) -m host_tools.build_uf2 --flash-config --board $(BOARD) --port $(PORT) --key $(KEY)
 
 # The Pico's MicroPython stubs in a stand-in environment of their own, so pyright never falls back
 # on the host's CPython library: anything MicroPython lacks is an error.
