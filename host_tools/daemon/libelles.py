@@ -20,6 +20,7 @@ VOID = {
     "few_laps": "bille lancée trop court (trop peu de tours)",
     "same_direction": "bille lancée dans le sens du cylindre",
     "rotor_not_reversed": "cylindre non inversé",
+    "rotor_not_actuated": "cylindre non relancé depuis le coup précédent",
     "rotor_slow": "cylindre hors vitesse",
     "launch_slow": "lancer trop lent",
     "no_result": "numéro non lu",
