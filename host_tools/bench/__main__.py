@@ -11,7 +11,7 @@ import argparse
 import importlib
 import sys
 
-PARTS = ["settle", "wheel", "link", "rest", "pico", "api"]
+PARTS = ["settle", "wheel", "link", "rest", "pico", "api", "outbox", "floor"]
 
 
 def main(argv=None) -> int:
