@@ -161,3 +161,37 @@ def test_a_floor_store_from_before_journal_identities_is_migrated(db_url):
         assert s.count() == 3
     finally:
         s.close()
+
+
+def test_alerts_of_two_journals_stay_apart_and_an_ack_goes_to_its_own(tmp_path):
+    import json
+
+    from host_tools.daemon.floor_commands import FloorCommands
+    from host_tools.floor.store import table_alert
+    from host_tools.floorlink import command as C
+    key = bytes(range(32))
+    s = Store(str(tmp_path / "floor.sqlite"))
+    try:
+        for journal, message in (("aaaaaaaaaaaaaaaa", "liaison perdue"), ("bbbbbbbbbbbbbbbb", "lancer trop court")):
+            s.ingest([parse(E.build("S", "T1", None, 9, "alert", 1.0, {"id": 1, "code": "x", "message": message,
+                                                                        "level": "warning"}, journal))])
+        rows = sorted(s.query("SELECT alert_id, message FROM alerts"))
+        assert rows == [("1@aaaaaaaaaaaaaaaa", "liaison perdue"), ("1@bbbbbbbbbbbbbbbb", "lancer trop court")]
+        assert table_alert(rows[0][0]) == {"id": "1", "journal": "aaaaaaaaaaaaaaaa"} and table_alert("7") == {"id": "7"}
+    finally:
+        s.close()
+    t = Table(tmp_path / "j.sqlite")
+    try:
+        t.host.pit.store.sync([{"code": "link_down", "key": "link_down", "level": "critical", "message": "liaison perdue",
+                                "value": 1, "threshold": 0}], time.time(), publish=t.host.events.publish)
+        aid = t.host.pit.store.list()[0]["id"]
+        fc = FloorCommands(t.host, key)
+
+        def ack(journal):
+            req = C.request("ack_alert", {"id": str(aid), "journal": journal, "comment": "vu"}, "marie", "pit_boss", key)
+            return fc.handle(json.dumps(req).encode())
+        assert ack("cccccccccccccccc")["error"] == "not_found"      # the same number, another journal's alert
+        assert t.host.pit.store.list()[0]["acked_at"] is None
+        assert ack(t.host.events.journal_id)["ok"]
+    finally:
+        t.close()

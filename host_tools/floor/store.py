@@ -213,7 +213,7 @@ class Store:
 
     def _alert(self, c, env):
         b = env["body"]
-        aid = str(b.get("id"))
+        aid = alert_key(b.get("id"), env.get("journal"))
         c.execute("INSERT INTO alerts (table_id, alert_id, site, code, message, level, raised_at, acked_at, acked_by, comment) "
                   "VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT (table_id, alert_id) DO UPDATE SET "
                   "acked_at=COALESCE(excluded.acked_at, alerts.acked_at), acked_by=COALESCE(excluded.acked_by, alerts.acked_by), "
@@ -254,6 +254,18 @@ class Store:
         if kind is None:
             return self.query("SELECT COUNT(*) FROM events")[0][0]
         return self.query("SELECT COUNT(*) FROM events WHERE kind=?", (kind,))[0][0]
+
+
+def alert_key(table_alert_id, journal) -> str:
+    """The floor's id of a table's alert: the table's own id, with `@<journal>` when the table's
+    journal has an identity (a new journal numbers its alerts from 1 again)."""
+    return f"{table_alert_id}@{journal}" if journal else str(table_alert_id)
+
+
+def table_alert(alert_key: str) -> dict:
+    """What an `ack_alert` command names: the table's id and the journal it was raised under."""
+    aid, _, journal = str(alert_key).partition("@")
+    return {"id": aid, "journal": journal} if journal else {"id": aid}
 
 
 def _s(v):
