@@ -20,8 +20,10 @@ Phases (one broker, one floor, one fleet):
   crash    the floor SIGKILLed mid-ingest and started again; catch-up time;
   cut      `--cut-tables` tables reach the broker through a relay that is cut `--cut-s` (their
            connections dropped, new ones refused) and mended;
-  drain    the tables stop; every table's journal is counted against the floor's store: lost,
-           doubled (rows for one (table, event id), results for one (table, spin));
+  renew    `--renew-tables` tables start again on a new, empty journal (event ids from 1 again,
+           a new journal identity) and play on;
+  drain    the tables stop; every table's journals are counted against the floor's store: lost,
+           doubled (rows for one (table, journal, event id), results for one (table, journal, spin));
   largest  `--scale` table counts, each on a fresh broker and floor for `--scale-seconds`: the
            largest floor whose p99 stays within the goal and whose ingest keeps up.
 Prints the figures and writes bench/out/floor.json; `markdown(figures)` renders them.
@@ -436,6 +438,10 @@ def markdown(figures: dict) -> str:
         c = f["cut"]
         lines.append(f"| network cut, {c['tables']} tables, {c['seconds']:g} s | {c['backlog_at_mend']} events waiting, "
                      f"all acknowledged {c['resent_s']} s after the mend |")
+    if "renew" in f:
+        r = f["renew"]
+        lines.append(f"| {r['tables']} tables started again on a new, empty journal | {r['events_on_new_journals']} "
+                     f"events journaled there, {'all' if r['published'] else 'NOT all'} acknowledged (counted below) |")
     i = f["integrity"]
     lines.append(f"| every journal against the store | {i['journaled']} journaled, {i['lost']} lost, "
                  f"{i['doubled_rows'] + i['doubled_results']} doubled |")
