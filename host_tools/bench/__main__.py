@@ -11,7 +11,7 @@ import argparse
 import importlib
 import sys
 
-PARTS = ["settle", "wheel", "link", "rest", "pico", "api", "outbox", "floor"]
+PARTS = ["settle", "wheel", "link", "rest", "rp2", "api", "outbox", "floor"]
 
 
 def main(argv=None) -> int:

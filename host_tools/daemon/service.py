@@ -350,7 +350,7 @@ class Daemon:
             key = {"reject": "rejects", "stale": "stale", "gap": "gaps"}[kind]
             self.counts[key] += 1
             level = logging.WARNING if kind == "reject" else logging.INFO
-            self.quiet((kind, rec.get("reason")), level, "frame %s: %s %s", kind, rec.get("reason", ""), rec.get("detail", ""))
+            self.quiet((kind, rec.get("reason")), level, "frame %s (%s): %s", kind, rec.get("reason", ""), rec.get("detail", ""))
 
     # -- the wheel's identity (identity.py) -----------------------------------------------------------
     def _identify(self, info):
