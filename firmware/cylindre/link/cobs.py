@@ -4,42 +4,34 @@ A receiver that joins the line at any point, or sees garbage, resynchronises at 
 Overhead is one byte per 254, plus the delimiter. Slices, not byte loops: it runs on the Pico.
 """
 
+_CODES = [bytes((i,)) for i in range(256)]   # the code bytes, made once
+
 
 def encode(data, delimit=False):
     """COBS-encode `data` (bytes); with `delimit`, the 0x00 that ends the frame is appended.
 
-    Two passes over the input with `find` and one exactly sized output: the only allocations are
-    the output and small memoryviews (this runs for every frame on the Pico)."""
-    n = len(data)
-    size = n + 1 + (1 if delimit else 0)
-    pos = 0
-    while True:                         # pass 1: one extra code byte per full 254-byte run
-        z = data.find(b"\x00", pos)
-        end = n if z < 0 else z
-        size += (end - pos) // 254
-        if z < 0:
-            break
-        pos = z + 1
-    out = bytearray(size)
-    mv = memoryview(data)
-    o = 0
-    pos = 0
-    while True:                         # pass 2: fill
-        z = data.find(b"\x00", pos)
-        end = n if z < 0 else z
-        while end - pos >= 254:
-            out[o] = 255
-            out[o + 1:o + 255] = mv[pos:pos + 254]
-            o += 255
+    The zero bytes are found by `split` (C code): one code byte and one slice per zero-free run,
+    joined once. A frame has a handful of runs (the header's zero bytes), so the Python loop
+    turns a handful of times: this runs for every frame on the Pico (the former byte-offset
+    version, two `find` passes over a sized buffer, cost ~1.2 ms of its core per status frame)."""
+    out = []
+    add = out.append
+    for run in bytes(data).split(b"\x00"):
+        k = len(run)
+        if k < 254:
+            add(_CODES[k + 1])
+            add(run)
+            continue
+        pos = 0
+        while k - pos >= 254:           # a full block: code 255, no zero implied after it
+            add(_CODES[255])
+            add(run[pos:pos + 254])
             pos += 254
-        k = end - pos
-        out[o] = k + 1
-        out[o + 1:o + 1 + k] = mv[pos:end]
-        o += k + 1
-        if z < 0:
-            break
-        pos = z + 1
-    return out if delimit else bytes(out)
+        add(_CODES[k - pos + 1])
+        add(run[pos:])
+    if delimit:
+        add(b"\x00")
+    return b"".join(out)
 
 
 def decode(data):
