@@ -14,9 +14,11 @@ def encode(data, delimit=False):
     joined once. A frame has a handful of runs (the header's zero bytes), so the Python loop
     turns a handful of times: this runs for every frame on the Pico (the former byte-offset
     version, two `find` passes over a sized buffer, cost ~1.2 ms of its core per status frame)."""
+    if not isinstance(data, bytes):
+        data = bytes(data)
     out = []
     add = out.append
-    for run in bytes(data).split(b"\x00"):
+    for run in data.split(b"\x00"):
         k = len(run)
         if k < 254:
             add(_CODES[k + 1])
