@@ -231,3 +231,31 @@ def test_the_board_comes_back_from_a_power_cut_mid_spin(wired, monkeypatch, tmp_
     assert after[0]["ev"] == "boot" and after[0]["interrupted"] == 1
     assert after[1]["ev"] == "void" and after[1]["reason"] == "restart" and after[1]["spin"] == 1
     assert [(e["spin"], e["number"]) for e in after if e["ev"] == "result"] == [(2, truths[1]["number"])]
+
+
+@pytest.mark.micropython
+def test_the_board_comes_back_from_a_power_cut_mid_spin_on_micropython(tmp_path):
+    """The same wiring on a real MicroPython runtime, up to 6 s after the power is back: a new
+    session, the boot that names the spin cut and its void. ~15 s."""
+    import json
+
+    from host_tools.bench.rp2 import spins
+    from host_tools.micropython import MicroPythonRuntime
+
+    changes, _ = spins(ROOT / "boards" / "pico.json", 0, 1, True)
+    back = [t for t, name, level in changes if name == "RESET" and not level][0]
+    (tmp_path / "feed.json").write_text(json.dumps([[int(t), n, int(v)] for t, n, v in changes]))
+    (tmp_path / "board.json").write_text((ROOT / "boards" / "pico.json").read_text())
+    with MicroPythonRuntime(extra={"guest": Path(__file__).parent / "guest", "data": tmp_path}) as rt:
+        out = rt.run("import power_cut\npower_cut.main('/input/data/feed.json', '/input/data/board.json', %d)\n"
+                     % (back + 6_000_000), paths=("guest",), timeout=600).stdout
+    res = json.loads(out.split("@@RESULT@@")[1])
+    assert res["back"] == back
+    kinds = [r["kind"] for r in res["records"]]
+    assert "reject" not in kinds and "gap" not in kinds, kinds
+    welcomes = [r["t"] for r in res["records"] if r["kind"] == "welcome"]
+    assert len(welcomes) == 2 and welcomes[1] - back <= BOOT_US + 3_100_000, welcomes
+    events = [r["event"] for r in res["records"] if r["kind"] == "event"]
+    boots = [e for e in events if e["ev"] == "boot"]
+    assert len(boots) == 2 and boots[1]["interrupted"] == 1
+    assert [(e["spin"], e["reason"]) for e in events if e["ev"] == "void"] == [(1, "restart")]
