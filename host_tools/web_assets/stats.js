@@ -35,8 +35,10 @@
       $("t-verdict").title = a.verdict.text;
       $("t-verdict").className = "pill " + ({ alarme: "bad", ok: "ok" }[a.verdict.level] || "warn");
       $("verdict").textContent = a.verdict.text;
-      const ran = a.tests.filter((t) => t.ran).length;
-      $("alpha").textContent = `${ran} test(s) faits sur ${a.tests.length} ; seuil global α = ${String(a.alpha).replace(".", ",")} ` +
+      const done = a.tests.filter((t) => t.ran).length;
+      const byName = new Map(a.tests.map((t) => [t.test, t]));
+      const ran = (name) => { const t = byName.get(name); return t && t.ran ? p(t.p) : "—"; };   // no p without its sample
+      $("alpha").textContent = `${done} test(s) faits sur ${a.tests.length} ; seuil global α = ${String(a.alpha).replace(".", ",")} ` +
         "sur l'ensemble des tests faits (correction de Holm) : un test est significatif quand son p corrigé est sous α. " +
         "Un test sans assez de coups n'est pas fait et ne dit rien (docs/stats.md).";
       $("family").replaceChildren(...a.tests.map((t) => el("tr", { class: t.significant ? "sig" : (t.ran ? "" : "muted"), "data-test": t.test },
@@ -46,8 +48,8 @@
       $("croupiers").replaceChildren(...(a.croupiers.length ? a.croupiers.map((c) => el("tr", {},
         el("td", {}, c.croupier), el("td", { class: "n" }, c.games), el("td", { class: "n" }, ms(c.rotor_rpm)),
         el("td", { class: "n" }, ms(c.laps)), el("td", { class: "n" }, c.signature_n),
-        el("td", { class: "n" }, c.signature_n ? p(c.signature_p) : "—"),
-        el("td", { class: "n" }, c.signature_n ? p(c.signature_rayleigh_p) : "—")))
+        el("td", { class: "n" }, ran(`croupier:${c.croupier}:chi2`)),
+        el("td", { class: "n" }, ran(`croupier:${c.croupier}:rayleigh`))))
         : [el("tr", {}, el("td", { colspan: 7, class: "muted" }, "aucun coup"))]));
       urls.forEach((u) => URL.revokeObjectURL(u));
       urls = [];
