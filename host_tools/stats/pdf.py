@@ -53,7 +53,7 @@ def _styles():
 def _esc(s) -> str:
     """Text for a Paragraph: markup escaped, 'p = 0,32' and '17 sur 185' kept on one line."""
     s = str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    for a, b in ((" = ", "\u00a0=\u00a0"), (" sur ", "\u00a0sur\u00a0"), (" ± ", "\u00a0±\u00a0")):
+    for a, b in ((" = ", "\u00a0=\u00a0"), (" sur ", "\u00a0sur\u00a0"), (" ± ", "\u00a0±\u00a0"), ("&lt; ", "&lt;\u00a0")):
         s = s.replace(a, b)
     return s
 
@@ -145,7 +145,7 @@ def story(a: dict, figs, casino: str | None, table: str | None, now: float) -> l
             shade[i] = "#fbe3e6"
         elif not t["ran"]:
             shade[i] = "#f4f4f4"
-    out.append(_table(_right(rows, (1, 2, 3)), [58 * mm, 24 * mm, 16 * mm, 16 * mm, 56 * mm], shade=shade))
+    out.append(_table(_right(rows, (1, 2, 3)), [56 * mm, 24 * mm, 19 * mm, 19 * mm, 52 * mm], shade=shade))
 
     if a["games"]:
         out += _details(a, figs, S, W)
