@@ -130,3 +130,14 @@ def test_the_pdf_report_is_a4_with_the_title_block_and_the_verdict_first(tmp_pat
         img.save(tmp_path / f"report-p{i + 1}.png")
         dark = sum(img.histogram()[:200])
         assert dark > 2000, f"page {i + 1} is blank"
+
+
+def test_the_daemons_casino_setting_reaches_the_report(tmp_path):
+    """`casino` in table.toml is the name on the /stats report's title block."""
+    from host_tools.daemon import config
+    f = tmp_path / "table.toml"
+    f.write_text('casino = "Casino de la Plage"\n')
+    assert config.load(f)["casino"] == "Casino de la Plage"
+    f.write_text("casino = 3\n")
+    with pytest.raises(config.ConfigError, match="casino"):
+        config.load(f)
