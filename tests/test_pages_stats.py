@@ -21,6 +21,7 @@ def table(tmp_path):
 
 
 def test_stats_page_and_every_page_under_its_policy(table):
+    table.pit.casino = "Casino de Test"             # the daemon's `casino` setting
     assert table.api("PUT", "/table/croupier", {"croupier": "Marie"}, role="chef")[0] == 200
     table.play(3)
     table.wait_results(3)
@@ -50,6 +51,9 @@ def test_stats_page_and_every_page_under_its_policy(table):
             page.locator("#pdf").click()
         assert d.value.suggested_filename == "cylindre-T1-statistiques.pdf"
         assert open(d.value.path(), "rb").read(5) == b"%PDF-"
+        pdfium = pytest.importorskip("pypdfium2")
+        first = pdfium.PdfDocument(d.value.path())[0].get_textpage().get_text_range()
+        assert "Casino de Test" in first and "Pas assez de coups pour conclure" in first
         shot(page, "stats", full=True)
 
         page.goto(table.base + "/")
