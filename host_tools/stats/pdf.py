@@ -103,7 +103,7 @@ def story(a: dict, figs, casino: str | None, table: str | None, now: float) -> l
     """The report's flowables, in reading order."""
     from reportlab.lib import colors
     from reportlab.lib.units import mm
-    from reportlab.platypus import KeepTogether, PageBreak, Paragraph, Spacer, Table, TableStyle
+    from reportlab.platypus import PageBreak, Paragraph, Spacer, Table, TableStyle
 
     S = _styles()
     W = 170 * mm
