@@ -41,7 +41,7 @@ def add_arguments(p) -> None:
     p.add_argument("--scenarios", default="all", help="fault scenarios: all (default), none, or a,b,c")
     p.add_argument("--fault-every", type=int, default=4, help="one spin in K carries a fault (default 4)")
     p.add_argument("--imperfect", action="store_true", help="realistic imperfections on every spin")
-    p.add_argument("--noisy", action="store_true", help="--imperfect plus the ball-track artefacts of issue 13 "
+    p.add_argument("--noisy", action="store_true", help="--imperfect plus three ball-track artefacts "
                    "(a stray pulse half a lap after the second pass, one lap mis-timed by 1-3 ms, chattering "
                    "pulses), each on about one spin in five to seven")
     p.add_argument("--wheel", help="wheel constants of the simulator: a preset (dealer: a croupier's signature; "
