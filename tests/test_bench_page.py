@@ -32,3 +32,11 @@ def test_make_bench_writes_the_page_from_its_own_run(tmp_path, monkeypatch, caps
     (tmp_path / "bench" / "out" / "custom.json").write_text(json.dumps({"rate": {"bets_per_s": 1234.5}, "ok": True}))
     again = page.render(tmp_path / "bench" / "out", bench.PARTS)
     assert "## custom" in again and "| `rate.bets_per_s` | 1,234 |" in again and "| `ok` | yes |" in again
+
+
+def test_a_json_of_another_shape_falls_back_to_the_generic_table(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "link.json").write_text(json.dumps({"frames_per_s": 12345}))      # not what link.markdown reads
+    text = page.render(out, ["link"])
+    assert "could not read its figures: KeyError" in text and "| `frames_per_s` | 12,345 |" in text
