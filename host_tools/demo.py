@@ -6,7 +6,9 @@ the HTTP API: plain bets, called bets, even chances (which meet the zero sooner 
 withdrawn, a late bet refused as a poussette. Prints what the croupier says and pays, and at the
 end the table's result against its theoretical edge. It prints the pages' addresses first (the
 marquee with a display token, the pit and the statistics with a chef token); `--linger` keeps the
-table up after the last spin so they can be looked at.
+table up after the last spin so they can be looked at. The key, the journal and the logs stay in
+a new folder under var/demo/ (or `--workdir`), named at the end with the `cylindre stats` command
+to run on the journal.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
@@ -41,7 +42,7 @@ def add_arguments(p):
     p.add_argument("--pause", type=float, default=1.0, help="real seconds between spins (default 1)")
     p.add_argument("--seed", type=int, default=1, help="wheel and players (default 1: three zeros in 20 spins)")
     p.add_argument("--void-rate", type=float, default=0.1, help="share of misspins (default 0.1)")
-    p.add_argument("--workdir", help="keep the key, journal and logs here (default: a temporary folder)")
+    p.add_argument("--workdir", help="keep the key, journal and logs here (default: a new folder under var/demo/)")
     p.add_argument("--http-port", type=int, default=0, help="API port (default: a free one)")
     p.add_argument("--linger", type=float, nargs="?", const=0.0, default=None, metavar="SECONDS",
                    help="keep the table (daemon, pages) up after the last spin: SECONDS, or until Ctrl-C without")
@@ -179,13 +180,7 @@ def run(args) -> int:
     if args.spins < 1:
         print("cylindre demo: --spins must be at least 1", file=sys.stderr)
         return 2
-    tmp = None
-    if args.workdir:
-        work = Path(args.workdir)
-        work.mkdir(parents=True, exist_ok=True)
-    else:
-        tmp = tempfile.mkdtemp(prefix="cylindre-demo-")
-        work = Path(tmp)
+    work = workdir(args.workdir)
     key = work / "T1.key"
     if not key.exists():
         from host_tools.daemon.keys import new_key
@@ -324,8 +319,26 @@ def run(args) -> int:
                     p.wait(timeout=5)
                 except subprocess.TimeoutExpired:
                     p.kill()
-        if tmp:
-            shutil.rmtree(tmp, ignore_errors=True)
+        print(f"Journal conservé : {work / 'journal.sqlite'} (les journaux de bord à côté) ; "
+              f"statistiques du cylindre :\n  cylindre stats --journal {work / 'journal.sqlite'}", flush=True)
+
+
+def workdir(given, root="var/demo", now=None) -> Path:
+    """Where the demo keeps its key, journal and logs: `given`, or a new folder of its own under
+    `root` named by the time (a journal is never reused: its wheel starts again at spin 1)."""
+    if given:
+        work = Path(given)
+        work.mkdir(parents=True, exist_ok=True)
+        return work
+    stamp = time.strftime("%Y-%m-%dT%H-%M-%S", time.localtime(now))
+    for n in range(100):
+        work = Path(root) / (stamp if n == 0 else f"{stamp}-{n}")
+        try:
+            work.mkdir(parents=True)
+            return work
+        except FileExistsError:
+            continue
+    return Path(tempfile.mkdtemp(prefix=stamp + "-", dir=root))
 
 
 def page_urls(base, tokens) -> list[str]:

@@ -92,11 +92,11 @@ def test_a_bet_placed_read_withdrawn(table):
     r = table.call("croupier", "POST", "/bets", json=BET)
     assert r.status_code == 201 and r.json()["stake"] == 500
     bid = r.json()["id"]
-    assert table.call("display", "GET", f"/bets/{bid}").json()["status"] == "open"
+    assert table.call("croupier", "GET", f"/bets/{bid}").json()["status"] == "open"
     assert table.call("croupier", "DELETE", f"/bets/{bid}").json() == {"id": bid, "status": "cancelled"}
     r = table.call("croupier", "DELETE", f"/bets/{bid}")
     assert r.status_code == 409 and r.json()["error"] == "not_open"
-    assert table.call("display", "GET", "/bets/B999999").status_code == 404
+    assert table.call("croupier", "GET", "/bets/B999999").status_code == 404
 
 
 def test_a_poussette_is_409_with_the_recorded_bet(table):
@@ -128,7 +128,7 @@ def test_the_recall_of_a_spin_shows_the_actions_that_touched_it(table):
     table.event(1, {"ev": "launch", "t": 1, "spin": 7})
     table.call("chef", "POST", "/table/close")
     table.call("chef", "POST", "/table/open")
-    recall = table.call("display", "GET", "/spins/7").json()
+    recall = table.call("croupier", "GET", "/spins/7").json()
     assert [(a["action"], a["before"], a["after"], a["who"]) for a in recall["audit"]] == [
         ("table_open", {"phase": "closed"}, {"phase": "betting"}, "chef-1"),
         ("table_close", {"phase": "betting"}, {"phase": "closed"}, "chef-1")]
@@ -206,7 +206,7 @@ def test_a_key_others_may_read_is_refused(tmp_path):
 def test_token_cli_add_list_revoke(tmp_path, capsys):
     from host_tools.cli import main
     j = str(tmp_path / "j.sqlite")
-    assert main(["token", "--journal", j, "add", "marie", "--role", "chef"]) == 0
+    assert main(["token", "--journal", j, "add", "marie", "--role", "chef", "--create"]) == 0
     secret = capsys.readouterr().out.strip()
     assert secret.startswith("cyl_") and len(secret) > 40
     assert stat.S_IMODE(os.stat(j).st_mode) == 0o600

@@ -92,7 +92,7 @@ def test_who_placed_and_who_withdrew_a_bet(table):
     a = table.call("croupier", "POST", "/bets", json=BET).json()
     b = table.call("croupier", "POST", "/bets", json={**BET, "player": "bob"}).json()
     assert table.call("chef", "DELETE", "/bets/" + b["id"]).status_code == 200
-    got = table.call("display", "GET", "/bets/" + b["id"]).json()
+    got = table.call("croupier", "GET", "/bets/" + b["id"]).json()
     assert got["placed_by"] == {"name": "croupier-1", "role": "croupier"}
     assert got["withdrawn_by"] == {"name": "chef-1", "role": "chef"}
     row = _rows(table, "SELECT placed_by, withdrawn_by FROM bets WHERE id=?", (a["id"],))[0]
@@ -100,7 +100,7 @@ def test_who_placed_and_who_withdrew_a_bet(table):
     table.event(1, {"ev": "launch", "t": 1, "spin": 4})
     table.event(2, {"ev": "rnvp", "t": 2, "spin": 4})
     table.event(3, {"ev": "result", "t": 3, "spin": 4, "number": 2})
-    recall = table.call("display", "GET", "/spins/4").json()
+    recall = table.call("croupier", "GET", "/spins/4").json()
     assert [(x["id"], x["placed_by"]["name"]) for x in recall["bets"]] == [(a["id"], "croupier-1")]
 
 

@@ -1,5 +1,7 @@
 """Every route, every role: a change needs a token of the right role (401 without, 403 below it);
-reads need display; /health and /openapi.json are open. Refusals of a known token are audited."""
+reads need display, but the bets (a player's name and stake) need croupier: a display token, which a
+public screen carries in its address, reads what a tote board shows. /health and /openapi.json are
+open. Refusals of a known token are audited."""
 
 import pytest
 
@@ -11,10 +13,10 @@ ROUTES = {
     ("GET", "/openapi.json"): None,
     ("GET", "/metrics"): "display",
     ("GET", "/state"): "display",
-    ("GET", "/bets"): "display",
-    ("GET", "/bets/B000001"): "display",
+    ("GET", "/bets"): "croupier",
+    ("GET", "/bets/B000001"): "croupier",
     ("GET", "/history"): "display",
-    ("GET", "/spins/1"): "display",
+    ("GET", "/spins/1"): "croupier",
     ("GET", "/wheel/settings"): "display",
     ("GET", "/wheel/status"): "display",
     ("GET", "/wheel/history"): "display",

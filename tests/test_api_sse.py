@@ -1,5 +1,6 @@
-"""The live stream on a real server: a display that loses its connection and comes back with
-Last-Event-ID gets every event it missed, once, in order; status only when asked for."""
+"""The live stream on a real server: a screen that loses its connection and comes back with
+Last-Event-ID gets every event it missed, once, in order; status only when asked for; a display
+token (a public screen) is streamed no bet."""
 
 import http.client
 import json
@@ -13,9 +14,9 @@ from apikit import served  # noqa: F401  (fixture)
 class Stream:
     """One SSE connection, read event by event."""
 
-    def __init__(self, t, last_id=None, kinds=None):
+    def __init__(self, t, last_id=None, kinds=None, role="croupier"):
         self.c = http.client.HTTPConnection("127.0.0.1", t.port, timeout=10)
-        headers = {"Authorization": "Bearer " + t.tokens["display"]}
+        headers = {"Authorization": "Bearer " + t.tokens[role]}
         if last_id is not None:
             headers["Last-Event-ID"] = str(last_id)
         self.c.request("GET", "/events" + (f"?kinds={kinds}" if kinds else ""), headers=headers)
@@ -92,3 +93,19 @@ def test_a_filter_resumes_only_its_kinds(served):
     eid, kind, data = s.next()
     s.drop()
     assert (kind, data["ev"]) == ("wheel", "launch")
+
+
+def test_a_display_token_is_streamed_the_game_but_no_bet(served):
+    t = served
+    s, c = Stream(t, role="display"), Stream(t)
+    time.sleep(0.2)
+    _bet(t, 0)
+    t.event(1, {"ev": "launch", "t": 1, "spin": 1})
+    assert c.next()[1] == "bet"                          # a croupier is streamed the bet
+    for stream in (s, Stream(t, last_id=0, role="display")):                   # live, and in the replay
+        kinds = []
+        while "wheel" not in kinds:
+            kinds.append(stream.next()[1])
+        assert "bet" not in kinds, kinds                # (before: the bet first, with its player and stake)
+        stream.drop()
+    c.drop()

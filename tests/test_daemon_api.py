@@ -137,7 +137,7 @@ def test_live_event_stream(api):
     ready = threading.Event()
 
     def listen():
-        req = urllib.request.Request(api.base + "/events", headers={"Authorization": "Bearer " + api.table.tokens["display"]})
+        req = urllib.request.Request(api.base + "/events", headers={"Authorization": "Bearer " + api.table.tokens["croupier"]})
         with urllib.request.urlopen(req, timeout=10) as r:
             ready.set()
             for raw in r:

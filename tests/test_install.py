@@ -40,7 +40,7 @@ def test_a_fresh_install_without_extras_runs(tmp_path):
     s = subprocess.run([str(cyl), "settle", str(ROOT / "examples" / "session.json")], capture_output=True, text=True,
                        cwd=tmp_path, timeout=120)
     assert s.returncode == 0, s.stderr
-    t = subprocess.run([str(cyl), "token", "--journal", str(tmp_path / "j.sqlite"), "add", "pit", "--role", "display"],
+    t = subprocess.run([str(cyl), "token", "--journal", str(tmp_path / "j.sqlite"), "add", "pit", "--role", "display", "--create"],
                        capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert t.returncode == 0 and t.stdout.startswith("cyl_")
     st = subprocess.run([str(cyl), "stats", "--journal", str(tmp_path / "j.sqlite"), "--out", str(tmp_path / "stats")],

@@ -32,6 +32,8 @@ class Metrics:
         self.settle = Histogram("cylindre_settlement_seconds", "result frame in hand to its settlement committed",
                                 buckets=SETTLE_BUCKETS, registry=r)
         self.frames_out = Counter("cylindre_frames_out", "frames sent to the wheel", registry=r)
+        self.auth_refused = Counter("cylindre_auth_refused", "unknown tokens presented, by outcome (unknown_token; "
+                                    "throttled: the one that made its address wait)", ["outcome"], registry=r)
         if daemon is not None:
             self.watch(daemon)
 

@@ -1,4 +1,9 @@
-"""`cylindre status`: the link, the wheel and the table, as the running daemon sees them."""
+"""`cylindre status`: the link, the wheel and the table, as the running daemon sees them.
+
+Exit status: 0 the link is up; 1 the daemon answers and the link is down; 2 no daemon answers at
+the address; 3 the daemon refused the token (none given, unknown or revoked, too low a role, or
+the address throttled after too many unknown tokens); 4 the daemon answered another error.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +15,12 @@ import urllib.error
 import urllib.request
 
 HELP = "show the link, the wheel and the table of a running daemon"
+LINK_UP, LINK_DOWN, NO_DAEMON, NO_TOKEN, DAEMON_ERROR = 0, 1, 2, 3, 4
 
 
 def add_arguments(p):
+    p.epilog = ("exit status: 0 link up; 1 link down; 2 no daemon at the address; 3 token refused (none, unknown, "
+                "revoked, too low a role, or this address throttled); 4 another error from the daemon")
     p.add_argument("--http", default="127.0.0.1:8737", help="the daemon's HOST:PORT (default 127.0.0.1:8737)")
     p.add_argument("--json", action="store_true", help="print the raw JSON")
     p.add_argument("--token", default=os.environ.get("CYLINDRE_TOKEN"),
@@ -32,12 +40,13 @@ def run(args) -> int:
         with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=5) as r:
             st = json.loads(r.read())
     except urllib.error.HTTPError as e:
-        why = "give a token: --token or $CYLINDRE_TOKEN" if e.code == 401 else e.reason
+        why = {401: "give a live token: --token or $CYLINDRE_TOKEN (cylindre token add)",
+               429: "too many unknown tokens from this address: retry later"}.get(e.code, e.reason)
         print(f"cylindre status: {url}: {e.code} ({why})", file=sys.stderr)
-        return 2
+        return NO_TOKEN if e.code in (401, 403, 429) else DAEMON_ERROR
     except (urllib.error.URLError, OSError, ValueError) as e:
         print(f"cylindre status: no daemon at {url}: {e}", file=sys.stderr)
-        return 2
+        return NO_DAEMON
     if args.json:
         print(json.dumps(st, indent=2, ensure_ascii=False))
         return 0
@@ -62,4 +71,4 @@ def run(args) -> int:
           f"{table['bets_on_table']} bets on the table, {_eur(table['stakes_on_table'])}; "
           f"{len(table['prisoners'])} en prison"
           + (f"; {table['bets_held']} bets HELD for the supervisor (GET /bets?status=held)" if table.get("bets_held") else ""))
-    return 0 if link["session"] else 1
+    return LINK_UP if link["session"] else LINK_DOWN

@@ -1,7 +1,9 @@
 """`cylindre token add NAME --role ROLE | list | revoke NAME`: the API's identities, in the journal.
 
 Works on the journal file whether the daemon runs or not (SQLite's lock orders the writes); a
-new or revoked token takes effect at the daemon's next request.
+new or revoked token takes effect at the daemon's next request. A journal that does not exist is
+refused (exit 2: a typo would otherwise make an empty journal the daemon never reads), unless
+`add --create` is given, for the first token of a new table.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ def add_arguments(p):
                    help="display: reads; croupier: bets; chef: open/close, consent, held bets, audit; admin: the wheel")
     ls = sub.add_parser("list", help="every token's name, role, creation and revocation time (never the secret)")
     ls.add_argument("--json", action="store_true", help="print JSON")
+    a.add_argument("--create", action="store_true", help="create the journal if it does not exist (a new table)")
     r = sub.add_parser("revoke", help="revoke NAME's token at once")
     r.add_argument("name")
 
@@ -31,6 +34,11 @@ def run(args) -> int:
     from .auth import TokenError, Tokens
     from .journal import Journal
     from .keys import secure_file
+    from pathlib import Path
+    if not Path(args.journal).is_file() and not getattr(args, "create", False):
+        print(f"cylindre token: no journal at {args.journal}" + (" (add --create to make a new one)" if args.action == "add" else ""),
+              file=sys.stderr)
+        return 2
     try:
         j = Journal(args.journal)
         secure_file(args.journal)

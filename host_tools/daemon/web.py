@@ -33,12 +33,13 @@ from . import config as cfg
 from .audit import Audit
 from .auth import Identity, Tokens
 from .committer import Committer
-from .events_log import KINDS, EventLog
+from .events_log import EPHEMERAL, KINDS, EventLog
 from .journal import Journal
 from .limits_store import LimitsStore
 from .metrics import CONTENT_TYPE, Metrics
 from .service import Daemon
 from .table import Invalid, NotFound, Refused
+from .throttle import Throttle, client_of
 
 from cylindre.rules.limits import KINDS as LIMIT_KINDS, LimitError, Limits
 
@@ -46,12 +47,13 @@ log = logging.getLogger("cylindre.api")
 MAX_DEPTH = 8           # nesting of a request body (a bet needs 3)
 MAX_INT_DIGITS = 15     # a number in a request body (cents up to 10^15 - 1)
 BET_ID = r"^[A-Za-z0-9._-]{1,40}$"
+BET_KINDS = frozenset(("bet", "cancel"))    # events naming a player and a stake: croupier and above
 
 
 class ApiError(Exception):
-    def __init__(self, status, code, message):
+    def __init__(self, status, code, message, headers=None):
         super().__init__(message)
-        self.status, self.code, self.message = status, code, message
+        self.status, self.code, self.message, self.headers = status, code, message, headers
 
 
 # -- the adapter to the daemon ------------------------------------------------------------------------
@@ -143,6 +145,15 @@ class TableHost:
         self.metrics.placed.inc()
 
     def cancel(self, bid, who: Identity):
+        """Withdraw an open bet. A bet belongs to the token that placed it (`placed_by`): a croupier
+        (a terminal, a croupier's tablet) withdraws its own; the chef and the admin any. A refusal is
+        403 not_your_bet, audited (done false). The owner never changes, so it is read first."""
+        owner = (self.table.bet(bid).get("placed_by") or {}).get("name")
+        if not who.may("chef") and owner != who.name:
+            self.audit.record(who.name, who.role, "bet_cancel", bid, answer={"refused": f"placed by {owner or 'no token'}"},
+                              done=False)
+            raise ApiError(403, "not_your_bet", f"bet {bid} was placed by {owner or 'no recorded token'}: "
+                           f"only that token, a chef or an admin may withdraw it")
         with self.step():
             before = self.table.bet(bid)
             out = self.table.cancel(bid, by=_by(who))
@@ -584,7 +595,7 @@ async def _error(send, status, code, message):
 
 # -- the app ------------------------------------------------------------------------------------------
 E = {"model": Error}
-ERRORS = {400: E, 401: E, 403: E, 413: E, 415: E, 421: E}
+ERRORS = {400: E, 401: E, 403: E, 413: E, 415: E, 421: E, 429: E}
 bearer = HTTPBearer(auto_error=False, description="a token from `cylindre token add NAME --role ROLE`")
 
 
@@ -594,7 +605,10 @@ def create_app(host: TableHost, conf: dict | None = None) -> FastAPI:
     app = FastAPI(title="Cylindre table daemon", version="2",
                   description="Bets, table state, live events, history, game recall and audit of one roulette "
                               "table. Money is integer cents. Every route but /health and /openapi.json needs "
-                              "a bearer token whose role is high enough: display < croupier < chef < admin.",
+                              "a bearer token whose role is high enough: display < croupier < chef < admin. A display "
+                              "token (a public screen's) reads what a tote board shows, never a bet. A bet is "
+                              "withdrawn by the token that placed it, a chef or an admin. An address that sends "
+                              "too many unknown tokens is answered 429 with Retry-After.",
                   docs_url=None, redoc_url=None, openapi_url="/openapi.json")
     audit = host.audit
 
@@ -621,13 +635,32 @@ def create_app(host: TableHost, conf: dict | None = None) -> FastAPI:
 
     app.router.dependencies.append(Depends(known_query))
 
+    throttle = app.state.throttle = Throttle()
+
     def need(role: str, action: str | None = None):
         """The route's dependency on a token of `role` at least. On the event loop: the token is read
         on its own connection (auth.py), which never waits for the journal; the audit row of a
-        refusal is written on a worker thread (it takes the journal)."""
-        async def check(cred: Optional[HTTPAuthorizationCredentials] = Depends(bearer)) -> Identity:
+        refusal is written on a worker thread (it takes the journal). An address that presented
+        too many unknown tokens waits (429, throttle.py) before any token of it is read again; the
+        address is the proxy's word for it only with --behind-proxy (uvicorn's proxy headers)."""
+        async def check(request: Request, cred: Optional[HTTPAuthorizationCredentials] = Depends(bearer)) -> Identity:
+            client = client_of(request.client.host if request.client else None)
+            wait, line = throttle.check(client)
+            if wait is not None:
+                if line:
+                    log.warning("%s", line)
+                raise ApiError(429, "too_many_failures", f"too many unknown tokens from {client}: retry in {wait} s",
+                               headers={"Retry-After": str(wait)})
             who = host.tokens.identify(cred.credentials if cred else None)
             if who is None:
+                if cred is not None and cred.credentials:       # a token given, and not a live one: a guess
+                    line, throttled = throttle.failed(client)
+                    if line:
+                        log.warning("%s", line)
+                    host.metrics.auth_refused.labels("throttled" if throttled else "unknown_token").inc()
+                    if throttled:
+                        await run_in_threadpool(audit.record, "-", "-", "auth_throttled", client, None, throttled,
+                                                {"refused": "429 until the address's bucket refills"}, None, False)
                 raise ApiError(401, "unauthorized", "a live token is needed: Authorization: Bearer <token>")
             if not who.may(role):
                 if action:
@@ -641,7 +674,7 @@ def create_app(host: TableHost, conf: dict | None = None) -> FastAPI:
     @app.exception_handler(ApiError)
     async def _api_error(request, e: ApiError):
         return JSONResponse({"error": e.code, "message": e.message}, e.status,
-                            headers={"WWW-Authenticate": "Bearer"} if e.status == 401 else None)
+                            headers={"WWW-Authenticate": "Bearer"} if e.status == 401 else e.headers)
 
     @app.exception_handler(NotFound)
     async def _not_found(request, e):
@@ -689,8 +722,9 @@ def create_app(host: TableHost, conf: dict | None = None) -> FastAPI:
         ok, reasons = host.health()
         return JSONResponse({"ok": ok, "reasons": reasons}, 200 if ok else 503)
 
-    # -- reads (display) -------------------------------------------------------------------------------
+    # -- reads (display: what a tote board shows; the bets themselves need croupier) ----------------------
     display = Depends(need("display"))
+    croupier = Depends(need("croupier"))
 
     @app.get("/metrics", tags=["operations"], summary="Prometheus text format, cylindre_ series",
              responses={200: {"content": {CONTENT_TYPE.split(";")[0]: {"schema": {"type": "string"}}}}, **ERRORS},
@@ -702,13 +736,14 @@ def create_app(host: TableHost, conf: dict | None = None) -> FastAPI:
     def state(who=display):
         return host.state()
 
-    @app.get("/bets", response_model=list[BetRow], responses=ERRORS, summary="bets, newest first")
-    def bets(who=display, status: Optional[str] = Query(None, max_length=20), spin: Optional[int] = Query(None, ge=0, le=10**9),
+    @app.get("/bets", response_model=list[BetRow], responses=ERRORS, summary="bets, newest first (croupier: a display "
+             "token, a public screen's, reads no bet)")
+    def bets(who=croupier, status: Optional[str] = Query(None, max_length=20), spin: Optional[int] = Query(None, ge=0, le=10**9),
              player: Optional[str] = Query(None, max_length=64), limit: int = Query(500, ge=1, le=100000)):
         return host.bets(status=status, spin=spin, player=player, limit=limit)
 
-    @app.get("/bets/{bid}", response_model=BetRow, responses={**ERRORS, 404: E}, summary="one bet with its result once settled")
-    def bet(who=display, bid: str = Path(pattern=BET_ID)):
+    @app.get("/bets/{bid}", response_model=BetRow, responses={**ERRORS, 404: E}, summary="one bet with its result once settled (croupier)")
+    def bet(who=croupier, bid: str = Path(pattern=BET_ID)):
         return host.bet(bid)
 
     @app.get("/history", response_model=list[HistoryRow], responses=ERRORS, summary="settled spins, newest first")
@@ -716,8 +751,9 @@ def create_app(host: TableHost, conf: dict | None = None) -> FastAPI:
         return host.history(limit)
 
     @app.get("/spins/{spin}", response_model=Recall, responses={**ERRORS, 404: E},
-             summary="game recall: the wheel's events with their frames, the bets, the settlement, the audit rows")
-    def recall(who=display, spin: int = Path(ge=-10**12, le=10**12)):
+             summary="game recall: the wheel's events with their frames, the bets, the settlement, the audit rows "
+                     "(croupier)")
+    def recall(who=croupier, spin: int = Path(ge=-10**12, le=10**12)):
         return host.recall(spin)
 
     @app.get("/wheel/settings", response_model=dict[str, Any], responses={**ERRORS, 502: E, 504: E},
@@ -738,7 +774,8 @@ def create_app(host: TableHost, conf: dict | None = None) -> FastAPI:
     @app.get("/events", tags=["events"], response_class=StreamingResponse,
              responses={200: {"description": "Server-Sent Events: `id:` (journaled kinds), `event:` kind, `data:` JSON",
                               "content": {"text/event-stream": {"schema": {"type": "string"}}}}, **ERRORS},
-             summary="live events; with Last-Event-ID the journaled ones after it first. kinds=a,b (default all but status)")
+             summary="live events; with Last-Event-ID the journaled ones after it first. kinds=a,b (default all but "
+                     "status). A display token is streamed no bet: bet and cancel need croupier (403 if asked)")
     async def events(request: Request, who=display,
                      kinds: Optional[str] = Query(None, max_length=200, description="comma-separated: " + ",".join(KINDS)),
                      last_event_id: Optional[str] = Header(None, max_length=20)):
@@ -748,6 +785,11 @@ def create_app(host: TableHost, conf: dict | None = None) -> FastAPI:
             bad = [k for k in chosen if k not in KINDS]
             if bad or not chosen:
                 raise ApiError(400, "bad_parameter", f"kinds: unknown {bad or kinds!r}; known: {', '.join(KINDS)}")
+        if not who.may("croupier"):
+            if chosen is not None and BET_KINDS & set(chosen):
+                raise ApiError(403, "forbidden", f"{who.role} may not read the bets: kinds "
+                               f"{', '.join(sorted(BET_KINDS))} need croupier")
+            chosen = [k for k in (chosen or [k for k in KINDS if k not in EPHEMERAL]) if k not in BET_KINDS]
         after = None
         if last_event_id is not None:
             if not last_event_id.strip().isdigit():
@@ -776,7 +818,9 @@ def create_app(host: TableHost, conf: dict | None = None) -> FastAPI:
         except Refused as e:
             return JSONResponse({"error": e.code, "message": e.message, "bet": e.bet}, e.http)
 
-    @app.delete("/bets/{bid}", response_model=Cancelled, responses={**ERRORS, 404: E, 409: E}, summary="withdraw an open bet")
+    @app.delete("/bets/{bid}", response_model=Cancelled, responses={**ERRORS, 404: E, 409: E},
+                summary="withdraw an open bet: the token that placed it, a chef or an admin (403 not_your_bet "
+                        "otherwise, audited)")
     def cancel(bid: str = Path(pattern=BET_ID), who=Depends(need("croupier", "bet_cancel"))):
         return host.cancel(bid, who)
 

