@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import random
+import select
 import sys
 import time
 import tty
@@ -45,6 +46,9 @@ def add_arguments(p):
     g.add_argument("--cut-every", type=int, default=0, metavar="N",
                    help="every Nth status line is cut short, without its CR LF")
     p.add_argument("--path-file", help="write the pty path(s) to this file (for scripts)")
+    p.add_argument("--flash", metavar="FILE",
+                   help="keep the controller's flash record (spin counter and its epoch, last games) in FILE "
+                        "between runs: the same wheel to a table host; without it each run is a new counter")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--power-cut", action="append", default=[], metavar="SPIN:WHEN",
                    help="cut the board's power at spin SPIN: WHEN is result_unsent (the result never "
@@ -62,10 +66,22 @@ class PtyPort:
         self.path = os.ttyname(self.slave)
 
     def write(self, data):
+        """A frame goes whole or not at all: with the host's buffer full (no reader, or a host too
+        busy to read) it is dropped, like USB CDC, and the outbox resends it; once its first bytes
+        are in, the rest waits for room (at most a second), so no frame reaches the host cut."""
+        view = memoryview(data)
         try:
-            os.write(self.master, data)
+            view = view[os.write(self.master, view):]
         except (BlockingIOError, OSError):
-            pass  # no reader, buffer full: like USB CDC, the bytes are dropped; the outbox resends
+            return
+        end = time.monotonic() + 1.0
+        while view and time.monotonic() < end:
+            try:
+                view = view[os.write(self.master, view):]
+            except BlockingIOError:
+                select.select([], [self.master], [], 0.01)
+            except OSError:
+                return
 
     def read(self):
         try:
@@ -97,7 +113,7 @@ class SimulatedBoard:
     """The simulator, the firmware's Replay/Controller and its DeviceLink, on one clock."""
 
     def __init__(self, port, key, wheel="T1", seed=1, speed=20.0, pause=1.0, void_rate=0.0,
-                 cammegh=None, log=None, clock=time.monotonic, capacity=64):
+                 cammegh=None, log=None, clock=time.monotonic, capacity=64, store=None):
         from cylindre.link.device import DeviceLink
         from cylindre.replay import Replay
         from host_tools.sim.wheel import WheelSimulator
@@ -110,9 +126,10 @@ class SimulatedBoard:
         self.clock = clock
         self.sim = WheelSimulator(seed=seed)
         self._new_link = lambda: DeviceLink(self._write, self._ms, key, wheel, fw="cylindre-fw (simulated board)",
-                                            cammegh=cammegh, capacity=capacity)
+                                            cammegh=cammegh, capacity=capacity, serial="sim-" + wheel)
         self.link = self._new_link()
-        self.replay = Replay(self.sim.header(), self._emit, feed_clock=False)   # the Pico's clock: from its boot
+        # the Pico's clock: from its boot; its flash record in RAM unless a store is given
+        self.replay = Replay(self.sim.header(), self._emit, feed_clock=False, store=store)
         self.t_us = 0                 # simulated feed time (the controller's: replay.now_us(t_us))
         self._real0 = clock()
         self._sim0 = 0
@@ -358,8 +375,12 @@ def run(args) -> int:
         if not args.quiet:
             print("[wheel] " + text, file=sys.stderr, flush=True)
 
+    store = None
+    if getattr(args, "flash", None):
+        from cylindre.board.store import FlashStore
+        store = FlashStore(str(args.flash))
     board = SimulatedBoard(port, key, args.wheel, seed=args.seed, speed=args.speed, pause=args.pause,
-                           void_rate=args.void_rate, cammegh=cammegh, log=say)
+                           void_rate=args.void_rate, cammegh=cammegh, log=say, store=store)
     boards.append(board)
     board.cuts = cuts
     try:

@@ -4,6 +4,7 @@ and a faulty line between them (cut, flipped bits, garbage, forged and replayed 
 from __future__ import annotations
 
 import json
+import os
 import random
 import socket
 import sqlite3
@@ -65,6 +66,43 @@ class FaultyLine:
         return b"" if self.cut else data
 
 
+def holders(path) -> list:
+    """Other processes that hold `path` open (pid and command): on a shared machine a daemon left
+    running by someone else's test retries its old /dev/pts/N and takes half of a new pty's bytes."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{fd}") == path:
+                    with open(f"/proc/{pid}/cmdline", "rb") as f:
+                        cmd = f.read().replace(bytes(1), b" ").decode(errors="replace")
+                    out.append(f"{pid} {cmd[:160]}")
+                    break
+            except OSError:
+                continue
+    return out
+
+
+def private_pty() -> PtyPort:
+    """A pty no other process holds (a daemon left running elsewhere may hold a number that the
+    system hands out again: that pty is set aside)."""
+    aside = []
+    pty = PtyPort()
+    while holders(pty.path) and len(aside) < 8:
+        aside.append(pty)
+        pty = PtyPort()
+    for p in aside:
+        for fd in (p.master, p.slave):
+            os.close(fd)
+    return pty
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -81,7 +119,11 @@ class Rig:
         self.token = issue(self.journal, "e2e", "admin")
         self.http = free_port()
         self.base = f"http://127.0.0.1:{self.http}"
-        self.line = FaultyLine(PtyPort(), seed)
+        self.line = FaultyLine(private_pty(), seed)
+        # the daemon opens the pty through a link of this test's own (removed when the daemon
+        # stops), as a udev name: a daemon left behind never retries someone else's /dev/pts/N
+        self.port_link = tmp / "ttyCYL"
+        os.symlink(self.line.path, self.port_link)
         self.results = []
         self.board = SimulatedBoard(self.line, self.key, "T1", seed=seed, speed=speed, pause=pause,
                                     void_rate=void_rate, log=self._log)
@@ -97,7 +139,7 @@ class Rig:
     # -- the daemon -----------------------------------------------------------------------------
     def start_daemon(self):
         self.daemon = subprocess.Popen(
-            [self.python, "-m", "host_tools.daemon", "--port", self.line.path, "--key", str(self.key_path),
+            [self.python, "-m", "host_tools.daemon", "--port", str(self.port_link), "--key", str(self.key_path),
              "--journal", str(self.journal), "--http", f"127.0.0.1:{self.http}", "--open",
              "--log", str(self.tmp / "daemon.log")]
             + ([] if self.silence_ms is None else ["--silence-ms", str(self.silence_ms)]),
@@ -118,6 +160,10 @@ class Rig:
             except subprocess.TimeoutExpired:
                 self.daemon.kill()
                 self.daemon.wait()
+        try:
+            os.unlink(self.port_link)
+        except OSError:
+            pass
 
     def api(self, method, path, body=None, timeout=5):
         data = None if body is None else json.dumps(body).encode()
@@ -128,31 +174,51 @@ class Rig:
         except urllib.error.HTTPError as e:
             return e.code, json.loads(e.read() or b"{}")
 
-    def wait_link(self, timeout=20):
+    def wait_link(self, timeout=30):
         end = time.monotonic() + timeout
+        s = None
         while time.monotonic() < end:
             try:
-                st, s = self.api("GET", "/state", timeout=1)
+                st, s = self.api("GET", "/state", timeout=2)
                 if st == 200 and s["link"]["session"]:
                     return s
             except (urllib.error.URLError, OSError):
                 pass
             time.sleep(0.05)
-        raise AssertionError("the daemon never opened a session with the wheel")
+        others = [h for h in holders(self.line.path) if self.daemon is None or not h.startswith(f"{self.daemon.pid} ")]
+        raise AssertionError("the daemon never opened a session with the wheel (link: %s; pty %s also held by: %s)"
+                             % ((s or {}).get("link", {}).get("problem"), self.line.path, others or "nobody else"))
 
     # -- the wheel ------------------------------------------------------------------------------
     def play(self, spins):
+        """The wheel plays `spins` in a thread once a daemon has opened a session with it (the
+        croupier waits for the table host; after that it plays on whatever the link does), then
+        stays on the line (it answers HELLOs, resends its outbox) until `finish`. On a busy machine
+        a daemon may take seconds to start: the spins, bets and faults of a test still meet."""
+        self._played = threading.Event()
+        self._handoff = threading.Event()
+
         def go():
+            end = time.monotonic() + 60
+            while not self.board.link.in_session and time.monotonic() < end and not self.closed.is_set():
+                self.board.service()
+                time.sleep(0.005)
             self.board.play(spins)
+            self._played.set()
+            while not (self._handoff.is_set() or self.closed.is_set()):
+                self.board.service()
+                time.sleep(0.005)
         self._thread = threading.Thread(target=go, daemon=True)
         self._thread.start()
 
     def playing(self):
-        return self._thread is not None and self._thread.is_alive()
+        return self._thread is not None and self._thread.is_alive() and not self._played.is_set()
 
     def finish(self, timeout=60):
+        self._played.wait(timeout)
+        assert self._played.is_set(), "the wheel did not finish its spins"
+        self._handoff.set()
         self._thread.join(timeout)
-        assert not self._thread.is_alive(), "the wheel did not finish its spins"
         end = time.monotonic() + timeout
         while self.board.link.outbox_len() and time.monotonic() < end:
             self.board.service()

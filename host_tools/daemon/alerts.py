@@ -27,7 +27,10 @@ DEFAULTS = {
     "stats_every_s": 600,           # the wheel statistics (the whole journal) at most this often
 }
 
-CODES = ("run_length", "void_rate", "article53", "games_per_hour", "link_down", "statistics")
+CODES = ("run_length", "void_rate", "article53", "games_per_hour", "link_down", "link_fault", "wheel_unknown",
+         "statistics")
+# link causes (linkwatch.py) that are a fault to fix, not a wait: alerted at once, table open or not
+FAULTS = ("wrong_wheel", "not_authentic", "garbage")
 _INT_KEYS = ("stats_min_games", "run_length", "void_window", "article53", "games_per_hour_min", "games_per_hour_max")
 
 
@@ -89,6 +92,7 @@ def evaluate(signals: dict, th: dict, now: float) -> list:
       table_open     bool;  open_since: when the table last opened (epoch s)
       results_last_hour  number of results in [now - 3600, now]
       link_up        bool;  link_down_since: epoch s the wheel was last heard (None: never)
+      link_problem   (code, text, advice) from linkwatch.LinkWatch.cause, or None
       stats          {"games": n, "family": [{"test", "p", "p_holm"}]} from host_tools.stats
     """
     out = []
@@ -123,13 +127,20 @@ def evaluate(signals: dict, th: dict, now: float) -> list:
                               f"{n} coups dans la dernière heure (attendu {th['games_per_hour_min']}–{th['games_per_hour_max']})",
                               n, [th["games_per_hour_min"], th["games_per_hour_max"]]))
 
+    problem = signals.get("link_problem")
     if is_open and not signals.get("link_up", True):
         down = signals.get("link_down_since")
         for_s = None if down is None else now - down
         if for_s is None or for_s >= th["link_down_s"]:
+            why = f" : {problem[1]}" if problem and problem[0] != "wheel_unknown" else ""
             out.append(_alert("link_down", f"link_down:{down}", "critical",
-                              "liaison avec le cylindre coupée" + ("" if for_s is None else f" depuis {for_s:.0f} s"),
+                              "liaison avec le cylindre coupée" + ("" if for_s is None else f" depuis {for_s:.0f} s") + why,
                               None if for_s is None else round(for_s, 1), th["link_down_s"]))
+    if problem and problem[0] in FAULTS:
+        out.append(_alert("link_fault", f"link_fault:{problem[0]}", "critical", f"{problem[1]} — à faire : {problem[2]}"))
+    if problem and problem[0] == "wheel_unknown":
+        out.append(_alert("wheel_unknown", f"wheel_unknown:{problem[1]}", "critical",
+                          f"{problem[1]} — à faire : {problem[2]}"))
 
     st = signals.get("stats")
     if st and st.get("games", 0) >= th["stats_min_games"]:

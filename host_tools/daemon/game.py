@@ -240,6 +240,10 @@ class _Step:
                 self.unlock()
             st["phase"] = after_spin(st["phase"])
             self.say(spin, "coup nul (%s) : les mises restent en jeu pour le prochain lancer" % ev.get("reason"))
+        if kind == pr.RESULT and not any(isinstance(e, Settle) and e.spin == spin for e in self.fx):
+            # a result the table did not settle (ignored, already settled, invalid): the stream
+            # says it came, never its number, so no page shows a number that was not settled
+            self.fx[0] = Publish("wheel", unsettled(ev))
         self.fx.append(Save(st))
         return self.fx
 
@@ -474,6 +478,28 @@ class _Step:
             self.settle(spin, number, lock_open=False, source={"from": "history", "boot": boot, "seq": seq})
             if spin > (st.get("spin") or 0):
                 st["spin"] = spin
+
+
+def unsettled(ev):
+    """A result event as the stream tells it when the table did not settle it: without its number."""
+    out = {k: v for k, v in ev.items() if k != "number"}
+    out["settled"] = False
+    return out
+
+
+def wheel_replaced(state, why):
+    """A chef de table accepted another wheel, or the same wheel with a new spin counter
+    (identity.py): bets locked to a called spin of the old one wait for the supervisor (its
+    result will never come: held, never voided nor settled), and nothing of the old wheel's boot
+    is used to judge the new one's (its recovery, its launch instant). The effects."""
+    step = _Step(state, Facts(), None)
+    st = step.st
+    if st.get("locked_spin") is not None:
+        step.hold(st["locked_spin"], why, lost="with the wheel replaced")
+    for k in ("boot", "boot_spin", "launch_at"):
+        st[k] = None
+    step.fx.append(Save(st))
+    return step.fx
 
 
 def announced(spin, done, res):

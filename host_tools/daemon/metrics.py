@@ -84,6 +84,13 @@ class _LinkCollector:
         yield GaugeMetricFamily("cylindre_link_up", "1 while a link session with the wheel is up",
                                 value=1 if self.d.link.in_session else 0)
         yield CounterMetricFamily("cylindre_link_sessions", "link sessions opened", value=self.d.link.sessions)
+        problem = self.d.problem() if hasattr(self.d, "problem") else None
+        m = GaugeMetricFamily("cylindre_link_problem", "1 for the likely cause while the link is not up (port_missing, "
+                              "wrong_wheel, wheel_unknown, not_authentic, garbage, slow_line, silent, down)",
+                              labels=["code"])
+        if problem is not None:
+            m.add_metric([problem[0]], 1)
+        yield m
         source = getattr(self.d, "source", "cylindre")
         m = GaugeMetricFamily("cylindre_source", "1 for the source of wheel events in use", labels=["source"])
         m.add_metric([source], 1)

@@ -26,7 +26,9 @@ import time
 
 from cylindre.link.host import HostLink
 
+from . import identity
 from .journal import Journal
+from .linkwatch import LinkWatch, QuietLog
 from .table import Table
 
 log = logging.getLogger("cylindre.daemon")
@@ -53,7 +55,10 @@ class SerialPort:
     def open(self):
         import serial
         try:
-            self.s = serial.serial_for_url(self.url, baudrate=self.baud, timeout=0.02, write_timeout=1.0)
+            # exclusive: a second process on the same port (another daemon, a terminal left open)
+            # would take half of the wheel's bytes; it is refused instead, and said
+            self.s = serial.serial_for_url(self.url, baudrate=self.baud, timeout=0.02, write_timeout=1.0,
+                                           exclusive=True)
             try:
                 self.s.reset_input_buffer()     # bytes queued before we came belong to no session of ours
             except Exception:
@@ -98,6 +103,14 @@ class Daemon:
         else:
             raise ValueError("source: cylindre or cammegh, not %r" % (source,))
         self._taken = 0             # the last event of the link's boot the journal has (in order)
+        # the wheel the table knows (identity.py): its spins are the table's from `base` on; a
+        # wheel that answers and is not it is `pending` until a chef accepts it (accept_wheel)
+        self.wheels = identity.WheelBook(self.j, wheel)
+        self.key_fp = identity.fingerprint(key if isinstance(key, (bytes, bytearray)) else str(key).encode())
+        cur = self.wheels.current()
+        self.base = cur["base"] if cur else 0
+        self.pending = None
+        self.seen = None            # the identity the last WELCOME gave
         self.lock = threading.RLock()
         self.stop_flag = threading.Event()
         self._cmds: queue.Queue = queue.Queue()
@@ -107,6 +120,11 @@ class Daemon:
         self.welcome = None
         self.last_heard = None
         self.counts = {"frames": 0, "events": 0, "duplicates": 0, "rejects": 0, "stale": 0, "gaps": 0, "replays": 0}
+        # what the host sees of its wheel, and the likely cause when the link is not up
+        self.watch = LinkWatch(getattr(self.port, "url", ""), wheel, silence_ms / 1000.0)
+        self.watch.session(time.monotonic(), False)
+        self.quiet = QuietLog(log)          # a line that repeats (a wrong key) is said once, then counted
+        self._was_up = False
         self._compact_at = time.monotonic() + 10.0
         if open_table and self.table.created:
             self.table.set_open(True)       # --open opens a new journal's table, never a closed one
@@ -146,16 +164,21 @@ class Daemon:
         next_try = 0.0
         while not self.stop_flag.is_set():
             if self.port.s is None:
+                # no port (a pulled cable, a wheel that exited): the link's timers run all the same,
+                # so the session ends at the silence timeout at the latest, whatever the port does
+                self._turn(b"")
                 if time.monotonic() < next_try:
                     time.sleep(0.05)
                     continue
                 if not self.port.open():
-                    if self.connected or next_try == 0.0:
-                        log.warning("port %s not available: %s", self.port.url, getattr(self.port, "error", ""))
+                    err = getattr(self.port, "error", "")
+                    self.quiet("port", logging.WARNING, "port %s not available: %s", self.port.url, err)
+                    self.watch.port(time.monotonic(), False, err)
                     self.connected = False
                     next_try = time.monotonic() + 1.0
                     continue
                 log.info("port %s open", self.port.url)
+                self.watch.port(time.monotonic(), True)
                 with self.lock:
                     self.link.hello()
             try:
@@ -163,26 +186,44 @@ class Daemon:
             except Exception as e:
                 log.warning("port %s lost: %s", self.port.url, e)
                 self.port.close()
+                self.watch.port(time.monotonic(), False, str(e))
+                with self.lock:
+                    if hasattr(self.link, "lost"):
+                        self.link.lost()        # nothing we send reaches the wheel: no session
                 self.connected = False
                 next_try = time.monotonic() + 0.5
                 continue
-            try:
-                self.pump(data)
-                self._compact()
-            except Exception:
-                log.exception("error while handling the link; carrying on")
-                time.sleep(0.1)
+            self._turn(data)
+
+    def _turn(self, data):
+        try:
+            self.pump(data)
+            self._compact()
+        except Exception:
+            log.exception("error while handling the link; carrying on")
+            time.sleep(0.1)
 
     def pump(self, data):
         """One turn of the I/O thread: bytes read from the port (maybe none) through the source,
         every record journaled and acted on in order, then the next command sent."""
         with self.lock:
+            now = time.monotonic()
+            self.watch.received(now, len(data) if data else 0)
             recs = self.link.feed(data) if data else []
             recs += self.link.poll()
+            for rec in recs:
+                self.watch.record(now, rec)
             failed = None
             for rec in recs:
                 if failed is not None and rec["kind"] in ("event", "duplicate", "gap"):
                     continue        # after a failed event nothing more is taken, in order
+                if self.pending is not None and rec["kind"] in ("event", "duplicate", "gap"):
+                    # a wheel the table does not know: its events wait in its outbox (never
+                    # acknowledged) until a chef accepts it
+                    if rec["kind"] == "event":
+                        failed = rec["seq"]
+                        self.link.rewind(failed)
+                    continue
                 try:
                     self._record(rec)
                 except Exception:
@@ -193,6 +234,20 @@ class Daemon:
                     self.table.window.lost()
                     log.exception("event %s could not be journaled; the source will give it again", failed)
             self._send_commands()
+            self._link_change(now)
+
+    def _link_change(self, now):
+        """A session that ends is said once, with its likely cause, and on the event stream."""
+        up = bool(self.link.in_session)
+        self.watch.session(now, up)
+        if up == self._was_up:
+            return
+        self._was_up = up
+        if not up:
+            cause = self.watch.cause(now)
+            self.connected = False
+            log.warning("link down: %s", cause[1] if cause else "no session")
+            self.publish("link", {"up": False, "cause": cause and cause[0], "problem": cause and cause[1]})
 
     def _compact(self):
         """Every 10 s, move old status frames into compressed blocks (journal.compact_statuses),
@@ -225,7 +280,7 @@ class Daemon:
             with self.table.lock, self.j.tx():      # the table's lock first, as every caller takes them
                 fid = self.j.frame(self.wheel, rec)
                 if kind == "event":
-                    fresh = self.table.on_event(rec["boot"], rec["seq"], rec["event"], fid)
+                    fresh = self.table.on_event(rec["boot"], rec["seq"], identity.to_table(rec["event"], self.base), fid)
         except BaseException:
             self.table.reload()
             raise
@@ -244,10 +299,14 @@ class Daemon:
                 w[0].set()
             return
         if kind == "status":
-            self.wheel_status = rec["status"]
+            # the wheel's own "last" number is not the table's (a result not yet settled, or never):
+            # pages read the settled one (table.last_number); its spin is given as the table's
+            status = identity.to_table({k: v for k, v in rec["status"].items() if k != "last"}, self.base)
+            self.wheel_status = status
             self.last_heard = time.time()
-            self.table.on_status(self.link.boot, rec["status"], self._taken)
-            self.publish("status", rec["status"])
+            if self.pending is None:
+                self.table.on_status(self.link.boot, rec["status"], self._taken)
+            self.publish("status", status)
         elif kind == "welcome":
             first = rec["info"].get("first")
             self._taken = first - 1             # the wheel holds nothing before `first` unacknowledged
@@ -257,18 +316,100 @@ class Daemon:
             log.info("link up: wheel %s, boot %s, firmware %s, resending from event %s",
                      rec["info"].get("wheel"), rec["info"].get("boot"), rec["info"].get("fw"), rec["info"].get("first"))
             self.publish("link", {"up": True, "info": rec["info"]})
+            if self.source == "cylindre":
+                self._identify(rec["info"])
             self._queue_internal("set_time", {"epoch_ms": int(time.time() * 1000)})
-            self._queue_internal("open_table" if self.want_open else "close_table", {})
+            self._queue_internal("open_table" if self.want_open and self.pending is None else "close_table", {})
         elif kind == "duplicate":
             self.counts["duplicates"] += 1
         elif kind == "stale" and rec.get("detail") == "welcome replayed":
             self.counts["replays"] += 1
-            log.warning("frame stale: a WELCOME replayed inside its session, refused")
+            self.quiet("replay", logging.WARNING, "frame stale: a WELCOME replayed inside its session, refused")
+        elif kind == "reject" and rec.get("reason") == "wheel":
+            self.counts["rejects"] += 1
+            self.quiet("wheel", logging.ERROR, "wheel %s answered, %s expected (--wheel): no session; plug in the "
+                       "right wheel, or start the daemon with --wheel and that wheel's key", rec.get("answered"), self.wheel)
         elif kind in ("reject", "stale", "gap"):
             key = {"reject": "rejects", "stale": "stale", "gap": "gaps"}[kind]
             self.counts[key] += 1
             level = logging.WARNING if kind == "reject" else logging.INFO
-            log.log(level, "frame %s: %s %s", kind, rec.get("reason", ""), rec.get("detail", ""))
+            self.quiet((kind, rec.get("reason")), level, "frame %s: %s %s", kind, rec.get("reason", ""), rec.get("detail", ""))
+
+    # -- the wheel's identity (identity.py) -----------------------------------------------------------
+    def _identify(self, info):
+        """The wheel that answered, against the one the table knows: taken, or pending a chef."""
+        now_id = identity.seen(info, self.key_fp)
+        self.seen = now_id
+        with self.table.lock, self.j.tx():
+            known = self.wheels.current()
+            last = self.wheels.last_spin()
+            verdict, diffs = identity.judge(known, now_id, last)
+            if verdict == "adopt":
+                known = self.wheels.record(now_id, (known or {}).get("base") or 0,
+                                           "first contact" if known is None else "the same wheel, saying more")
+        if verdict == "unknown":
+            text = identity.describe(now_id, diffs)
+            self.pending = {"identity": now_id, "differences": diffs, "text": text, "last_spin": last}
+            self.watch.unknown_wheel(time.monotonic(), text)
+            self.table.blocked = "wheel_unknown"
+            log.error("the wheel that answered is not the one this table knows (%s): its events wait, no bet is"
+                      " taken until a chef de table accepts it (POST /wheel/accept; docs/daemon.md)", "; ".join(diffs))
+            self.publish("link", {"up": True, "wheel_unknown": text})
+            return
+        if verdict == "adopt":
+            log.info("wheel %s taken by the table: serial %s, key %s, counter epoch %s, spins from %s on",
+                     now_id["wheel"], now_id["serial"], now_id["key"], now_id["epoch"], known["base"] + 1)
+        self.pending = None
+        self.watch.unknown_wheel(time.monotonic(), None)
+        self.table.blocked = None
+        self.base = known["base"] if known else 0
+
+    def accept_wheel(self, by: str, expect: dict | None = None):
+        """A chef de table accepts the wheel that answered (pending): from now on it is the
+        table's; its spins number on after the table's last one, bets locked to the old wheel's
+        called spin are held. Inside the caller's transaction (its audit row); the caller holds
+        this daemon's lock first. Returns (the wheel before, the wheel now); ValueError if none is
+        pending or it is not the one `expect` names."""
+        p = self.pending
+        if p is None:
+            raise ValueError("no wheel waits to be accepted: the table knows the wheel that answers")
+        for k, v in (expect or {}).items():
+            if v is not None and p["identity"].get(k) != v:
+                raise ValueError("the wheel waiting has %s %r, not %r: check it again" % (k, p["identity"].get(k), v))
+        with self.table.lock, self.j.tx():
+            known = self.wheels.current()
+            last = self.wheels.last_spin()
+            base = identity.base_for(known, p["identity"], last)
+            now = self.wheels.record(p["identity"], base, by, first_spin=base + (p["identity"].get("spin") or 0) + 1)
+            self.table.wheel_replaced("the wheel was replaced (%s), accepted by %s" % ("; ".join(p["differences"]), by))
+        self.base = base
+        self.pending = None
+        self.table.blocked = None
+        self.watch.unknown_wheel(time.monotonic(), None)
+        self._taken = self.link.acked       # nothing of the new wheel's was taken yet
+        log.warning("wheel accepted by %s: %s; its spins are the table's from %s on", by, "; ".join(p["differences"]),
+                    now["first_spin"])
+        self._queue_internal("open_table" if self.want_open else "close_table", {})
+        return known, now
+
+    @property
+    def wheel_identity(self) -> dict:
+        """The wheel the table knows, for whoever shows or publishes the table (the floor):
+        `id`, `serial` (its board), `key` (the key's fingerprint), `epoch` (its spin counter's),
+        `base` (its spin s is the table's spin base + s), `since`, `accepted_by`; `state` known,
+        unknown (a wheel answers that the table does not know: `pending` says which and why) or
+        none (no wheel yet)."""
+        cur = self.wheels.current()
+        p = self.pending
+        out = {"id": self.wheel, "serial": None, "key": None, "epoch": None, "base": self.base, "since": None,
+               "accepted_by": None, "state": "none" if cur is None else "known", "pending": None}
+        if cur is not None:
+            out.update(serial=cur["serial"], key=cur["key"], epoch=cur["epoch"], base=cur["base"], since=cur["since"],
+                       accepted_by=cur["accepted_by"])
+        if p is not None:
+            out["state"] = "unknown"
+            out["pending"] = {"identity": p["identity"], "differences": p["differences"], "text": p["text"]}
+        return out
 
     # -- commands to the wheel ----------------------------------------------------------------------
     def _queue_internal(self, cmd, args):
@@ -298,13 +439,23 @@ class Daemon:
         self.table.set_open(is_open)
         return self.command("open_table" if is_open else "close_table")
 
+    def problem(self):
+        """(code, text, advice) of what keeps the link from being up (linkwatch.py), or None."""
+        with self.lock:
+            now = time.monotonic()
+            self.watch.port(now, self.port.s is not None, getattr(self.port, "error", None))
+            self.watch.session(now, bool(self.link.in_session))
+            cause = self.watch.cause(now)
+            if self.source != "cylindre" and cause is not None and cause[0] != "port_missing":
+                return ("down", self.link.down_reason(), "")    # a Cammegh reader says why itself
+            return cause
+
     def health_reasons(self) -> list:
         """Why the source is not up (empty: it is): /health."""
-        if self.link.in_session:
+        cause = self.problem()
+        if cause is None:
             return []
-        if hasattr(self.link, "down_reason"):
-            return [self.link.down_reason()]
-        return ["link down: no session with the wheel"]
+        return [cause[1] if cause[0] in ("down", "wheel_unknown") else "link down: " + cause[1]]
 
     # -- status -------------------------------------------------------------------------------------
     def status(self) -> dict:
@@ -316,7 +467,12 @@ class Daemon:
                     "sessions": self.link.sessions}
             if hasattr(self.link, "describe"):
                 link.update(self.link.describe())
-            wheel = {"id": self.wheel, "welcome": self.welcome, "status": self.wheel_status}
+            cause = self.problem()
+            link["up"] = cause is None
+            link["problem"] = None if cause is None else {"code": cause[0], "text": cause[1], "advice": cause[2]}
+            link["rtt_ms"] = getattr(self.link, "rtt_ms", None)
+            wheel = {"id": self.wheel, "welcome": self.welcome, "status": self.wheel_status,
+                     "identity": self.wheel_identity}
         return {"link": link, "wheel": wheel, "table": self.table.state()}
 
 

@@ -54,21 +54,33 @@ def run(args) -> int:
     heard = link.get("last_heard")
     ago = f"{time.time() - heard:.1f} s ago" if heard else "never"
     c = link["counts"]
-    print(f"link   {'UP' if link['session'] else 'DOWN'} on {link['port']} (port {'open' if link['port_open'] else 'closed'}); "
-          f"last heard {ago}; wheel boot {link['boot']}; events acked to {link['acked']}")
+    up = link.get("up", link["session"])
+    print(f"link   {'UP' if up else 'DOWN'} on {link['port']} (port {'open' if link['port_open'] else 'closed'}); "
+          f"last heard {ago}; wheel boot {link['boot']}; events acked to {link['acked']}"
+          + (f"; round trip {link['rtt_ms']:.0f} ms" if link.get("rtt_ms") else ""))
+    problem = link.get("problem")
+    if problem:
+        print(f"       PROBLÈME : {problem['text']}")
+        if problem.get("advice"):
+            print(f"       à faire : {problem['advice']}")
     print(f"       frames {c['frames']}, events {c['events']}, resent {c['duplicates']}, refused {c['rejects']}, "
           f"stale {c['stale']}, out of order {c['gaps']}")
     ws = wheel.get("status") or {}
     if ws:
         sensors = ws.get("sensors") or {}
         bad = sorted(k for k, v in sensors.items() if v != "ok")
-        print(f"wheel  {wheel['id']}: {ws.get('state')}, spin {ws.get('spin')}, last number {ws.get('last')}, "
+        print(f"wheel  {wheel['id']}: {ws.get('state')}, spin {ws.get('spin')}, "
               f"rotor {(ws.get('rotor_rpm_x10') or 0) / 10:.1f} rpm {'cw' if ws.get('rotor_dir') == 1 else 'ccw'}, "
               f"table {'open' if ws.get('table_open') else 'closed'}; sensors {'all ok' if not bad else 'FAULT ' + ', '.join(bad)}")
     else:
         print(f"wheel  {wheel['id']}: no status received yet")
-    print(f"table  {table['phase']}; spin {table['spin']}; last number {table['last_number']}; "
+    ident = wheel.get("identity") or {}
+    if ident.get("state") == "known":
+        print(f"       serial {ident.get('serial')}, key {ident.get('key')}, counter epoch {ident.get('epoch')}, "
+              f"its spin s is the table's {ident.get('base')} + s; taken {ident.get('accepted_by')}")
+    refusing = "" if table.get("accepting_bets", True) else f" (bets refused: {table.get('refusing')})"
+    print(f"table  {table['phase']}{refusing}; spin {table['spin']}; last number {table['last_number']}; "
           f"{table['bets_on_table']} bets on the table, {_eur(table['stakes_on_table'])}; "
           f"{len(table['prisoners'])} en prison"
           + (f"; {table['bets_held']} bets HELD for the supervisor (GET /bets?status=held)" if table.get("bets_held") else ""))
-    return LINK_UP if link["session"] else LINK_DOWN
+    return LINK_UP if up else LINK_DOWN

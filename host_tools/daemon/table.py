@@ -55,6 +55,8 @@ _REFUSALS = {
     "table_closed": "the table is closed",
     "poussette": "rien ne va plus: the bet came after the call (poussette), it is refused",
     "wheel_not_heard": "no fresh word from the wheel that betting is open (link slow or down): the bet is refused",
+    "wheel_unknown": "the wheel connected is not the one this table knows: no bet until the chef de table accepts it"
+                     " (POST /wheel/accept)",
 }
 
 
@@ -192,6 +194,7 @@ class Table:
         self.lock = threading.RLock()
         self.ledger = Ledger(journal, wheel)
         self.window = game.Window()
+        self.blocked = None         # a refusal code for every bet whatever the window says (wheel_unknown)
         self.created = False
         with self.j.tx():
             st = self.j.load_state(wheel)
@@ -227,7 +230,15 @@ class Table:
         # bet's own; the verdict reads the phase and the evidence as they are, and `place` judges
         # the bet again, with this instant, under the lock
         now = self.clock()
-        return Receipt(now, self.window.admit(self.st["phase"], now))
+        return Receipt(now, self.admit(now))
+
+    def admit(self, now):
+        """The window's verdict on a bet at host instant `now`, closed to every bet while the table
+        does not know the wheel that answers (`blocked`, identity.py)."""
+        v = self.window.admit(self.st["phase"], now)
+        if self.blocked and (v[0] == "open" or v[1] == "wheel_not_heard"):
+            return "refused", self.blocked, v[2]
+        return v
 
     def place(self, body: dict, idempotency_key=None, by=None, received=None) -> dict:
         """Validate and record a bet; raise Invalid (400) or Refused (409, recorded as refused).
@@ -267,7 +278,7 @@ class Table:
         bid = "B%06d" % self.st["next_bet"]
         bet["id"] = bid
         rules_bet = {k: v for k, v in bet.items() if k != "zero_choice"}
-        status, reason, where = self.window.admit(self.st["phase"], now)
+        status, reason, where = self.admit(now)
         if received is not None and received.verdict[0] != "open":
             status, reason, where = received.verdict       # refused at its receipt: refused
         try:
@@ -489,6 +500,15 @@ class Table:
             elif isinstance(e, game.Log):
                 log.log(e.level, "%s", e.text)
 
+    def wheel_replaced(self, why):
+        """A chef accepted another wheel or counter (Daemon.accept_wheel, in its transaction): the
+        bets locked to the old wheel's called spin are held (game.wheel_replaced)."""
+        with self.lock, self.j.tx():
+            after = self._apply(game.wheel_replaced(self.st, why))
+            if self.publish_in_tx:
+                self._stream(after)
+            self.j.after_commit(lambda: self._after(after))
+
     # -- table open / closed (the wheel is told by the daemon) --------------------------------------
     def set_open(self, is_open: bool):
         with self.lock, self.j.tx():
@@ -506,7 +526,7 @@ class Table:
         with self.lock:
             st = dict(self.st)
             n, stakes, held = self.ledger.on_table()
-            admit = self.window.admit(st["phase"], self.clock())
+            admit = self.admit(self.clock())
         return {"wheel": self.wheel, "phase": st["phase"], "spin": st["spin"], "locked_spin": st["locked_spin"],
                 "last_number": st["last_number"], "bets_on_table": n, "stakes_on_table": stakes, "bets_held": held,
                 "prisoners": st["prisoners"], "carry": st["carry"],

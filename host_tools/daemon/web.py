@@ -191,6 +191,19 @@ class TableHost:
         self.audit.answer(row, reply if reply is not None else {"timeout": "the wheel did not answer"})
         return {"table": self.table.state(), "wheel_confirmed": bool(reply and reply.get("ok"))}
 
+    def accept_wheel(self, who: Identity, expect: dict | None = None) -> dict:
+        """The chef de table accepts the wheel that answers and that the table did not know
+        (Daemon.accept_wheel), audited in the same transaction (before -> after)."""
+        with self.d.lock:                       # the I/O thread's order: the daemon, the table, the journal
+            try:
+                with self.step():
+                    before, now = self.d.accept_wheel(who.name, expect)
+                    self.audit.record(who.name, who.role, "wheel_accept", now.get("serial"), before, now,
+                                      spin=self.table.st.get("spin"))
+            except ValueError as e:
+                raise ApiError(409, "no_wheel_to_accept", str(e)) from None
+        return {"before": before, "wheel": self.d.wheel_identity}
+
     def set_limits(self, spec: dict, who: Identity) -> dict:
         """New limits for the kinds in `spec`, between spins only (409 spin_in_progress while a
         spin is called); journaled and audited (before -> after) with the change."""
@@ -368,6 +381,12 @@ class TableState(Model):
     session_since: Optional[float] = Field(default=None, description="when the table last opened (None while closed)")
 
 
+class LinkProblem(Model):
+    code: str = Field(description="port_missing, wrong_wheel, wheel_unknown, not_authentic, garbage, slow_line, silent, down")
+    text: str = Field(description="what the host sees, in French (the pit, cylindre status)")
+    advice: str = Field(description="what to check or do, in French")
+
+
 class LinkState(Model):
     port: Optional[str] = None
     port_open: bool
@@ -378,6 +397,9 @@ class LinkState(Model):
     last_heard: Optional[float] = None
     counts: dict[str, int]
     sessions: int
+    up: bool = Field(True, description="a session with the wheel is up and the wheel is the one the table knows")
+    problem: Optional[LinkProblem] = Field(None, description="why the link is not up (null while it is)")
+    rtt_ms: Optional[float] = Field(None, description="the round trip of the last HELLO answered, ms")
 
 
 class WheelState(Model):
@@ -445,6 +467,17 @@ class Recall(Model):
 class ResolveIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     action: Literal["refund", "play"]
+
+
+class WheelAcceptIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    serial: Optional[str] = Field(None, max_length=64, description="the board serial the chef checked (refused if another waits)")
+    epoch: Optional[str] = Field(None, max_length=64, description="the counter epoch the chef checked")
+
+
+class WheelAccepted(Model):
+    before: Optional[dict[str, Any]] = Field(None, description="the wheel the table knew")
+    wheel: dict[str, Any] = Field(description="the wheel the table knows now (Daemon.wheel_identity)")
 
 
 class SettingIn(BaseModel):
@@ -833,6 +866,12 @@ def create_app(host: TableHost, conf: dict | None = None) -> FastAPI:
               summary="close the table (tells the wheel; a spin in progress is void)")
     def table_close(who=Depends(need("chef", "table_close"))):
         return host.set_open(False, who)
+
+    @app.post("/wheel/accept", response_model=WheelAccepted, responses={**ERRORS, 409: E},
+              summary="accept the wheel that answers and that the table does not know (another board, key or "
+                      "counter: docs/daemon.md, swapping the wheel); audited")
+    def wheel_accept(body: Optional[WheelAcceptIn] = None, who=Depends(need("chef", "wheel_accept"))):
+        return host.accept_wheel(who, body.model_dump() if body is not None else None)
 
     @app.get("/table/limits", response_model=dict[str, KindLimit], responses=ERRORS,
              summary="the table limits in force, by kind: " + ", ".join(LIMIT_KINDS) + " (cents)")

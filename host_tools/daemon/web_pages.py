@@ -97,6 +97,7 @@ class Pit:
             st = self._stats[1]
         sig = self.store.signals(now, table_open=d.table.st["phase"] != "closed", link_up=d.link.in_session,
                                  last_heard=d.last_heard or self.started, stats=st)
+        sig["link_problem"] = d.problem() if hasattr(d, "problem") else None
         current = A.evaluate(sig, self.th, now)
         with self.host.table.lock, self.host.j.tx():
             return self.store.sync(current, now, publish=self.host.events.publish)

@@ -45,6 +45,16 @@ def read_key(path="/wheel.key"):
         return None
 
 
+def board_serial():
+    """The RP2040's flash unique id in hex (the host tells a swapped controller by it), or None."""
+    try:
+        import machine
+        from binascii import hexlify
+        return hexlify(machine.unique_id()).decode()
+    except Exception:
+        return None
+
+
 def make_link(board, clock_ms, cammegh_power=None, key=False, usb=None):
     """The serial link (cylindre.link.device) on the board's port: USB CDC or a UART.
 
@@ -98,7 +108,7 @@ def make_link(board, clock_ms, cammegh_power=None, key=False, usb=None):
     from cylindre.link.device import DeviceLink
     link = DeviceLink(write=write, clock_ms=clock_ms, key=key,
                       wheel=board.get("wheel", board.get("board", "wheel")), fw="cylindre-fw 0.1",
-                      cammegh=cammegh)
+                      cammegh=cammegh, serial=board_serial())
     return link.emit, read, link.poll, link, port
 
 

@@ -84,7 +84,7 @@ class DeviceLink:
     """One wheel's link state: session nonces, outbox, command sequence, last reply."""
 
     def __init__(self, write, clock_ms, key, wheel, fw="", capacity=_CAPACITY, reserve=_RESERVE,
-                 window=_WINDOW, rto_ms=_RTO_MS, urandom=None, cammegh=None, on_set_time=None):
+                 window=_WINDOW, rto_ms=_RTO_MS, urandom=None, cammegh=None, on_set_time=None, serial=None):
         if capacity < reserve + 4:
             raise ValueError("outbox capacity must exceed its reserve by 4 or more")
         self._write = write
@@ -93,6 +93,7 @@ class DeviceLink:
         self._urandom = urandom or os.urandom
         self.wheel = wheel
         self.fw = fw
+        self.serial = serial        # the board's serial number (machine.unique_id, hex), told in WELCOME
         self.boot = hexlify(self._urandom(8)).decode()
         self.capacity = capacity
         self.high_water = capacity - reserve
@@ -242,6 +243,12 @@ class DeviceLink:
                 "peer": hexlify(hn).decode(), "boot": self.boot, "first": first,
                 "next": self._next_seq, "fw": self.fw, "capacity": self.capacity,
                 "commands": list(COMMANDS)}
+        ctl = self._ctl
+        if self.serial is not None:
+            info["serial"] = self.serial
+        if ctl is not None:     # who the host talks to: the counter's epoch and where it stands
+            info["epoch"] = getattr(ctl, "count_epoch", None)
+            info["spin"] = getattr(ctl, "spin", None)
         self._send(fr.WELCOME, 0, 0, _json(info))
         self._sent = 0
         self._progress_ms = self._clock()

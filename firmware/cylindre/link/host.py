@@ -11,10 +11,19 @@ chunk received becomes exactly one record (a dict) for the caller to journal:
 | `gap`       | an event ahead of the next expected one (dropped; the wheel goes back and resends) |
 | `status`    | a periodic status: `status` |
 | `reply`     | the reply to command `seq`: `reply` |
-| `stale`     | authentic but from an earlier session, or a replay inside this session (a WELCOME to a HELLO already answered: `detail` "welcome replayed", counted in `replays`) |
+| `stale`     | authentic but from an earlier session, or a replay inside this session (a WELCOME to a HELLO already answered: `detail` "welcome replayed", counted in `replays`), or a WELCOME to an earlier HELLO on a slow line (`slow` True, `rtt_ms`) |
 | `reject`    | not authentic or not a frame: `reason` (cobs, short, crc, length, type, version, mac, json) |
 
 Kinds `event`, `duplicate` and `gap` carry `seq`; every record carries `raw` (the wire chunk).
+
+A slow line: the host sends a HELLO every `hello_ms` with a fresh nonce until one is answered,
+and keeps the nonces of the last `KEEP` sent (those of the last `silence_ms` at least). Each is
+answered at most once. The wheel opens a session at every HELLO it receives, so it ends in the
+session of the last HELLO that reaches it: a WELCOME to an earlier one tells the host the line
+works and its round trip; it then sends no new HELLO and opens its session on the WELCOME to
+its latest, expected one round trip after that HELLO left (a new HELLO only if that one never
+comes). So a session opens, once, on any line whose round trip is under `silence_ms` (and
+longer ones, up to `KEEP` HELLO periods, while the wheel's frames come more often than that).
 Lives in the shared package and runs on MicroPython too, so both ends test together there.
 """
 
@@ -24,6 +33,9 @@ from binascii import hexlify, unhexlify
 
 from cylindre.link import frame as fr
 from cylindre.link.mac import Hmac
+
+
+KEEP = 16           # HELLO nonces kept for their WELCOME (16 s of them at the default period)
 
 
 def _json(obj):
@@ -46,7 +58,10 @@ class HostLink:
         self.tries = tries
         self.keepalive_ms = keepalive_ms
         self._split = fr.Splitter()
-        self._hn = None             # our nonce of the current HELLO
+        self._hn = None             # our nonce of the current HELLO (of the session once open)
+        self._hellos = []           # [nonce, sent at, answered] of our recent HELLOs, oldest first
+        self._wait_until = None     # a WELCOME to an earlier HELLO came: no new HELLO before this
+        self.rtt_ms = None          # the round trip of the last HELLO answered
         self._dn = None             # the wheel's nonce, once welcomed
         self._old = []              # nonce pairs of earlier sessions (to tell stale from forged)
         self._hello_at = None
@@ -59,7 +74,6 @@ class HostLink:
         self._status_seq = 0
         self._cmd_seq = 0
         self._pending = None        # [seq, payload, sent_at, tries, cmd, created_at]
-        self._answered = False      # our current HELLO has had its WELCOME: never another one
         self.sessions = 0
         self.replays = 0            # frames refused because they would rewind a session
 
@@ -74,10 +88,21 @@ class HostLink:
             self._old = ([(self._hn, self._dn)] + self._old)[:2]
         self._hn = self._urandom(8)
         self._dn = None
-        self._answered = False
-        self._hello_at = self._clock()
+        now = self._clock()
+        self._hello_at = now
+        self._wait_until = None
+        keep = max(self.silence_ms, KEEP * self.hello_ms)
+        self._hellos = [h for h in self._hellos if now - h[1] < keep][-(KEEP - 1):] + [[self._hn, now, False]]
         payload = _json({"nonce": hexlify(self._hn).decode(), "v": fr.VERSION})
         self._raw_send(fr.build(self._hmac, fr.HELLO, 0, 0, payload, self._hn, fr.NO_NONCE))
+
+    def lost(self):
+        """The port went away (a pulled cable): the session ends now, not at the silence timeout;
+        the next HELLO opens a new one once the port is back."""
+        if self._dn is not None:
+            self._old = ([(self._hn, self._dn)] + self._old)[:2]
+            self._dn = None
+            self._hello_at = None
 
     def poll(self):
         """Call every few tens of ms: HELLO retries, silence detection, command retries, keepalive.
@@ -90,7 +115,9 @@ class HostLink:
             self._pending = None
             out.append({"kind": "timeout", "seq": p[0], "cmd": p[4]})
         if self._dn is None:
-            if self._hello_at is None or now - self._hello_at >= self.hello_ms:
+            if self._wait_until is not None and now < self._wait_until:
+                return out      # the WELCOME to our latest HELLO is on its way (slow line)
+            if self._hello_at is None or now - self._hello_at >= self.hello_ms or self._wait_until is not None:
                 self.hello()
             return out
         if now - self._heard_at >= self.silence_ms:
@@ -165,26 +192,41 @@ class HostLink:
             peer = unhexlify(info["peer"])
         except Exception as e:
             return {"kind": "reject", "reason": "json", "detail": str(e)}
-        if self._hn is None or len(dn) != 8 or peer != self._hn:
+        hello = None
+        for h in self._hellos:
+            if h[0] == peer:
+                hello = h
+        if self._hn is None or len(dn) != 8 or hello is None or (self._dn is not None and peer != self._hn):
             if f.verify(self._hmac, dn, peer):
                 return {"kind": "stale", "detail": "welcome to an earlier hello"}
             return {"kind": "reject", "reason": "mac", "detail": "welcome not authentic"}
-        if not f.verify(self._hmac, dn, self._hn):
+        if not f.verify(self._hmac, dn, peer):
             return {"kind": "reject", "reason": "mac", "detail": "welcome not authentic"}
-        if self._answered:
+        if hello[2]:
             # one WELCOME per HELLO: a second one (a replay of the first, or the wheel answering a
             # HELLO the line repeated) would rewind the expected event and the command numbering
             # of a live session. A wheel that really restarted answers our next HELLO, fresh nonce.
             self.replays += 1
             return {"kind": "stale", "detail": "welcome replayed"}
+        hello[2] = True
         if self.wheel is not None and info.get("wheel") != self.wheel:
-            return {"kind": "reject", "reason": "wheel", "detail": "wheel %r, expected %r"
-                    % (info.get("wheel"), self.wheel)}
+            return {"kind": "reject", "reason": "wheel", "answered": info.get("wheel"),
+                    "detail": "wheel %r, expected %r" % (info.get("wheel"), self.wheel)}
         first = info.get("first")
         if not isinstance(first, int) or first < 1:
             return {"kind": "reject", "reason": "json", "detail": "welcome without a first seq"}
+        now = self._clock()
+        self.rtt_ms = now - hello[1]
+        if peer != self._hn:
+            # a slow line: our later HELLOs are still on their way and each will open the wheel's
+            # session anew; its frames of this one are stale, and ours opens on the latest
+            self._old = ([(peer, dn)] + self._old)[:2]
+            latest = self._hellos[-1][1]
+            self._wait_until = latest + self.rtt_ms + max(self.hello_ms, self.rtt_ms // 2)
+            return {"kind": "stale", "slow": True, "rtt_ms": self.rtt_ms,
+                    "detail": "welcome to an earlier hello (slow line: round trip %d ms)" % self.rtt_ms}
+        self._wait_until = None
         self._dn = dn
-        self._answered = True
         self.info = info
         self.boot = info.get("boot")
         self.expected = first

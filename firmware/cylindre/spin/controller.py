@@ -76,6 +76,10 @@ class Controller:
         self.count = count if count is not None else _zero
         self.phase = IDLE
         self.spin = 0
+        # the spin counter's epoch (époque du compteur): a random id made when the counter starts
+        # from nothing (a new board, a wiped flash) and kept with it in flash; the link tells it
+        # to the host, which keys the wheel's spin numbers by it (docs/protocol.md, WELCOME)
+        self.count_epoch = None
         # Article 53 by actuation: the rotor keeps the ways of its latest actuation and of the
         # one before (Rotor.act_dir, Rotor.prev_dir); they are kept in flash (dir, pdir) and
         # given back to the rotor at boot. `saved_act`: the actuation last written to flash.
@@ -163,6 +167,11 @@ class Controller:
                 self.learner.restore(rec.get("drop_iv"))
             if rec.get("in_spin") is not None:
                 interrupted = _int(rec.get("in_spin"), None)
+            ep = rec.get("epoch")
+            if isinstance(ep, str) and 0 < len(ep) <= 32:
+                self.count_epoch = ep
+        if self.count_epoch is None:
+            self.count_epoch = new_epoch()      # saved with the record at the end of boot
         self.emit({"ev": "boot", "t": t_us, "reset_cause": reset_cause, "spin": self.spin,
                    "interrupted": interrupted, "fw": FW, "board": self.s.get("board")})
         if reset_cause == "watchdog":
@@ -798,7 +807,7 @@ class Controller:
         self.prev_dir = self.rotor.prev_dir
         rec = {"v": 1, "spin": self.spin, "dir": self.last_dir, "pdir": self.prev_dir, "in_spin": in_spin,
                "last": self.last_number, "hist": self.hist, "drop_us": self.drop_us,
-               "drop_iv": self.learner.record()}
+               "drop_iv": self.learner.record(), "epoch": self.count_epoch}
         if self.store is None:
             return
         try:
@@ -829,6 +838,18 @@ def s_ok(drop_us):
     """A plausible critical lap period (the bounds of the drop_lap_us setting)."""
     d = bounds("drop_lap_us")
     return d[1] <= drop_us <= d[2]
+
+
+def new_epoch():
+    """16 hex digits from the board's random source; from its clocks where there is none."""
+    try:
+        from os import urandom
+        raw = urandom(8)
+    except (ImportError, AttributeError, OSError, NotImplementedError):
+        import time
+        t = time.time_ns() if hasattr(time, "time_ns") else int(time.time() * 1000000)
+        raw = bytes([(t >> (8 * i)) & 0xFF for i in range(8)])
+    return "".join(["%02x" % b for b in raw])
 
 
 def _int(v, default):
