@@ -22,6 +22,9 @@ COMMANDS = {
     "demo": ("host_tools.demo", "run the whole table on a simulated wheel with simulated players, then print the result"),
     "wheel": ("host_tools.simwheel", "run a simulated wheel (firmware code on the simulator) on a pseudo-terminal"),
     "stats": ("host_tools.stats.cli", "wheel statistics from a journal: summary, PNG plots and a PDF report"),
+    "floor": ("host_tools.floor.cli", "run the casino floor service (every table over NATS, the floor page, reports): serve, token, report, verify"),
+    "floor-creds": ("host_tools.floorlink.creds", "write per-table NATS credentials (mode 0600) and the broker's "
+                                                  "accounts for a casino floor"),
 }
 
 

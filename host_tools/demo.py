@@ -47,6 +47,13 @@ def add_arguments(p):
     p.add_argument("--linger", type=float, nargs="?", const=0.0, default=None, metavar="SECONDS",
                    help="keep the table (daemon, pages) up after the last spin: SECONDS, or until Ctrl-C without")
     p.add_argument("--croupier", default="Marie", help="the croupier on duty the chef sets (default Marie)")
+    p.add_argument("--tables", type=int, default=1, help="tables on a casino floor: more than 1 starts a local NATS "
+                                                         "broker, that many tables and the floor service (docs/floor.md)")
+    p.add_argument("--wheel", default="T1", help="this table's wheel id (default T1)")
+    p.add_argument("--nats", help="publish this table to the floor's NATS broker (the daemon's --nats)")
+    p.add_argument("--site", default="CASINO", help="the casino's site id on the floor (default CASINO)")
+    p.add_argument("--floor-key", help="take the floor's signed commands with this key (the daemon's --floor-key)")
+    p.add_argument("--wheel-serial", help="the wheel's board serial published to the floor")
 
 
 def _eur(c):
@@ -180,8 +187,11 @@ def run(args) -> int:
     if args.spins < 1:
         print("cylindre demo: --spins must be at least 1", file=sys.stderr)
         return 2
+    if args.tables > 1:
+        from host_tools.floor.demo import run_floor
+        return run_floor(args)
     work = workdir(args.workdir)
-    key = work / "T1.key"
+    key = work / f"{args.wheel}.key"
     if not key.exists():
         from host_tools.daemon.keys import new_key
         new_key(key)               # the demo's own wheel key: generated, never committed
@@ -201,7 +211,8 @@ def run(args) -> int:
         if pty_file.exists():
             pty_file.unlink()
         wheel_log = open(work / "wheel.log", "w")
-        wheel = subprocess.Popen([py, "-m", "host_tools.simwheel", "--key", str(key), "--spins", str(args.spins),
+        wheel = subprocess.Popen([py, "-m", "host_tools.simwheel", "--key", str(key), "--wheel", args.wheel,
+                                  "--spins", str(args.spins),
                                   "--speed", str(args.speed), "--pause", str(args.pause), "--seed", str(args.seed),
                                   "--void-rate", str(args.void_rate), "--path-file", str(pty_file)],
                                  stdout=wheel_log, stderr=subprocess.STDOUT)
@@ -219,7 +230,10 @@ def run(args) -> int:
                  "chef": issue(work / "journal.sqlite", "demo-pit", "chef")}
         daemon = subprocess.Popen([py, "-m", "host_tools.daemon", "--port", pty, "--key", str(key),
                                    "--journal", str(work / "journal.sqlite"), "--http", f"127.0.0.1:{port}",
-                                   "--open", "--log", str(work / "daemon.log")],
+                                   "--open", "--log", str(work / "daemon.log"), "--wheel", args.wheel]
+                                  + (["--nats", args.nats, "--site", args.site] if args.nats else [])
+                                  + (["--floor-key", args.floor_key] if args.floor_key else [])
+                                  + (["--wheel-serial", args.wheel_serial] if args.wheel_serial else []),
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         procs.append(daemon)
         api = Api(base, token)
@@ -235,7 +249,7 @@ def run(args) -> int:
                 print("cylindre demo: the daemon did not come up; see " + str(work / "daemon.log"), file=sys.stderr)
                 return 1
             time.sleep(0.1)
-        say(f"Cylindre demo: wheel T1 on {pty}, daemon API {base} (OpenAPI at {base}/openapi.json)")
+        say(f"Cylindre demo: wheel {args.wheel} on {pty}, daemon API {base} (OpenAPI at {base}/openapi.json)")
         say(f"{args.spins} spins at {args.speed:g}x simulated time; journal and logs in {work}")
         for line in page_urls(base, pages):
             say(line)

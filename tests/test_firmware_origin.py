@@ -42,7 +42,7 @@ def _stream(header, overrides, changes, end, check=None, **kw):
 def _sim(board, seed, imp, n, every):
     b, overrides = load_board(BOARDS[board])
     sim = WheelSimulator(b, seed=seed, imperfections=IMP[imp])
-    spins = [sim.spin(sc) for sc in plan(n, parse_list("all") if every else [], every)]
+    spins = list(sim.spins(plan(n, parse_list("all") if every else [], every)))
     changes = [c for sp in spins for c in sp.changes]
     return sim.header(), overrides, changes, spins[-1].truth["end_us"]
 

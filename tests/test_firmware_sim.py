@@ -18,8 +18,7 @@ def _run(seed, n, imperfect, every=2):
     events: list[dict] = []
     rp = Replay(sim.geometry, events.append)
     truths = []
-    for sc in plan(n, parse_list("all"), every):
-        sp = sim.spin(sc)
+    for sp in sim.spins(plan(n, parse_list("all"), every)):
         rp.run(sp.changes)
         truths.append(sp.truth)
     rp.finish(truths[-1]["end_us"])

@@ -11,7 +11,7 @@ from host_tools.sim.scenarios import parse_list
 def _pair(scenario, seed=3):
     """A valid spin, then the scenario's spin, then a valid spin."""
     sim = WheelSimulator(seed=seed)
-    return sim, [sim.spin(), sim.spin(scenario), sim.spin()]
+    return sim, list(sim.spins([None, scenario, None]))
 
 
 def _sig(sp, name):
@@ -22,7 +22,7 @@ def _sig(sp, name):
 
 def test_every_scenario_has_a_description_and_expected_reports():
     assert set(SCENARIOS) == set(EXPECTED)
-    assert len(SCENARIOS) == 12
+    assert len(SCENARIOS) == 14
     assert parse_list("all") == sorted(SCENARIOS)
     assert parse_list("none") == [] and parse_list("") == []
     assert parse_list("power_cut, void_button") == ["power_cut", "void_button"]
@@ -44,7 +44,7 @@ def test_scenario_truth(scenario):
         assert tr["ball_dir"] == tr["rotor_dir"]
     else:
         assert tr["ball_dir"] == -tr["rotor_dir"]
-    if scenario == "rotor_not_reversed":
+    if scenario in ("rotor_not_reversed", "rotor_not_actuated", "rotor_pushed_same_way"):
         assert tr["rotor_dir"] == before.truth["rotor_dir"]
     elif scenario != "same_direction":
         assert tr["rotor_dir"] == -before.truth["rotor_dir"]
@@ -85,6 +85,21 @@ def test_scenario_truth(scenario):
         per_turn = set(np.abs(np.diff(count[rows])).tolist())
         cpr = sim.geometry["cpr"]
         assert cpr in per_turn and any(x % 4 == 0 and x < cpr for x in per_turn)
+    if scenario in ("rotor_not_actuated", "rotor_pushed_same_way"):
+        # the rotor never stopped between the two spins: counts keep coming across the boundary
+        a, b = sp.names.index("A"), sp.names.index("B")
+        last = before.t_us[(before.code == a) | (before.code == b)][-1]
+        first = sp.t_us[(sp.code == a) | (sp.code == b)][0]
+        assert first - last < 50_000 and tr["start_us"] - last < 50_000
+        end = before.truth["end_us"] - before.truth["start_us"]
+        rpm = tr["rotor_rpm_x10"]
+        if scenario == "rotor_not_actuated":       # friction only: slower than at the last launch
+            assert rpm < before.truth["rotor_rpm_x10"]
+        else:                                      # pushed along by 2-8 rpm over the 1 s ramp
+            enc = sp.t_us[(sp.code == a) | (sp.code == b)]
+            n0 = np.count_nonzero(enc < tr["start_us"] + 500_000)
+            n1 = np.count_nonzero((enc >= tr["start_us"] + 1_500_000) & (enc < tr["start_us"] + 2_000_000))
+            assert n1 > n0 * 1.05, (n0, n1, end)
 
 
 def test_ball_off_wheel_stops_the_ball_passes():
@@ -149,8 +164,7 @@ from hypothesis import strategies as st
 def test_any_seed_gives_a_well_formed_spin(seed, scenario, imperfect):
     """Whatever the seed, scenario and imperfections: sorted times, alternating levels, a real pocket."""
     sim = WheelSimulator(seed=seed, imperfections=REALISTIC if imperfect else None)
-    sim.spin()
-    sp = sim.spin(scenario)
+    sp = list(sim.spins([None, scenario]))[1]
     assert np.all(np.diff(sp.t_us) >= 0)
     assert sp.t_us[0] >= sp.truth["start_us"] and sp.t_us[-1] <= sp.truth["end_us"]
     for k in range(len(sp.names)):

@@ -80,9 +80,9 @@ def run_chunk(job) -> dict:
     truths, spins_changes, trace, rules = [], 0, [], []
     t0 = time.perf_counter()
     gen = 0.0
-    for sc in scenarios:
+    for i, sc in enumerate(scenarios):
         g0 = time.perf_counter()
-        sp = sim.spin(sc)
+        sp = sim.spin(sc, then=scenarios[i + 1] if i + 1 < len(scenarios) else None)
         changes = sp.changes
         gen += time.perf_counter() - g0
         first_event = len(events)

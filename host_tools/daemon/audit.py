@@ -4,6 +4,10 @@ One row per privileged action, written durably before the answer goes back (a ch
 table's in the change's own transaction): when, the token's name and role, the action, its target
 (a bet, a setting), the state before and after, the spin it touched, whether it was done, and for
 wheel commands the wheel's own answer. A refused attempt (wrong role) is recorded too, `done` false.
+
+Built with the table's event log (`publish`), each row is also journaled as an `audit` event in
+the same transaction, and a change of the table's (open, close, limits, croupier on duty) as a
+`table` event: the casino floor receives them from the journal (docs/floor.md).
 """
 
 from __future__ import annotations
@@ -21,11 +25,18 @@ CREATE TABLE IF NOT EXISTS audit (
 INDEX = "CREATE INDEX IF NOT EXISTS audit_spin ON audit (spin)"
 
 
+# audit actions that change the table, as the floor's `table` events name them
+TABLE_CHANGES = {"table_open": "open", "table_close": "close", "table_limits": "limits", "croupier_duty": "croupier",
+                 "wheel_accept": "wheel"}
+
+
 class Audit:
-    def __init__(self, db, lock=None, clock=time.time):
+    def __init__(self, db, lock=None, clock=time.time, journal=None, publish=None):
         self.db = db
         self.lock = lock or threading.RLock()
         self.clock = clock
+        self.journal = journal                  # with `publish`: a row and its events commit together
+        self.publish = publish
         with self.lock:
             self.db.execute(SCHEMA)
             self.db.execute(INDEX)
@@ -36,10 +47,22 @@ class Audit:
         row = (self.clock(), who, role, action, None if target is None else str(target),
                spin if isinstance(spin, int) and not isinstance(spin, bool) else None,
                _json(before), _json(after), _json(answer), 1 if done else 0)
-        with self.lock:
-            cur = self.db.execute("INSERT INTO audit (at, who, role, action, target, spin, before, after, answer, done) "
-                                  "VALUES (?,?,?,?,?,?,?,?,?,?)", row)
-        return cur.lastrowid
+        if self.publish is None or self.journal is None:
+            with self.lock:
+                cur = self.db.execute("INSERT INTO audit (at, who, role, action, target, spin, before, after, answer, done) "
+                                      "VALUES (?,?,?,?,?,?,?,?,?,?)", row)
+            return cur.lastrowid
+        with self.journal.tx() as db:
+            rid = db.execute("INSERT INTO audit (at, who, role, action, target, spin, before, after, answer, done) "
+                             "VALUES (?,?,?,?,?,?,?,?,?,?)", row).lastrowid
+            at = row[0]
+            self.publish("audit", {"id": rid, "at": at, "who": who, "role": role, "action": action,
+                                   "target": row[4], "spin": row[5], "before": before, "after": after,
+                                   "answer": answer, "done": bool(done)})
+            if done and action in TABLE_CHANGES:
+                self.publish("table", {"what": TABLE_CHANGES[action], "before": before, "after": after,
+                                       "who": who, "role": role, "at": at})
+        return rid
 
     def answer(self, row_id, answer):
         """Add the wheel's answer to an action recorded before it was asked."""

@@ -50,6 +50,15 @@ def add_arguments(p):
     p.add_argument("--log", help="also write the log to this file (created 0640)")
     p.add_argument("--log-format", choices=("text", "json"), help="text (default) or json: one JSON object a line")
     p.add_argument("--verbose", "-v", action="store_true", default=None, help="debug logging, HTTP access log")
+    p.add_argument("--nats", metavar="URL", help="publish to the casino floor's NATS broker (nats://HOST:4222 or "
+                                                "tls://...; a cluster's nodes comma-separated; docs/floor.md); "
+                                                "default: no floor")
+    p.add_argument("--site", help="the casino's site id on the floor's subjects (default casino)")
+    p.add_argument("--nats-creds", metavar="FILE", help="this table's NATS credentials (cylindre floor-creds, mode 0600)")
+    p.add_argument("--nats-tls-ca", metavar="FILE", help="CA certificate of the broker's TLS certificate")
+    p.add_argument("--floor-key", metavar="FILE", help="the floor's command key (64 hex chars, mode 0600): take signed "
+                                                       "commands from the floor; default: none taken")
+    p.add_argument("--wheel-serial", metavar="SERIAL", help="the wheel's board serial, when the wheel does not report one")
     p.add_argument("--dump-statuses", action="store_true",
                    help="print every status frame in --journal (rows and compressed blocks) as JSON lines and exit")
 
@@ -165,8 +174,15 @@ def run(args) -> int:
 
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
+    floor = None
+    if c["nats"]:
+        floor = start_floor(th, c)
+        if floor is None:
+            return 2
     d.start()
     app.state.pit.start()                   # the alert watch (web_pages.Pit)
+    if floor is not None:
+        floor.start()
     web = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="cylindre-http", daemon=True)
     web.start()
     scheme = "https" if c["tls_cert"] else "http"
@@ -175,6 +191,8 @@ def run(args) -> int:
              scheme, host, sock.getsockname()[1])
     done.wait()
     log.info("stopping")
+    if floor is not None:
+        floor.stop()
     app.state.pit.close()
     th.events.close()
     server.should_exit = True
@@ -183,6 +201,24 @@ def run(args) -> int:
     th.tokens.close()
     d.j.close()
     return 0
+
+
+def start_floor(th, c):
+    """The link to the casino floor (floor_publisher.FloorLink), built from the settings; None
+    (and why, on stderr) when a file it needs is missing or open to others."""
+    from .floor_publisher import CredsError, FloorLink, load_creds
+    from .keys import KeyError_, load_key
+    try:
+        creds = load_creds(c["nats_creds"]) if c["nats_creds"] else None
+        key = load_key(c["floor_key"]) if c["floor_key"] else None
+    except (CredsError, KeyError_) as e:
+        print(f"cylindre daemon: {e}", file=sys.stderr)
+        return None
+    if c["nats_tls_ca"] and not Path(c["nats_tls_ca"]).is_file():
+        print(f"cylindre daemon: nats_tls_ca {c['nats_tls_ca']} does not exist", file=sys.stderr)
+        return None
+    return FloorLink(th, c["nats"], c["site"], table=c["wheel"], serial=c["wheel_serial"], creds=creds,
+                     tls_ca=c["nats_tls_ca"], floor_key=key)
 
 
 def _create_private(path):

@@ -40,6 +40,15 @@ KEYS = {
     "max_body": (int, 16384, "largest request body in bytes (413 above)"),
     "casino": (str, None, "the casino's name, on the title block of the statistics report (/stats, its PDF)"),
     "alerts": (dict, {}, "[alerts] table: the pit's alert thresholds (docs/pages.md); every key optional"),
+    "nats": (str, None, "URL of the casino floor's NATS broker (nats://HOST:4222, tls://...; a cluster's nodes "
+                        "comma-separated); none: no floor (docs/floor.md)"),
+    "site": (str, "casino", "the casino's site id on the floor's subjects (1 to 32 of A-Z a-z 0-9 _ -)"),
+    "nats_creds": (str, None, "this table's NATS credentials file (cylindre floor-creds writes it, mode 0600)"),
+    "nats_tls_ca": (str, None, "PEM CA certificate the broker's TLS certificate is checked against"),
+    "floor_key": (str, None, "the floor's command key file (64 hex chars, mode 0600): floor commands are taken "
+                             "only signed with it; none: no commands from the floor"),
+    "wheel_serial": (str, None, "the wheel's board serial, sent with every floor event when the wheel does not "
+                                "report one"),
 }
 LOG_FORMATS = ("text", "json")
 SOURCES = {"cylindre": 115200, "cammegh": 9600}     # a source and its default serial speed
@@ -102,6 +111,14 @@ def validate(c: dict) -> dict:
         raise ConfigError(str(e)) from None
     if bool(c["tls_cert"]) != bool(c["tls_key"]):
         raise ConfigError("tls_cert and tls_key go together")
+    if c["nats"] is not None:
+        from host_tools.floorlink.envelope import TOKEN
+        for k in ("site", "wheel"):
+            if not TOKEN.match(c[k]):
+                raise ConfigError(f"{k} {c[k]!r}: with nats it names a subject token, 1 to 32 of A-Z a-z 0-9 _ -")
+        urls = [u.strip() for u in c["nats"].split(",")]
+        if not all(u.startswith(("nats://", "tls://")) for u in urls):
+            raise ConfigError(f"nats must be nats:// or tls:// URLs (a cluster's, comma-separated), got {c['nats']!r}")
     host, _ = hostport(c["http"])
     if not is_loopback(host) and not (c["tls_cert"] or c["behind_proxy"]):
         raise ConfigError(f"http {c['http']}: a non-loopback address needs TLS (tls_cert, tls_key) or behind_proxy "

@@ -9,7 +9,10 @@ commit order, so a client never sees an event whose change rolled back; an SSE c
 reconnects with `Last-Event-ID: N` is sent the journaled events after N, then the live ones.
 Status events (the wheel's heartbeat, twice a second) are a live gauge: sent only to clients that
 ask for them, never journaled, and without an id, so they never move a client's resume point.
-The oldest rows beyond `KEEP` are pruned.
+The oldest rows beyond `KEEP` are pruned, never one the casino floor has not yet acknowledged
+when the table publishes to a floor (`hold_for_floor`: the rows above `meta('floor_cursor')`, the
+floor's outbox, floor_publisher.py). Two kinds are journaled for the floor only and never sent
+to a display: `audit` (every audit row, audit.py) and `table` (open/close, limits, croupier).
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import time
 
 EPHEMERAL = frozenset({"status"})
 KINDS = ("announce", "bet", "cancel", "settlement", "wheel", "link", "alert", "status")
+FLOOR_ONLY = frozenset({"audit", "table"})      # journaled for the floor, never streamed to a display
+CURSOR = "floor_cursor"                         # meta key: the highest event id the floor's broker acknowledged
 KEEP = 100_000
 PRUNE_EVERY = 1000
 
@@ -47,6 +52,7 @@ class EventLog:
         self.maxsize, self.keep, self.clock = maxsize, keep, clock
         self._subs: list[_Sub] = []
         self._n = 0
+        self.hold_for_floor = False             # pruning keeps the rows the floor has not acknowledged
         with self.j.tx() as db:
             db.execute(SCHEMA)
 
@@ -63,7 +69,10 @@ class EventLog:
                              (self.clock(), kind, data)).lastrowid
             self._n += 1
             if self._n % PRUNE_EVERY == 0:
-                db.execute("DELETE FROM event_log WHERE id <= ?", (eid - self.keep,))
+                upto = eid - self.keep
+                if self.hold_for_floor:
+                    upto = min(upto, self._cursor(db))
+                db.execute("DELETE FROM event_log WHERE id <= ?", (upto,))
             self.j.after_commit(lambda msg=(eid, kind, data): self._deliver(msg))
         return eid
 
@@ -124,9 +133,13 @@ class EventLog:
 
     # -- reading back ----------------------------------------------------------------------------
     def since(self, after: int, kinds=None, limit=10_000) -> list[tuple]:
-        """The journaled (committed) events after id `after`, oldest first, as (id, kind, data)."""
+        """The journaled (committed) events after id `after`, oldest first, as (id, kind, data).
+        `kinds` None: every kind a display may see (not the floor's own, FLOOR_ONLY)."""
         sql, args = "SELECT id, kind, data FROM event_log WHERE id > ?", [after]
-        if kinds is not None:
+        if kinds is None:
+            sql += " AND kind NOT IN (%s)" % ",".join("?" * len(FLOOR_ONLY))
+            args += sorted(FLOOR_ONLY)
+        else:
             kinds = [k for k in kinds if k not in EPHEMERAL]
             sql += " AND kind IN (%s)" % ",".join("?" * len(kinds))
             args += kinds
@@ -134,6 +147,25 @@ class EventLog:
         args.append(limit)
         with self.j.lock:                       # never inside another thread's open transaction
             return [tuple(r) for r in self.j.db.execute(sql, args).fetchall()]
+
+    def floor_cursor(self) -> int:
+        """The highest event id the floor's broker acknowledged, in order (0: none yet)."""
+        with self.j.lock:
+            return self._cursor(self.j.db)
+
+    def advance_floor_cursor(self, eid: int) -> int:
+        """Move the floor's cursor up to `eid` (never down), durably; returns the cursor."""
+        with self.j.tx() as db:
+            now = self._cursor(db)
+            if eid > now:
+                db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (CURSOR, str(int(eid))))
+                now = eid
+        return now
+
+    @staticmethod
+    def _cursor(db) -> int:
+        r = db.execute("SELECT value FROM meta WHERE key=?", (CURSOR,)).fetchone()
+        return int(r[0]) if r else 0
 
     def bounds(self) -> tuple[int, int]:
         """(oldest kept id, newest id); (0, 0) when empty."""

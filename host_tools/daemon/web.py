@@ -83,12 +83,13 @@ class TableHost:
         self.table = daemon.table
         self.j = daemon.j
         self.tokens = Tokens(self.j.db, self.j.lock, reader=self.j.path)
-        self.audit = Audit(self.j.db, self.j.lock)
+        self.audit = Audit(self.j.db, self.j.lock, journal=self.j, publish=events.publish)   # rows reach the floor too
         self.events = events
         self.metrics = metrics
         self.limits = LimitsStore(self.j, daemon.wheel)
         self.committer = Committer(self.table)
         self.pit = None                         # the pit's part (web_pages.Pit), set by create_app
+        self.floor = None                       # the link to the casino floor (floor_publisher.FloorLink), if any
         metrics.watch(daemon)
 
     def _start_limits(self, from_file: bool):
@@ -232,6 +233,8 @@ class TableHost:
         out = self.d.status()
         if self.pit is not None:
             out["table"].update(self.pit.table_state())
+        if self.floor is not None:
+            out["floor"] = self.floor.status()
         return out
 
     def bets(self, **kw):
@@ -257,6 +260,25 @@ class TableHost:
             raise ApiError(502, "wheel_refused", str(reply.get("error") or "refused"))
         return reply.get("result")
 
+    def wheel_setting(self, name, value, who: Identity, **context) -> dict:
+        """One setting of the wheel's changed (the wheel enforces its bounds), audited before ->
+        after with the wheel's answer and `context` (a floor change: who requested it); ApiError
+        504/502 when the wheel does not answer or refuses (audited, not done)."""
+        before = None
+        try:
+            before = (self.wheel("get_settings") or {}).get(name)
+        except ApiError:
+            pass
+        try:
+            out = self.wheel("set_setting", {"name": name, "value": value})
+        except ApiError as e:
+            self.audit.record(who.name, who.role, "wheel_setting", name, before, value,
+                              answer={"error": e.code, "message": e.message, **context}, done=False)
+            raise
+        self.audit.record(who.name, who.role, "wheel_setting", name, before, (out or {}).get(name),
+                          answer={"ok": True, **context})
+        return out
+
     def health(self) -> tuple[bool, list[str]]:
         reasons = self.d.health_reasons()
         try:
@@ -264,7 +286,10 @@ class TableHost:
                 db.execute("UPDATE meta SET value=value WHERE key='schema'")
         except Exception as e:
             reasons.append(f"journal not writable: {e}")
-        return not reasons, reasons
+        ok = not reasons
+        if self.floor is not None:              # a warning, not a failure: the table plays without its floor
+            reasons += self.floor.warnings()
+        return ok, reasons
 
     def stopping(self) -> bool:
         return self.d.stop_flag.is_set()

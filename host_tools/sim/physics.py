@@ -61,6 +61,10 @@ class BallTrack:
 class Rotor:
     """The rotor's angle over one spin, on a 1 ms grid: ramp up, slow decay, optional stop, ramp down.
 
+    `start_rpm`: the rotor still turns at that speed (in `direction`) when the spin starts, and
+    ramps from there to `rpm` (the same: left alone; more: pushed along); `stop` False: not
+    stopped at the end (the next spin starts with it turning).
+
     `theta_deg` is the angle of the index mark in the bowl frame, clockwise, unwrapped; it is
     monotonic over the spin (the croupier reverses the rotor only between spins).
     """
@@ -69,12 +73,17 @@ class Rotor:
 
     def __init__(self, theta0_deg: float, direction: int, rpm: float, duration: float, *,
                  ramp: float = 1.0, tau: float = 300.0, stop_at: float | None = None,
-                 stop_over: float = 4.0):
+                 stop_over: float = 4.0, start_rpm: float = 0.0, stop: bool = True):
         n = int(math.ceil(duration / self.STEP)) + 1
         t = np.arange(n) * self.STEP
         w = rpm / 60.0 * 360.0 * np.exp(-np.maximum(t - ramp, 0.0) / tau)   # deg/s
-        w *= np.clip(t / ramp, 0.0, 1.0)                                     # push by the croupier
-        w *= np.clip((duration - t) / ramp, 0.0, 1.0)                        # stopped before reversing
+        if start_rpm:                                                        # still turning: from there
+            w0 = start_rpm / 60.0 * 360.0
+            w = w0 + (w - w0) * np.clip(t / ramp, 0.0, 1.0)
+        else:
+            w *= np.clip(t / ramp, 0.0, 1.0)                                 # push by the croupier
+        if stop:
+            w *= np.clip((duration - t) / ramp, 0.0, 1.0)                    # stopped before reversing
         if stop_at is not None:                                              # fault: rotor stopping
             w *= np.clip(1.0 - (t - stop_at) / stop_over, 0.0, 1.0)
         theta = np.concatenate(([0.0], np.cumsum((w[1:] + w[:-1]) * 0.5 * self.STEP)))

@@ -2,13 +2,17 @@
 
 Each scenario is injected into one spin by the simulator; the truth file names it in `fault`.
 `EXPECTED` lists the reports that count as the controller having caught it: `void:<reason>` or
-`fault:<code>` (docs/events.md). Imperfections (jitter, a missed or spurious pulse, contact bounce)
+`fault:<code>` (docs/events.md). `rotor_not_actuated` and `rotor_pushed_same_way` break Article 53
+after a coup played: the spin before them is a valid one in every plan with a fault one spin in
+two or fewer. Imperfections (jitter, a missed or spurious pulse, contact bounce)
 are not scenarios: a spin with only imperfections stays valid.
 """
 
 SCENARIOS = {
     "same_direction": "ball launched the same way as the rotor",
     "rotor_not_reversed": "rotor turned the same way as the previous spin",
+    "rotor_not_actuated": "rotor left turning after the spin before, the ball launched again (nothing moved the rotor)",
+    "rotor_pushed_same_way": "rotor pushed the way it already turns after the spin before, without a stop (it speeds up)",
     "few_laps": "ball launched so weakly it makes fewer than 4 laps",
     "weak_throw": "ball thrown so weakly it makes 1.5-1.7 laps (one slow pass of the sensors, or two)",
     "launch_slow": "first lap slower than the launch limit (about 1.1-1.35 s)",
@@ -24,6 +28,8 @@ SCENARIOS = {
 EXPECTED = {
     "same_direction": ("void:same_direction",),
     "rotor_not_reversed": ("void:rotor_not_reversed",),
+    "rotor_not_actuated": ("void:rotor_not_actuated",),
+    "rotor_pushed_same_way": ("void:rotor_not_reversed",),
     "few_laps": ("void:few_laps", "void:launch_slow"),
     "weak_throw": ("void:few_laps", "void:launch_slow"),
     "launch_slow": ("void:launch_slow",),
@@ -35,6 +41,11 @@ EXPECTED = {
     "encoder_loss": ("fault:encoder_mismatch", "void:encoder_mismatch"),
     "power_cut": ("void:restart",),
 }
+
+
+# Scenarios where the croupier leaves the rotor turning at the end of the spin before: that spin
+# must know (`WheelSimulator.spin(..., then=...)`, or `spins(plan)`).
+KEEP_TURNING = ("rotor_not_actuated", "rotor_pushed_same_way")
 
 
 def parse_list(text: str) -> list[str]:

@@ -73,8 +73,8 @@ def run(args) -> int:
     header = dict(sim.header(), generator="cylindre simulate", seed=args.seed)
     try:
         with FeedWriter(args.feed, header) as w:
-            for s in plan(args.spins, scen, args.fault_every):
-                w.add(sim.spin(s))
+            for sp in sim.spins(plan(args.spins, scen, args.fault_every)):
+                w.add(sp)
     except OSError as exc:
         print("cylindre simulate: %s" % exc, file=sys.stderr)
         return 2

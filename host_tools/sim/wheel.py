@@ -17,7 +17,7 @@ from cylindre import feed as feedfmt
 from cylindre.spin.geometry import POCKETS, WHEEL_ORDER
 
 from .physics import BallTrack, Rotor
-from .scenarios import SCENARIOS
+from .scenarios import KEEP_TURNING, SCENARIOS
 
 PITCH = 360.0 / POCKETS
 
@@ -165,21 +165,42 @@ class WheelSimulator:
         self.theta = (n0 + 0.5) * 360.0 / self.cpr
         self.rotor_dir = 0
         self.count = 0
+        self.turning = None          # rpm the spin before left the rotor turning at, told `then`
+                                     # (0.0: it stopped of itself, rotor_stopping); None: not told
 
     # -- one spin ---------------------------------------------------------------------------------
-    def spin(self, scenario: str | None = None) -> Spin:
+    def spins(self, plan):
+        """The spins of a plan (a scenario or None each), each told the next one's."""
+        for i, sc in enumerate(plan):
+            yield self.spin(sc, then=plan[i + 1] if i + 1 < len(plan) else None)
+
+    def spin(self, scenario: str | None = None, then: str | None = None) -> Spin:
+        """One spin. `then`: the next spin's scenario; for one of KEEP_TURNING the croupier does
+        not stop the rotor at the end of this spin."""
         if scenario is not None and scenario not in SCENARIOS:
             raise ValueError("unknown scenario %r" % scenario)
+        if then is not None and then not in SCENARIOS:
+            raise ValueError("unknown scenario %r" % then)
+        if scenario in KEEP_TURNING and self.turning is None:
+            raise ValueError("%s: the spin before must leave the rotor turning: give it then=%r "
+                             "(or use spins(plan))" % (scenario, scenario))
         rng, W = self.rng, self.wheel
         self.count += 1
         if self.rotor_dir == 0:          # first spin: either way, unless told it must repeat
             self.rotor_dir = 1 if rng.random() < 0.5 else -1
         # Article 53, by actuation: the croupier stops the rotor after every spin and pushes it
-        # again, so every spin is an actuation, opposite to the previous one (played or void)
-        rotor_dir = self.rotor_dir if scenario == "rotor_not_reversed" else -self.rotor_dir
+        # again, so every spin is an actuation, opposite to the previous one (played or void);
+        # unless he leaves it turning (KEEP_TURNING), the way it turns
+        same = scenario == "rotor_not_reversed" or scenario in KEEP_TURNING
+        rotor_dir = self.rotor_dir if same else -self.rotor_dir
         ball_dir = rotor_dir if scenario == "same_direction" else -rotor_dir
         rpm = rng.uniform(*W["rotor_rpm"])
         tau = rng.uniform(*W["rotor_tau_s"])
+        start_rpm = 0.0
+        if scenario in KEEP_TURNING:
+            start_rpm = self.turning
+            # left alone it keeps its speed; pushed along, 2-8 rpm faster
+            rpm = start_rpm if scenario == "rotor_not_actuated" else start_rpm + rng.uniform(2.0, 8.0)
         t_launch = rng.uniform(2.0, 3.0)
         sp = W["spread"]
         a = W["decel"] * rng.uniform(1 - sp, 1 + sp)
@@ -224,8 +245,9 @@ class WheelSimulator:
             duration = t_drop + 5.0 + hold + 1.2
         else:                           # the croupier looks for the ball, then stops the rotor
             duration = track_end + rng.uniform(4.0, 10.0)
+        left_turning = then in KEEP_TURNING and stop_at is None
         rotor = Rotor(self.theta, rotor_dir, rpm, duration, tau=tau, stop_at=stop_at,
-                      stop_over=rng.uniform(2.0, 5.0))
+                      stop_over=rng.uniform(2.0, 5.0), start_rpm=start_rpm, stop=not left_turning)
 
         if track_end >= t_drop and scenario != "ball_off_wheel":
             sits, rest, landing = self._bounce(rotor, ball, ball_dir, rotor_dir, t_drop, phi_launch, wc)
@@ -289,6 +311,7 @@ class WheelSimulator:
         self.t0 += duration
         self.theta = float(rotor.theta_deg[-1])
         self.rotor_dir = rotor_dir
+        self.turning = None if then not in KEEP_TURNING else rotor.rpm_at(duration) if left_turning else 0.0
         return Spin(self.names, t_all, c_all, l_all, truth)
 
     def counted(self, played: bool) -> None:

@@ -102,7 +102,7 @@ def test_a_misspin_shows_flag_8_and_the_same_game_is_played_again():
 
 def test_every_void_reason_maps_to_one_hex_digit():
     expect = {"same_direction": "A", "no_result": "9", "ball_off_wheel": "9", "sensor_fault": "C",
-              "encoder_mismatch": "C", "few_laps": "8", "rotor_not_reversed": "8", "rotor_slow": "8",
+              "encoder_mismatch": "C", "few_laps": "8", "rotor_not_reversed": "8", "rotor_not_actuated": "8", "rotor_slow": "8",
               "launch_slow": "8", "void_button": "8", "restart": "8", "outbox_full": "8",
               "table_closed": "8"}
     for reason in expect:

@@ -36,12 +36,13 @@ def _run(w, ctl, t_end, at=None, step=1, tick_us=10000):
 
 
 def _both(build, t_end, step, stuck_us=1000000):
-    """The events of the same wheel run from boot and with the origin moved at every idle tick."""
-    w, ctl, log = make(board(status_us=5000000, stuck_us=stuck_us))
+    """The events of the same wheel run from boot and with the origin moved at every idle tick.
+    The kit's rotor never stops between coups: Article 53 reported only, so every coup plays."""
+    w, ctl, log = make(board(status_us=5000000, stuck_us=stuck_us, void_rotor_not_reversed=0))
     ctl.boot(0)
     build(w)
     _run(w, ctl, t_end)
-    w2, ctl2, log2 = make(board(status_us=5000000, stuck_us=stuck_us))
+    w2, ctl2, log2 = make(board(status_us=5000000, stuck_us=stuck_us, void_rotor_not_reversed=0))
     ctl2.boot(0)
     build(w2)
     moves = _run(w2, ctl2, t_end, at=1, step=step)

@@ -34,7 +34,7 @@ LEARN_LEFT_LAPS = 1.0   # a voided spin's ball teaches the drop only if it left 
                         # many laps before the model's drop (not a ball taken by hand)
 # Voids that leave the ball to run its course on the track: its drop is the wheel's physics all
 # the same, and teaches the critical lap period (spin/droplearn.py) as a played spin's does.
-BALL_RAN = ("rotor_not_reversed", "same_direction", "launch_slow", "rotor_slow",
+BALL_RAN = ("rotor_not_reversed", "rotor_not_actuated", "same_direction", "launch_slow", "rotor_slow",
             "encoder_mismatch", "outbox_full", "sensor_fault", "restart")
 
 # Tuning ratios (integer arithmetic, x10 or x100: tenths or hundredths).
@@ -81,10 +81,12 @@ class Controller:
         # to the host, which keys the wheel's spin numbers by it (docs/protocol.md, WELCOME)
         self.count_epoch = None
         # Article 53 by actuation: the rotor keeps the ways of its latest actuation and of the
-        # one before (Rotor.act_dir, Rotor.prev_dir); they are kept in flash (dir, pdir) and
-        # given back to the rotor at boot. `saved_act`: the actuation last written to flash.
+        # one before (Rotor.act_dir, Rotor.prev_dir) and whether a coup was played under the
+        # latest (Rotor.used); they are kept in flash (dir, pdir, used) and given back to the
+        # rotor at boot. `saved_act`: the actuation last written to flash.
         self.last_dir = 0
         self.prev_dir = 0
+        self.used = False
         self.saved_act = 0
         self.last_number = None
         self.voided = -1            # the last spin voided: none of its pockets is ever a result
@@ -105,7 +107,7 @@ class Controller:
         old = getattr(self, "rotor", None)
         self.rotor = Rotor(s["cpr"], s["index_tolerance"])
         if old is not None:             # settings changed between spins: the same motion
-            self.rotor.seed(old.act_dir, old.prev_dir, True)
+            self.rotor.seed(old.act_dir, old.prev_dir, True, old.used)
         self.ball = Ball(s["ball_sensors_deg"], s["launch_max_lap_us"])
         self.pockets = Pockets(s["pocket_sensors_deg"], s["index_offset_deg"], s["cpr"],
                                s["pocket_min_us"])
@@ -141,6 +143,7 @@ class Controller:
                                     # its first pocket sighting narrows it (_narrow_drop)
         self.rotor_dir = 0
         self.ball_dir = 0
+        self.act = -1               # the rotor's actuation this spin was launched under
         self.void_reason = None     # why this spin was voided (None: not voided)
 
     # ---- the API --------------------------------------------------------------------------
@@ -157,6 +160,7 @@ class Controller:
             self.spin = _int(rec.get("spin"), 0)
             self.last_dir = _int(rec.get("dir"), 0)
             self.prev_dir = _int(rec.get("pdir"), 0)
+            self.used = rec.get("used") is True
             self.last_number = rec.get("last")
             h = rec.get("hist")
             if isinstance(h, list):
@@ -178,7 +182,7 @@ class Controller:
             self._fault("watchdog_reset", "the watchdog restarted the controller", None)
         # The rotor found turning at boot is the actuation of the spin the restart cut (the
         # croupier may relaunch without touching it); otherwise it counts as a new one.
-        self.rotor.seed(self.last_dir, self.prev_dir, interrupted is not None)
+        self.rotor.seed(self.last_dir, self.prev_dir, interrupted is not None, self.used)
         self.saved_act = 0
         if interrupted is not None:
             self.voided = interrupted
@@ -472,10 +476,11 @@ class Controller:
         self.pockets.clear()
         self.rotor_dir = r.dir
         self.ball_dir = b.direction()
+        self.act = r.act
         violations = []
-        rule = self._actuated()
-        if rule and self.rotor_dir == rule:
-            violations.append("rotor_not_reversed")
+        a53 = self._article53()
+        if a53:
+            violations.append(a53)
         if self.ball_dir and self.ball_dir == self.rotor_dir:
             violations.append("same_direction")
         self.emit({"ev": "launch", "t": t, "spin": self.spin, "ball_dir": self.ball_dir,
@@ -505,9 +510,11 @@ class Controller:
             if self.health.set(1 + j, SILENT):
                 self._fault("sensor_silent", "no direction: only one ball sensor saw the ball", name)
             return self._void("sensor_fault", "ball direction unknown: %s silent" % name)
-        if "rotor_not_reversed" in violations and s["void_rotor_not_reversed"]:
-            return self._void("rotor_not_reversed", "rotor turns %d as in the previous spin"
-                              % self.rotor_dir)
+        if a53 and s["void_rotor_not_reversed"]:
+            if a53 == "rotor_not_actuated":
+                return self._void(a53, "the rotor turns %d under the actuation of a coup already "
+                                  "played: it was not actuated again" % self.rotor_dir)
+            return self._void(a53, "rotor actuated %d as the actuation before" % self.rotor_dir)
         if "same_direction" in violations and s["void_same_direction"]:
             return self._void("same_direction", "ball and rotor both turn %d" % self.ball_dir)
 
@@ -524,16 +531,25 @@ class Controller:
             return None
         return number_at(deg, self.s["index_offset_deg"], since, self.s["cpr"])
 
-    def _actuated(self):
+    def _article53(self):
         """Article 53 ("actionner chaque fois le cylindre dans un sens opposé au précédent"), read
-        by actuation: at a launch, the way the rotor must not turn (0: no rule): the way of the
-        rotor's actuation before the one it turns under, launched, voided or missed. A relaunch
-        under the same actuation (the ball taken back, the rotor still turning) is held to the
-        same rule. Remembered in flash across a power cut."""
+        by actuation, at a launch: None, or the violation. Every coup played to a result has an
+        actuation of its own: a launch under the actuation of a coup already played is
+        `rotor_not_actuated`. Each actuation turns opposite to the one before it (launched,
+        voided or missed; a push the same way without a stop is one): else `rotor_not_reversed`.
+        A relaunch under a voided coup's actuation (the ball taken back, the rotor still
+        turning) is held to that coup's rule. Remembered in flash across a power cut."""
         r = self.rotor
-        if not self.rotor_dir:
-            return 0
-        return r.prev_dir if self.rotor_dir == r.act_dir else r.act_dir
+        d = self.rotor_dir
+        if not d:
+            return None
+        if d == r.act_dir:
+            if r.used:
+                return "rotor_not_actuated"
+            rule = r.prev_dir
+        else:
+            rule = r.act_dir        # turning the other way, not yet counted (below 3 rpm)
+        return "rotor_not_reversed" if rule and d == rule else None
 
     def _predict(self, t):
         b = self.ball
@@ -720,6 +736,8 @@ class Controller:
         if len(self.hist) > HISTORY:
             self.hist.pop(0)
         self.phase = RESULT
+        if self.act == self.rotor.act:
+            self.rotor.used = True      # this actuation has had its coup
         self._save(None)
 
     def _unseen(self, when):
@@ -805,7 +823,9 @@ class Controller:
     def _save(self, in_spin):
         self.last_dir = self.rotor.act_dir
         self.prev_dir = self.rotor.prev_dir
-        rec = {"v": 1, "spin": self.spin, "dir": self.last_dir, "pdir": self.prev_dir, "in_spin": in_spin,
+        self.used = self.rotor.used
+        rec = {"v": 1, "spin": self.spin, "dir": self.last_dir, "pdir": self.prev_dir,
+               "used": self.used, "in_spin": in_spin,
                "last": self.last_number, "hist": self.hist, "drop_us": self.drop_us,
                "drop_iv": self.learner.record(), "epoch": self.count_epoch}
         if self.store is None:

@@ -11,6 +11,10 @@ _SAMPLES = 11          # one count sample every 100 ms: a 1 s speed window
 _SAMPLE_US = 100000
 REST_RPM_X10 = 30      # below 3 rpm over the last 200 ms the rotor stopped (a push then is an
                        # actuation): a croupier's stop-and-push dips that low for a moment only
+PUSH_MIN_X10 = 10      # the rotor sped up by 1 rpm and 1/32 of its speed without stopping: pushed
+PUSH_FRAC = 32         # the same way (friction only slows it; two lost quadrature cycles in the
+                       # 1 s window move the speed by 0.47 rpm on a 1024-count encoder)
+_RISE_US = 2500000     # a croupier's push shows as a rise through the 1 s window for at most this
 
 
 class Rotor:
@@ -33,23 +37,32 @@ class Rotor:
         self.dir = 0
         self.start_count = None    # first count seen: judges a silent index before any index
         # Actuations (Article 53: each actuation of the rotor opposite to the previous one): the
-        # rotor started from rest or turning the other way. `act` counts them since boot,
-        # `act_dir` is the latest's way and `prev_dir` the way of the one before it, whether a
-        # launch followed them or not (a throw the sensors missed must not shift the rule).
-        # A push the same way without a stop is not counted: over a 1 s speed window it cannot
-        # be told reliably from the end of the croupier's first push.
+        # rotor started from rest, turning the other way, or sped up (pushed the same way: a
+        # forbidden actuation). `act` counts them since boot, `act_dir` is the latest's way and
+        # `prev_dir` the way of the one before it, whether a launch followed them or not (a
+        # throw the sensors missed must not shift the rule); `used`: a coup was played to a
+        # result under the latest (the controller sets it), so no other coup may be.
         self.act = 0
         self.act_dir = 0
         self.prev_dir = 0
+        self.used = False
+        # The speed since the latest actuation (counted at `_act_t`): still rising through the
+        # 1 s window (`_low` -1, `_peak` the highest) until it falls or _RISE_US pass, then the
+        # lowest since: a rise over that is a push.
+        self._peak = 0
+        self._low = -1
+        self._act_t = 0
         self._resting = False
         self._boot = True           # the first full speed window is still to come
         self._continues = False     # the motion found at boot is the remembered actuation
 
-    def seed(self, last, prev, continues):
-        """The actuations remembered in flash: the latest's way and the one before. `continues`:
-        a spin was cut by the restart, so a rotor found turning that way is still its actuation."""
+    def seed(self, last, prev, continues, used=False):
+        """The actuations remembered in flash: the latest's way and the one before, and whether
+        a coup was played under the latest. `continues`: a spin was cut by the restart, so a
+        rotor found turning that way is still its actuation."""
         self.act_dir = last
         self.prev_dir = prev
+        self.used = bool(used)
         self._continues = continues
 
     def sample(self, t, count):
@@ -86,24 +99,47 @@ class Rotor:
             if ms2 > 0 and (d2 if d2 >= 0 else -d2) * 600000 // (self.cpr * ms2) < REST_RPM_X10:
                 self._resting = True
         if self._n == _SAMPLES:
-            self._actuation()
+            self._actuation(t)
 
-    def _actuation(self):
-        """Count an actuation: started from rest, or turning the other way. A rotor found
-        turning at boot is a new actuation unless it continues the spin the restart cut (the
-        controller cannot tell a push made while it was off: the safe reading)."""
-        if self.rpm_x10 < REST_RPM_X10 or self.dir == 0:
+    def _actuation(self, t):
+        """Count an actuation: started from rest, turning the other way, or sped up. A rotor
+        found turning at boot is a new actuation unless it continues the spin the restart cut
+        (the controller cannot tell a push made while it was off: the safe reading)."""
+        rpm = self.rpm_x10
+        if rpm < REST_RPM_X10 or self.dir == 0:
             self._resting = True
             return
         boot = self._boot
         self._boot = False
         if boot and not self._resting and self._continues and self.dir == self.act_dir:
+            self._peak = rpm
+            self._low = -1
+            self._act_t = t
             return
         if boot or self._resting or self.dir != self.act_dir:
-            self.act += 1
-            self.prev_dir = self.act_dir
-            self.act_dir = self.dir
-            self._resting = False
+            self._actuated(t)
+            return
+        low = self._low
+        if low < 0:
+            # the push still shows as a rise through the 1 s window: one actuation until it falls
+            if rpm < self._peak or t - self._act_t >= _RISE_US:
+                self._low = rpm
+            else:
+                self._peak = rpm
+        elif rpm < low:
+            self._low = rpm
+        elif rpm - low >= PUSH_MIN_X10 and rpm - low >= low // PUSH_FRAC:
+            self._actuated(t)               # pushed the same way without a stop
+
+    def _actuated(self, t):
+        self.act += 1
+        self.prev_dir = self.act_dir
+        self.act_dir = self.dir
+        self.used = False
+        self._resting = False
+        self._peak = self.rpm_x10
+        self._low = -1
+        self._act_t = t
 
     def rebase(self, d):
         """The time origin moved forward by d us (spin/origin.py): the samples' times with it."""
@@ -112,6 +148,7 @@ class Rotor:
             st[i] = back(st[i], d)
         if self.z_t is not None:
             self.z_t = back(self.z_t, d)
+        self._act_t = back(self._act_t, d)
 
     def due(self):
         """Controller time of the next speed sample (the Pico's main loop wakes for it)."""

@@ -1,0 +1,196 @@
+"""The floor service assembled: store, tokens and audit, tiles, alerts, the NATS link and the
+commands, and a watch thread that escalates alerts and turns the gaming day over.
+
+The imperative shell around the functional pieces: `FloorService.build(...)` opens everything,
+`start()` connects to the broker and starts ingesting, `stop()` ends it cleanly.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from .access import Access
+from .alerts import Alerts
+from .gamingday import GamingDay
+from .ingest import Link
+from .store import Store
+from .tiles import Tiles
+
+LAG_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
+
+
+class Metrics:
+    def __init__(self):
+        r = self.registry = CollectorRegistry(auto_describe=True)
+        self.stored = Counter("cylindre_floor_events", "events stored at the floor, by kind", ["kind"], registry=r)
+        self.dupes = Counter("cylindre_floor_duplicates", "events delivered again and not stored twice", registry=r)
+        self.rejects = Counter("cylindre_floor_rejects", "messages that were no valid envelope (kept in rejects)", registry=r)
+        self.lag = Histogram("cylindre_floor_ingest_lag_seconds", "a journaled event's time at its table to its "
+                             "commit in the floor's store", buckets=LAG_BUCKETS, registry=r)
+        self.broker = Gauge("cylindre_floor_broker_up", "1 while the floor is connected to the broker", registry=r)
+        self.tables = Gauge("cylindre_floor_tables", "tables known to the floor", registry=r)
+        self.open_alerts = Gauge("cylindre_floor_open_alerts", "alerts not acknowledged", registry=r)
+
+
+class FloorService:
+    def __init__(self, store, access, alerts, tiles, gday, link_url, command_key=None, layout=None,
+                 escalate_every_s=2.0, connect=None, stats_days=30, stats_every_s=600.0):
+        self.store, self.access, self.alerts, self.tiles, self.gday = store, access, alerts, tiles, gday
+        self.layout = layout or {}
+        self.metrics = Metrics()
+        self.sites: dict[str, str] = {}
+        self.lock = threading.RLock()
+        self.version = 0                      # bumped on every change the page shows
+        self._seen = (0, 0)
+        self.link = Link(link_url, store, on_batch=self._on_batch, on_state=self._on_state, on_link=self._on_link,
+                         connect=connect)
+        self.command_key = command_key
+        self.commands = None
+        if command_key is not None:
+            from .commands import Commands
+            self.commands = Commands(store, access, self.link, command_key, self.sites)
+        self._stop = threading.Event()
+        self._every = escalate_every_s
+        self._watch = threading.Thread(target=self._watch_loop, name="floor-watch", daemon=True)
+        self.stats_days, self.stats_every = stats_days, stats_every_s
+        self._stats = None                    # the last per-wheel statistics, with when and how long
+        self._stats_wake = threading.Event()
+        self._stats_thread = threading.Thread(target=self._stats_loop, name="floor-stats", daemon=True)
+        self.started_at = time.time()
+
+    @classmethod
+    def build(cls, db: str, nats_url: str, command_key=None, layout=None, day_start="06:00", tz="Europe/Paris",
+              escalate_after_s=300.0, connect=None, stats_days=30, stats_every_s=600.0):
+        store = Store(db)
+        access = Access(store)
+        gday = GamingDay(day_start, tz)
+        now = time.time()
+        tiles = Tiles(layout, gday.bounds(gday.of(now))[0])
+        svc = cls(store, access, Alerts(store, access, escalate_after_s), tiles, gday, nats_url, command_key, layout,
+                  connect=connect, stats_days=stats_days, stats_every_s=stats_every_s)
+        svc._seed(now)
+        return svc
+
+    def _seed(self, now):
+        """Tiles from the store: the last state of each table, then today's events in order."""
+        for table, row in self.store.tables().items():
+            self.sites[table] = row["site"]
+            self.tiles.state(row["site"], table, row["state"], row["heard_at"])
+        since = self.tiles.day_start
+        for e in self.store.events(kinds=("result", "void", "settlement", "table"), since=min(since, now - 3600)):
+            self.tiles.apply(e)
+            self.sites[e["table"]] = e["site"]
+        self.metrics.tables.set(len(self.tiles.tiles))
+
+    # -- the link's callbacks (its thread) ------------------------------------------------------
+    def _on_batch(self, fresh, beats):
+        now = time.time()
+        with self.lock:
+            for e in fresh:
+                self.sites[e["table"]] = e["site"]
+                self.tiles.apply(e)
+                self.metrics.stored.labels(e["kind"]).inc()
+                if e["kind"] in ("result", "void", "settlement"):
+                    self.metrics.lag.observe(max(0.0, now - float(e["at"])))
+            for b in beats:
+                self.sites[b["table"]] = b["site"]
+                self.tiles.apply(b)
+            self.metrics.tables.set(len(self.tiles.tiles))
+            d, r = self.link.duplicates, self.link.rejected           # the link counts; add what is new
+            self.metrics.dupes.inc(d - self._seen[0])
+            self.metrics.rejects.inc(r - self._seen[1])
+            self._seen = (d, r)
+            if fresh or beats:
+                self.version += 1
+
+    def _on_state(self, site, table, st, at):
+        with self.lock:
+            self.sites[table] = site
+            self.tiles.state(site, table, st, at)
+            self.version += 1
+
+    def _on_link(self, up, why):
+        self.metrics.broker.set(1 if up else 0)
+        with self.lock:
+            self.version += 1
+
+    # -- the watch ------------------------------------------------------------------------------
+    def _watch_loop(self):
+        while not self._stop.wait(self._every):
+            self.tick(time.time())
+
+    def tick(self, now):
+        """Escalate the alerts left too long; start the new gaming day's totals at its turn."""
+        try:
+            if self.alerts.escalate(now):
+                with self.lock:
+                    self.version += 1
+            start = self.gday.bounds(self.gday.of(now))[0]
+            if start > self.tiles.day_start:
+                with self.lock:
+                    self.tiles.new_day(start)
+                    self.version += 1
+            self.metrics.open_alerts.set(sum(self.alerts.open_counts().values()))
+        except Exception:                        # noqa: BLE001 - a busy store: next tick
+            pass
+
+    def _stats_loop(self):
+        """The per-wheel statistics, recomputed in the background: over a month of a big floor they
+        take minutes of pure Python, which no request should wait for."""
+        from .wheelstats import floor_stats
+        while not self._stop.is_set():
+            t0 = time.time()
+            try:
+                ev = self.store.events(kinds=("result", "void"), since=t0 - self.stats_days * 86400)
+                out = floor_stats(ev)
+                out.update(computed_at=time.time(), compute_s=round(time.time() - t0, 2), days=self.stats_days)
+                self._stats = out
+            except Exception:                        # noqa: BLE001 - a busy or closing store: next round
+                pass
+            self._stats_wake.wait(self.stats_every)
+            self._stats_wake.clear()
+
+    def wheel_stats(self):
+        return self._stats
+
+    def refresh_stats(self):
+        """Recompute now (the page's "recalculer", tests)."""
+        self._stats_wake.set()
+
+    def start(self):
+        self.link.start()
+        self._watch.start()
+        self._stats_thread.start()
+        return self
+
+    def stop(self):
+        self._stop.set()
+        self._stats_wake.set()
+        self.link.stop()
+        for t in (self._watch, self._stats_thread):
+            if t.is_alive():
+                t.join(5)
+        self.store.close()
+
+    def health(self) -> dict:
+        link = self.link
+        return {"status": "ok" if link.connected and link.store_error is None else "degraded",
+                "store_error": link.store_error,
+                "broker": "connected" if link.connected else
+                f"unreachable since {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(link.down_since or time.time()))}",
+                "tables": len(self.tiles.tiles), "stored": link.stored, "duplicates": link.duplicates,
+                "rejected": link.rejected, "store": "postgresql" if self.store.pg else "sqlite"}
+
+    def snapshot(self) -> dict:
+        now = time.time()
+        counts = self.alerts.open_counts()
+        with self.lock:
+            tiles = self.tiles.views(counts, now)
+            version = self.version
+        return {"version": version, "now": now, "day": self.gday.of(now).isoformat(), "tiles": tiles,
+                "broker": self.health()["broker"], "alerts": self.alerts.list(limit=200),
+                "pending": self.commands.pending() if self.commands else [],
+                "commands": self.commands is not None}
