@@ -42,13 +42,14 @@ def machine() -> dict:
 
 
 def commit() -> str | None:
-    """The checkout's commit, '+changes' when the work tree differs from it."""
+    """The checkout's commit, '+changes' when the work tree differs from it (this page aside)."""
     try:
         head = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], capture_output=True, text=True, timeout=10)
         if head.returncode:
             return None
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
-                               text=True, timeout=10).stdout.strip()
+        # the page itself is rewritten after every part: its own change is not the code's
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                ":(exclude)" + PAGE.as_posix()], capture_output=True, text=True, timeout=10).stdout.strip()
         return head.stdout.strip() + (" +changes" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         return None
