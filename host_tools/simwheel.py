@@ -139,6 +139,7 @@ class SimulatedBoard:
         self.cuts = {}
         self.power_cuts = 0
         self.need_host = False        # True: the croupier waits for a host session after a boot
+        self.launch_when = None       # a test's condition for the croupier to launch (e.g. bets are on)
         self._cut_at = None           # clock() time of a pending cut
         self._mute = False            # nothing leaves the board (the frame dies with the power)
         self._deaf = False            # nothing reaches the board (the host's ack comes too late)
@@ -210,7 +211,8 @@ class SimulatedBoard:
 
     def ready(self):
         ctl = self.replay.ctl
-        return ctl.table_open and ctl.accepting and (self.link.in_session or not self.need_host)
+        return ctl.table_open and ctl.accepting and (self.link.in_session or not self.need_host) \
+            and (self.launch_when is None or self.launch_when())
 
     def run_spin(self, scenario=None):
         spin = self.sim.spin(scenario)
@@ -246,6 +248,8 @@ class SimulatedBoard:
                 self.idle(0.05)
                 continue
             self.idle(self.pause)
+            if not self.ready():
+                continue            # the table changed its mind during the pause
             scenario = None
             if self.void_rate and self.rng.random() < self.void_rate:
                 scenario = self.rng.choice(VOID_SCENARIOS)

@@ -146,17 +146,19 @@ def test_an_alert_goes_on_the_stream_and_the_metrics_and_a_chef_acknowledges_it_
 def test_the_watch_checks_at_each_game_end_and_a_silent_link_raises_link_down(tmp_path):
     t = Host(tmp_path / "j.sqlite", conf={"alerts": {"run_length": 3, "every_s": 60, "link_down_s": 1}})
     pit = t.app.state.pit
+    now = [time.time()]
+    pit.clock = lambda: now[0]                      # the watch's own clock: the link's silence, not the machine's load
     try:
-        pit.started = time.time() - 0.5                 # the daemon started; the wheel never heard (NoPort)
+        pit.started = now[0] - 0.5                  # the daemon started; the wheel never heard (NoPort)
         pit.start()
         _reds(t, 1, 3)                                  # the third red's settlement wakes the watch
-        end = time.monotonic() + 5
+        end = time.monotonic() + 10
         while time.monotonic() < end and not pit.store.list():
             time.sleep(0.02)
         assert [a["code"] for a in pit.store.list()] == ["run_length"]      # not link_down: heard 0.5 s ago
-        time.sleep(0.6)
+        now[0] += 0.6                                                       # silent for 1.1 s now
         t.feed.spin(4, 2)                                                   # noir: the run ends
-        end = time.monotonic() + 5                  # the watch wakes at the launch, again at the result
+        end = time.monotonic() + 10                 # the watch wakes at the launch, again at the result
         while time.monotonic() < end and not (len(pit.store.list()) == 2 and pit.store.list()[1]["cleared_at"]):
             time.sleep(0.02)
         link, run = pit.store.list()

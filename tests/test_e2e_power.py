@@ -27,9 +27,20 @@ def _bettor(rig, stop):
         time.sleep(0.03)
 
 
+def _bets_on(rig):
+    """The croupier launches once the players' bets are on the table (a condition, not a race
+    between the bettor and the croupier on a busy machine)."""
+    try:
+        st, s = rig.api("GET", "/state", timeout=1)
+        return st == 200 and s["table"]["bets_on_table"] > 0
+    except Exception:
+        return False
+
+
 def _play(rig, spins, cuts):
     rig.board.cuts = cuts
     rig.board.need_host = True      # after a cut, the next spin waits for the daemon's new session
+    rig.board.launch_when = lambda: _bets_on(rig)
     stop = threading.Event()
     t = threading.Thread(target=_bettor, args=(rig, stop), daemon=True)
     rig.start_daemon()

@@ -19,16 +19,15 @@ from floorkit import Background, FloorProc, wait
 
 
 def journal_vs_store(fleet, store):
-    rows = store.query("SELECT table_id, event_id FROM events")
     stored = {}
-    for t, e in rows:
-        stored[(t, e)] = stored.get((t, e), 0) + 1
-    sent = {(t.table, ev[0]) for t in fleet.tables for ev in t.journal}
+    for k in store.query("SELECT table_id, journal, event_id FROM events"):
+        stored[tuple(k)] = stored.get(tuple(k), 0) + 1
+    sent = set().union(*(t.keys() for t in fleet.tables))
     lost = sent - set(stored)
     doubled = sum(n - 1 for n in stored.values())
     spins = {}
-    for (t, body) in store.query("SELECT table_id, body FROM events WHERE kind='result'"):
-        k = (t, json.loads(body)["spin"])
+    for (t, j, body) in store.query("SELECT table_id, journal, body FROM events WHERE kind='result'"):
+        k = (t, j, json.loads(body)["spin"])
         spins[k] = spins.get(k, 0) + 1
     return lost, doubled, sum(n - 1 for n in spins.values()), set(stored) - sent
 

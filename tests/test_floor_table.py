@@ -47,7 +47,7 @@ async def stream_events(url, table="T1"):
         env = E.parse(m.data)
         assert E.parse_subject(m.subject) == (env["site"], env["table"], env["kind"])
         if env["table"] == table and env["kind"] != "heartbeat":
-            assert m.headers[E.MSG_ID] == E.msg_id(table, env["event_id"])
+            assert m.headers[E.MSG_ID] == E.msg_id(table, env["event_id"], env["journal"])
             out.append((env["event_id"], env["kind"], env))
     await nc.close()
     return out

@@ -24,16 +24,19 @@ def test_subjects_and_tokens():
         with pytest.raises(E.EnvelopeError):
             E.parse_subject(bad)
     assert S.kv_key("PARIS", "T1") == "PARIS.T1"
+    assert E.msg_id("T1", 42, "0123456789abcdef") == "T1:0123456789abcdef:42"
     assert E.msg_id("T1", 42) == "T1:42" and E.heartbeat_msg_id("T1", 1700000000123) == "T1:hb:1700000000123"
 
 
 def test_envelope_round_trip_and_refusals():
-    raw = E.build("S", "T1", "PICO-1", 7, "result", 1.5, {"spin": 3, "number": 17})
+    raw = E.build("S", "T1", "PICO-1", 7, "result", 1.5, {"spin": 3, "number": 17}, "0123456789abcdef")
     env = E.parse(raw)
-    assert env == {"v": 1, "site": "S", "table": "T1", "serial": "PICO-1", "event_id": 7, "kind": "result",
-                   "at": 1.5, "body": {"spin": 3, "number": 17}}
+    assert env == {"v": 1, "site": "S", "table": "T1", "serial": "PICO-1", "journal": "0123456789abcdef",
+                   "event_id": 7, "kind": "result", "at": 1.5, "body": {"spin": 3, "number": 17}}
     good = json.loads(raw)
-    for field, value in (("v", 2), ("event_id", -1), ("event_id", True), ("event_id", "7"), ("kind", "x"),
+    older = {k: v for k, v in good.items() if k != "journal"}      # a table from before journal identities
+    assert E.parse(json.dumps(older))["journal"] == ""
+    for field, value in (("v", 2), ("journal", "a:b"), ("journal", 7), ("journal", "x" * 33), ("event_id", -1), ("event_id", True), ("event_id", "7"), ("kind", "x"),
                          ("at", "now"), ("body", []), ("serial", ""), ("table", "a.b")):
         with pytest.raises(E.EnvelopeError):
             E.parse(json.dumps({**good, field: value}))

@@ -20,8 +20,10 @@ Phases (one broker, one floor, one fleet):
   crash    the floor SIGKILLed mid-ingest and started again; catch-up time;
   cut      `--cut-tables` tables reach the broker through a relay that is cut `--cut-s` (their
            connections dropped, new ones refused) and mended;
-  drain    the tables stop; every table's journal is counted against the floor's store: lost,
-           doubled (rows for one (table, event id), results for one (table, spin));
+  renew    `--renew-tables` tables start again on a new, empty journal (event ids from 1 again,
+           a new journal identity) and play on;
+  drain    the tables stop; every table's journals are counted against the floor's store: lost,
+           doubled (rows for one (table, journal, event id), results for one (table, journal, spin));
   largest  `--scale` table counts, each on a fresh broker and floor for `--scale-seconds`: the
            largest floor whose p99 stays within the goal and whose ingest keeps up.
 Prints the figures and writes bench/out/floor.json; `markdown(figures)` renders them.
@@ -56,6 +58,8 @@ def add_arguments(p):
     p.add_argument("--outage-s", type=float, default=60.0, help="broker outage, seconds (default 60; 0 skips)")
     p.add_argument("--cut-tables", type=int, default=10, help="tables behind the relay that is cut (default 10)")
     p.add_argument("--cut-s", type=float, default=15.0, help="network cut, seconds (default 15; 0 skips)")
+    p.add_argument("--renew-tables", type=int, default=5, help="tables started again on a new, empty journal "
+                   "before the drain (default 5; 0 skips)")
     p.add_argument("--no-crash", action="store_true", help="skip the floor's SIGKILL")
     p.add_argument("--conns", type=int, default=50, help="NATS connections the tables share (default 50)")
     p.add_argument("--scale", default="2000,3000,4000", help="table counts for the largest floor (default "
@@ -176,21 +180,21 @@ class Reader:
 
     def keys(self) -> dict:
         out = {}
-        for t, e in self._c().execute("SELECT table_id, event_id FROM events"):
-            out[(t, e)] = out.get((t, e), 0) + 1
+        for k in self._c().execute("SELECT table_id, journal, event_id FROM events"):
+            out[k] = out.get(k, 0) + 1
         return out
 
     def spins_doubled(self) -> int:
         seen = {}
-        for t, body in self._c().execute("SELECT table_id, body FROM events WHERE kind='result'"):
-            k = (t, json.loads(body)["spin"])
+        for t, j, body in self._c().execute("SELECT table_id, journal, body FROM events WHERE kind='result'"):
+            k = (t, j, json.loads(body)["spin"])
             seen[k] = seen.get(k, 0) + 1
         return sum(n - 1 for n in seen.values())
 
     def stored_before(self, fleet, t_cut) -> tuple[int, int]:
         """(events journaled before t_cut, how many of them the store holds)."""
-        want = {(t.table, ev[0]) for t in fleet.tables for ev in t.journal if ev[2] < t_cut}
-        have = {(r[0], r[1]) for r in self._c().execute("SELECT table_id, event_id FROM events WHERE at < ?", (t_cut,))}
+        want = {(t.table, t.journal_id, ev[0]) for t in fleet.tables for ev in t.journal if ev[2] < t_cut}
+        have = set(self._c().execute("SELECT table_id, journal, event_id FROM events WHERE at < ?", (t_cut,)))
         return len(want), len(want & have)
 
     def close(self):
@@ -328,12 +332,22 @@ def run(args) -> int:
             print(f"[floor] network cut of {args.cut_tables} tables for {args.cut_s:g} s: {cut_backlog} events waiting, "
                   f"all acknowledged {catch:.1f} s after the mend" if catch is not None else "[floor] cut: NOT resent",
                   flush=True)
+        if args.renew_tables > 0:
+            renewed = rig.fleet.tables[-args.renew_tables:]
+            for t in renewed:
+                t.renew_asked = True
+            ok = wait_until(lambda: all(t.past and t.journal and t.cursor == len(t.journal) for t in renewed), 120)
+            figures["renew"] = {"tables": len(renewed), "events_on_new_journals": sum(len(t.journal) for t in renewed),
+                                "published": ok is not None}
+            print(f"[floor] {len(renewed)} tables started again on a new, empty journal: "
+                  f"{figures['renew']['events_on_new_journals']} events journaled there "
+                  + ("and acknowledged" if ok is not None else "NOT all acknowledged"), flush=True)
         rig.fleet.producing = False
         drained = wait_until(lambda: rig.fleet.backlog() == 0, 300)
         total = rig.fleet.total()
         stored = wait_until(lambda: rig.reader.count() >= total, 300)
         keys = rig.reader.keys()
-        sent = {(t.table, ev[0]) for t in rig.fleet.tables for ev in t.journal}
+        sent = set().union(*(t.keys() for t in rig.fleet.tables))
         figures["integrity"] = {"journaled": total, "stored": len(keys), "lost": len(sent - set(keys)),
                                 "doubled_rows": sum(n - 1 for n in keys.values()),
                                 "doubled_results": rig.reader.spins_doubled(),
@@ -424,6 +438,10 @@ def markdown(figures: dict) -> str:
         c = f["cut"]
         lines.append(f"| network cut, {c['tables']} tables, {c['seconds']:g} s | {c['backlog_at_mend']} events waiting, "
                      f"all acknowledged {c['resent_s']} s after the mend |")
+    if "renew" in f:
+        r = f["renew"]
+        lines.append(f"| {r['tables']} tables started again on a new, empty journal | {r['events_on_new_journals']} "
+                     f"events journaled there, {'all' if r['published'] else 'NOT all'} acknowledged (counted below) |")
     i = f["integrity"]
     lines.append(f"| every journal against the store | {i['journaled']} journaled, {i['lost']} lost, "
                  f"{i['doubled_rows'] + i['doubled_results']} doubled |")

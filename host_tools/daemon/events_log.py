@@ -11,7 +11,8 @@ Status events (the wheel's heartbeat, twice a second) are a live gauge: sent onl
 ask for them, never journaled, and without an id, so they never move a client's resume point.
 The oldest rows beyond `KEEP` are pruned, never one the casino floor has not yet acknowledged
 when the table publishes to a floor (`hold_for_floor`: the rows above `meta('floor_cursor')`, the
-floor's outbox, floor_publisher.py). Two kinds are journaled for the floor only and never sent
+floor's outbox, floor_publisher.py). Each opening of the journal gives the events from then on a
+new identity on the floor (journal_identity.py). Two kinds are journaled for the floor only and never sent
 to a display: `audit` (every audit row, audit.py) and `table` (open/close, limits, croupier).
 """
 
@@ -22,6 +23,8 @@ import json
 import queue
 import threading
 import time
+
+from . import journal_identity
 
 EPHEMERAL = frozenset({"status"})
 KINDS = ("announce", "bet", "cancel", "settlement", "wheel", "link", "alert", "status")
@@ -55,6 +58,7 @@ class EventLog:
         self.hold_for_floor = False             # pruning keeps the rows the floor has not acknowledged
         with self.j.tx() as db:
             db.execute(SCHEMA)
+            self.journal_id = journal_identity.open_journal(db, clock)   # this opening's identity
 
     # -- publishing ------------------------------------------------------------------------------
     def publish(self, kind, body):
@@ -166,6 +170,11 @@ class EventLog:
     def _cursor(db) -> int:
         r = db.execute("SELECT value FROM meta WHERE key=?", (CURSOR,)).fetchone()
         return int(r[0]) if r else 0
+
+    def identities(self) -> "journal_identity.Identities":
+        """Which journal identity each event id was journaled under (journal_identity.py)."""
+        with self.j.lock:
+            return journal_identity.Identities.read(self.j.db)
 
     def bounds(self) -> tuple[int, int]:
         """(oldest kept id, newest id); (0, 0) when empty."""

@@ -139,6 +139,12 @@ class FloorCommands:
             raise C.CommandError("bad_request", "ack_alert needs a comment (args.comment)")
         if self.host.pit is None:
             raise C.CommandError("unavailable", "this table keeps no alerts")
+        journal = args.get("journal")
+        if journal:                             # an alert of another journal (the host's replaced) is not ours
+            with self.host.j.lock:
+                known = self.host.j.db.execute("SELECT 1 FROM journal_ids WHERE journal=?", (str(journal),)).fetchone()
+            if known is None:
+                raise C.CommandError("not_found", f"alert {aid} was raised under journal {journal}, not this table's journal")
         return {"alert": self.host.pit.acknowledge(aid, comment, who)}
 
     def _request_setting(self, args, who):

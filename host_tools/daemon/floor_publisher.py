@@ -3,7 +3,8 @@
 One thread runs an asyncio loop with nats-py, apart from the table: the table never waits for
 the floor. The loop
 - publishes the journal's outbox rows (floor_outbox.py says which and how) in order from the
-  cursor, each with `Nats-Msg-Id: <table>:<event id>`, and moves the cursor only over rows the
+  cursor, each with `Nats-Msg-Id: <table>:<journal>:<event id>` (the journal identity the row was
+  journaled under, journal_identity.py), and moves the cursor only over rows the
   broker acknowledged, with none unacknowledged before them; it wakes when a row commits;
 - publishes a heartbeat every 5 s and keeps the table's last state in the bucket
   `cylindre_tables` (put when it changes, and with each heartbeat);
@@ -30,6 +31,7 @@ from host_tools.floorlink import envelope as E
 from host_tools.floorlink import stream as S
 
 from . import floor_outbox as O
+from . import journal_identity as JI
 
 log = logging.getLogger("cylindre.floor")
 
@@ -313,8 +315,8 @@ class FloorLink:
         skipped = {eid for eid, msg in rows if msg is None}
         todo = [(eid, msg) for eid, msg in rows if msg is not None]
         results = await asyncio.gather(*(js.publish(E.subject(self.site, self.table, kind), payload,
-                                                    headers={E.MSG_ID: E.msg_id(self.table, eid)})
-                                         for eid, (kind, payload) in todo), return_exceptions=True)
+                                                    headers={E.MSG_ID: E.msg_id(self.table, eid, journal)})
+                                         for eid, (kind, payload, journal) in todo), return_exceptions=True)
         acked = set(skipped)
         failure = None
         for (eid, _), res in zip(todo, results):
@@ -336,11 +338,12 @@ class FloorLink:
         return fetched >= self.batch
 
     def _read(self, cursor: int, limit: int):
-        """The outbox rows after `cursor` as (id, (kind, payload) or None), the journal's newest id
-        when read, and how many rows were read."""
+        """The outbox rows after `cursor` as (id, (kind, payload, journal) or None), the journal's
+        newest id when read, and how many rows were read."""
         out = []
         with self.j.lock:
             db = self.j.db
+            ids = JI.Identities.read(db)
             hi = db.execute("SELECT COALESCE(MAX(id), 0) FROM event_log").fetchone()[0]
             rows = db.execute(f"SELECT id, at, kind, data FROM event_log WHERE id > ? AND id <= ? AND ({O.ROW_FILTER}) "
                               "ORDER BY id LIMIT ?", (cursor, hi, limit)).fetchall()
@@ -361,12 +364,13 @@ class FloorLink:
                     out.append((eid, None))
                     continue
                 try:
-                    payload = E.build(self.site, self.table, serial, eid, msg[0], at, msg[1])
+                    journal = ids.of(eid)
+                    payload = E.build(self.site, self.table, serial, eid, msg[0], at, msg[1], journal)
                 except (E.EnvelopeError, ValueError) as e:
                     log.error("floor: event %d cannot be sent (%s); skipped", eid, e)
                     out.append((eid, None))
                     continue
-                out.append((eid, (msg[0], payload)))
+                out.append((eid, (msg[0], payload, journal)))
         return out, hi, len(rows)
 
     def _evidence(self, db, spin, ev):
@@ -464,7 +468,7 @@ class FloorLink:
                     hb, _ = await asyncio.to_thread(self._now_state)
                     now_ms = int(self.clock() * 1000)
                     payload = E.build(self.site, self.table, self._serial(), hb["last_event_id"], "heartbeat",
-                                      hb["clock"], hb)
+                                      hb["clock"], hb, self.events.journal_id)
                     await js.publish(E.subject(self.site, self.table, "heartbeat"), payload,
                                      headers={E.MSG_ID: E.heartbeat_msg_id(self.table, now_ms)})
                     kv = self._kv

@@ -1,6 +1,6 @@
 """Every table into the floor's store: a durable JetStream pull consumer on `cylindre.>`.
 
-A batch is fetched, parsed, stored in one transaction (idempotent on (table, event_id)), and only
+A batch is fetched, parsed, stored in one transaction (idempotent on (table, journal, event_id)), and only
 then acknowledged: a floor killed between its commit and its acks gets the batch again from the
 broker and stores nothing twice; killed before its commit, it loses nothing, the broker redelivers.
 A message that is no valid envelope is kept in `rejects` and acknowledged (it would come back

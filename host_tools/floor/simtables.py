@@ -2,10 +2,11 @@
 event stream as its outbox does, not wheel simulations.
 
 A `SimTable` keeps its own journal (event ids 1, 2, ...) and a cursor, the highest id the broker
-acknowledged (PubAck) in order; it publishes in order from the cursor with `Nats-Msg-Id
-<table>:<event id>`, and after a failed publish (broker stopped, network cut, no PubAck in time)
+acknowledged (PubAck) in order, under a journal identity (`journal_id`); it publishes in order from
+the cursor with `Nats-Msg-Id <table>:<journal>:<event id>`, and after a failed publish (broker stopped, network cut, no PubAck in time)
 it resends from the cursor, as the daemon's publisher does: a resend the broker stored already is
-dropped by its duplicate window, and the floor's store would drop it again.
+dropped by its duplicate window, and the floor's store would drop it again. `renew()` starts the
+table again on a new, empty journal (ids from 1 again, a new identity), the old one kept in `past`.
 
 A game (coup) is a `result` and its `settlement` (a `void` before it in `void_rate` of the games),
 with the fields a real table publishes; a croupier change every `shift` games is a `table` event
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import secrets
 import time
 
 from host_tools.floorlink import envelope as E
@@ -34,6 +36,9 @@ class SimTable:
             game_s, void_rate, alert_rate, shift, heartbeat_s
         self.journal: list[tuple[int, str, float, dict]] = []     # (event_id, kind, at, body)
         self.cursor = 0                   # the highest event id the broker acknowledged, in order
+        self.journal_id = secrets.token_hex(8)
+        self.past: list[tuple[str, list]] = []                    # (journal id, events) of replaced journals
+        self.renew_asked = False          # renewed by its own task once its backlog is empty
         self.spin = 0
         self.rotor = 1
         self.croupier = self.rng.choice(CROUPIERS)
@@ -76,6 +81,16 @@ class SimTable:
                                      "level": "warning", "raised_at": now, "acked_at": None, "acked_by": None,
                                      "comment": None})
 
+    def renew(self):
+        """A new, empty journal (as a table host replaced without its journal): what the old one had
+        not had acknowledged stays unsent, as it would at a real table (renew a drained table)."""
+        self.past.append((self.journal_id, self.journal))
+        self.journal, self.cursor, self.journal_id = [], 0, secrets.token_hex(8)
+
+    def keys(self) -> set:
+        """(table, journal, event id) of every event this table journaled, old journals included."""
+        return {(self.table, j, ev[0]) for j, evs in self.past + [(self.journal_id, self.journal)] for ev in evs}
+
     def pending(self):
         return self.journal[self.cursor:]
 
@@ -83,13 +98,14 @@ class SimTable:
         body = {"link": "up", "phase": "betting", "open": True, "backlog": len(self.journal) - self.cursor,
                 "clock": now, "last_event_id": self.cursor, "croupier": self.croupier}
         return E.subject(self.site, self.table, "heartbeat"), \
-            E.build(self.site, self.table, self.serial, self.cursor, "heartbeat", now, body), \
+            E.build(self.site, self.table, self.serial, self.cursor, "heartbeat", now, body, self.journal_id), \
             E.heartbeat_msg_id(self.table, int(now * 1000))
 
     def message(self, ev):
         eid, kind, at, body = ev
-        return E.subject(self.site, self.table, kind), E.build(self.site, self.table, self.serial, eid, kind, at, body), \
-            E.msg_id(self.table, eid)
+        return E.subject(self.site, self.table, kind), \
+            E.build(self.site, self.table, self.serial, eid, kind, at, body, self.journal_id), \
+            E.msg_id(self.table, eid, self.journal_id)
 
 
 class Fleet:
@@ -110,7 +126,7 @@ class Fleet:
         return sum(len(t.journal) - t.cursor for t in self.tables)
 
     def total(self):
-        return sum(len(t.journal) for t in self.tables)
+        return sum(len(t.journal) + sum(len(evs) for _, evs in t.past) for t in self.tables)
 
     async def run(self):
         import nats
@@ -147,6 +163,9 @@ class Fleet:
     async def _table(self, t: SimTable, js):
         while True:
             now = time.time()
+            if t.renew_asked and not t.pending():
+                t.renew()
+                t.renew_asked = False
             if self.producing and now >= t.next_game:
                 t.play(now)
                 t.next_game += t.game_s

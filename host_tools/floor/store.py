@@ -1,7 +1,11 @@
 """The floor's store: every table's events, once each, in SQLite (default) or PostgreSQL.
 
-`events` is keyed (table_id, event_id): a message the broker or a table delivers twice is inserted
-once (`ON CONFLICT DO NOTHING`), so the floor may ack late and take redeliveries without fear.
+`events` is keyed (table_id, journal, event_id): a message the broker or a table delivers twice is
+inserted once (`ON CONFLICT DO NOTHING`), so the floor may ack late and take redeliveries without
+fear, while a table's new journal (or restored backup) numbering its events again from ids the
+floor holds comes under another journal identity and is stored (daemon/journal_identity.py). A
+store made before journal identities is migrated at open: its rows get the journal "" (the
+identity of the events tables journaled before them), still unique.
 Beside it, the floor's own tables: the last state of each table (`tables`), the alerts with their
 acknowledgement at the floor (`alerts`), tokens and the floor's audit trail (`tokens`, `floor_audit`,
 in auth.py and audit.py), the settings waiting for a second person (`pending`), and the messages
@@ -23,9 +27,10 @@ from host_tools.floorlink import envelope as E
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
-    table_id TEXT NOT NULL, event_id BIGINT NOT NULL, site TEXT NOT NULL, kind TEXT NOT NULL,
-    serial TEXT, at DOUBLE PRECISION NOT NULL, body TEXT NOT NULL, received_at DOUBLE PRECISION NOT NULL,
-    PRIMARY KEY (table_id, event_id));
+    table_id TEXT NOT NULL, journal TEXT NOT NULL DEFAULT '', event_id BIGINT NOT NULL, site TEXT NOT NULL,
+    kind TEXT NOT NULL, serial TEXT, at DOUBLE PRECISION NOT NULL, body TEXT NOT NULL,
+    received_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (table_id, journal, event_id));
 CREATE INDEX IF NOT EXISTS events_kind_at ON events (kind, at);
 CREATE INDEX IF NOT EXISTS events_serial ON events (serial, kind);
 CREATE TABLE IF NOT EXISTS tables (
@@ -81,9 +86,35 @@ class Store:
         self._w = self._connect()
         self._r = self._connect()
         with self.tx() as c:
+            self._migrate(c)
             for stmt in SCHEMA.format(ID="BIGSERIAL PRIMARY KEY" if self.pg else "INTEGER PRIMARY KEY").split(";"):
                 if stmt.strip():
                     c.execute(self.sql(stmt))
+
+    def _migrate(self, c):
+        """A store from before journal identities: `events` gets `journal` "" on every row and the
+        key (table_id, journal, event_id), in the opening transaction (both engines roll it back
+        whole if anything fails)."""
+        if self.pg:
+            r = c.execute("SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
+                          "AND table_name = 'events'").fetchall()
+        else:
+            r = c.execute("SELECT name FROM pragma_table_info('events')").fetchall()
+        cols = {x[0] for x in r}
+        if not cols or "journal" in cols:
+            return
+        if self.pg:
+            c.execute("ALTER TABLE events ADD COLUMN journal TEXT NOT NULL DEFAULT ''")
+            c.execute("ALTER TABLE events DROP CONSTRAINT events_pkey")
+            c.execute("ALTER TABLE events ADD PRIMARY KEY (table_id, journal, event_id)")
+            return
+        c.execute("DROP INDEX IF EXISTS events_kind_at")
+        c.execute("DROP INDEX IF EXISTS events_serial")
+        c.execute("ALTER TABLE events RENAME TO events_before_journal")
+        c.execute(SCHEMA.split(";")[0])
+        c.execute("INSERT INTO events (table_id, journal, event_id, site, kind, serial, at, body, received_at) "
+                  "SELECT table_id, '', event_id, site, kind, serial, at, body, received_at FROM events_before_journal")
+        c.execute("DROP TABLE events_before_journal")
 
     # -- plumbing -------------------------------------------------------------------------------
     def _connect(self):
@@ -158,9 +189,9 @@ class Store:
                     if last is None or float(env["at"]) >= float(last["at"]):
                         beats[env["table"]] = env
                     continue
-                cur = c.execute("INSERT INTO events (table_id, event_id, site, kind, serial, at, body, received_at) "
-                                "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
-                                (env["table"], env["event_id"], env["site"], env["kind"], env["serial"],
+                cur = c.execute("INSERT INTO events (table_id, journal, event_id, site, kind, serial, at, body, "
+                                "received_at) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
+                                (env["table"], env.get("journal", E.LEGACY), env["event_id"], env["site"], env["kind"], env["serial"],
                                  float(env["at"]), json.dumps(env["body"], sort_keys=True), now))
                 if cur.rowcount != 1:
                     continue
@@ -182,7 +213,7 @@ class Store:
 
     def _alert(self, c, env):
         b = env["body"]
-        aid = str(b.get("id"))
+        aid = alert_key(b.get("id"), env.get("journal"))
         c.execute("INSERT INTO alerts (table_id, alert_id, site, code, message, level, raised_at, acked_at, acked_by, comment) "
                   "VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT (table_id, alert_id) DO UPDATE SET "
                   "acked_at=COALESCE(excluded.acked_at, alerts.acked_at), acked_by=COALESCE(excluded.acked_by, alerts.acked_by), "
@@ -202,7 +233,8 @@ class Store:
     # -- reads ----------------------------------------------------------------------------------
     def events(self, kinds=None, since=None, until=None, table=None, serial=None) -> list[dict]:
         """Events as envelopes, oldest first (by the table's clock, then event id)."""
-        sql, args = "SELECT table_id, event_id, site, kind, serial, at, body, received_at FROM events WHERE 1=1", []
+        sql, args = ("SELECT table_id, event_id, site, kind, serial, at, body, received_at, journal FROM events "
+                     "WHERE 1=1", [])
         if kinds:
             sql += " AND kind IN (%s)" % ",".join("?" * len(kinds))
             args += list(kinds)
@@ -212,7 +244,7 @@ class Store:
                 args.append(val)
         sql += " ORDER BY at, table_id, event_id"
         return [{"table": r[0], "event_id": r[1], "site": r[2], "kind": r[3], "serial": r[4], "at": r[5],
-                 "body": json.loads(r[6]), "received_at": r[7]} for r in self.query(sql, args)]
+                 "body": json.loads(r[6]), "received_at": r[7], "journal": r[8]} for r in self.query(sql, args)]
 
     def tables(self) -> dict:
         return {r[0]: {"site": r[1], "state": json.loads(r[2]), "heard_at": r[3]}
@@ -222,6 +254,18 @@ class Store:
         if kind is None:
             return self.query("SELECT COUNT(*) FROM events")[0][0]
         return self.query("SELECT COUNT(*) FROM events WHERE kind=?", (kind,))[0][0]
+
+
+def alert_key(table_alert_id, journal) -> str:
+    """The floor's id of a table's alert: the table's own id, with `@<journal>` when the table's
+    journal has an identity (a new journal numbers its alerts from 1 again)."""
+    return f"{table_alert_id}@{journal}" if journal else str(table_alert_id)
+
+
+def table_alert(alert_key: str) -> dict:
+    """What an `ack_alert` command names: the table's id and the journal it was raised under."""
+    aid, _, journal = str(alert_key).partition("@")
+    return {"id": aid, "journal": journal} if journal else {"id": aid}
 
 
 def _s(v):

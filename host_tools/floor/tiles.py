@@ -37,7 +37,6 @@ class Tile:
         self.from_snapshot = False                 # numbers from a last state, replaced by the first result
         self.recent = deque()                      # result times within the last hour
         self.games = self.voids = self.staked = self.paid = 0
-        self.last_event = 0
 
     def view(self, now, alerts=0):
         while self.recent and self.recent[0] < now - 3600:
@@ -98,7 +97,6 @@ class Tiles:
         if kind == "heartbeat":
             self.state(env["site"], env["table"], b, float(env["at"]))
             return
-        t.last_event = max(t.last_event, env.get("event_id") or 0)
         at = float(env["at"])
         today = at >= self.day_start
         if kind == "result" and isinstance(b.get("number"), int) and 0 <= b["number"] <= 36:

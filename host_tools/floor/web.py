@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from .access import RANK
 from .alerts import AlertError
+from .store import table_alert
 
 ASSETS = Path(__file__).resolve().parent / "assets"
 TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
@@ -144,7 +145,7 @@ def create_app(svc, reports_dir=None, report_key=None) -> FastAPI:
             return JSONResponse({"error": e.code, "message": str(e)}, status_code=404 if e.code == "not_found" else 409)
         told = "non transmis (commandes désactivées)"
         if svc.commands is not None:
-            ans = svc.commands.send(ident, table, "ack_alert", {"id": alert_id, "comment": body.comment},
+            ans = svc.commands.send(ident, table, "ack_alert", dict(table_alert(alert_id), comment=body.comment),
                                     audit_target=f"{table}/{alert_id}")
             told = "transmis" if ans.get("ok") else f"refusé par la table: {ans.get('error')} {ans.get('message', '')}".strip()
             svc.alerts.told(table, alert_id, told)

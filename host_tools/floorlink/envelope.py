@@ -1,10 +1,15 @@
 """The message a table publishes: its subject `cylindre.<site>.<table>.<kind>`, its JSON envelope
 and its `Nats-Msg-Id` (docs/floor.md, "Messages").
 
-`event_id` is the table journal's `event_log.id` (the outbox row): with the table id it names an
-event once and for all, so the broker drops a resend (`Nats-Msg-Id: <table>:<event id>`) and the
-floor stores it once (primary key (table, event id)). A heartbeat is not journaled: its id is
-`<table>:hb:<epoch ms>` and its event_id the last journaled one.
+`event_id` is the table journal's `event_log.id` (the outbox row) and `journal` the identity the
+journal had when it wrote that row (a random token given at each opening of the journal file,
+daemon/journal_identity.py): with the table id they name an event once and for all, so the broker
+drops a resend (`Nats-Msg-Id: <table>:<journal>:<event id>`) and the floor stores it once (primary
+key (table, journal, event id)), while a table started on a new, empty journal or on a restored
+backup numbers its new events under a new identity and loses none. `journal` "" (or absent, from a
+table built before it) is the events journaled before journals had an identity: their id stays
+`<table>:<event id>`. A heartbeat is not journaled: its id is `<table>:hb:<epoch ms>` and its
+event_id the last journaled one.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ JOURNALED = frozenset(KINDS) - {"heartbeat"}
 CMD = "cmd"
 MSG_ID = "Nats-Msg-Id"
 FIELDS = ("v", "site", "table", "serial", "event_id", "kind", "at", "body")
+LEGACY = ""                 # the journal of events journaled before journals had an identity
+JOURNAL = re.compile(r"^[A-Za-z0-9_-]{0,32}$")
 
 
 class EnvelopeError(ValueError):
@@ -53,34 +60,46 @@ def parse_subject(subj: str) -> tuple[str, str, str]:
     return check_token(parts[1], "site"), check_token(parts[2], "table"), parts[3]
 
 
-def msg_id(table: str, event_id: int) -> str:
-    return f"{check_token(table, 'table')}:{int(event_id)}"
+def check_journal(value) -> str:
+    """A journal identity: "" (before identities) or 1 to 32 of A-Z a-z 0-9 _ -."""
+    if not isinstance(value, str) or not JOURNAL.match(value):
+        raise EnvelopeError(f"journal must be 0 to 32 of A-Z a-z 0-9 _ -, got {value!r}")
+    return value
+
+
+def msg_id(table: str, event_id: int, journal: str = LEGACY) -> str:
+    """`<table>:<journal>:<event id>`; `<table>:<event id>` for the legacy journal "" (as before)."""
+    table, journal = check_token(table, "table"), check_journal(journal)
+    return f"{table}:{journal}:{int(event_id)}" if journal else f"{table}:{int(event_id)}"
 
 
 def heartbeat_msg_id(table: str, epoch_ms: int) -> str:
     return f"{check_token(table, 'table')}:hb:{int(epoch_ms)}"
 
 
-def envelope(site, table, serial, event_id, kind, at, body) -> dict:
+def envelope(site, table, serial, event_id, kind, at, body, journal=LEGACY) -> dict:
     """The envelope as a dict, checked."""
-    env = {"v": VERSION, "site": site, "table": table, "serial": serial, "event_id": event_id, "kind": kind,
-           "at": at, "body": body}
+    env = {"v": VERSION, "site": site, "table": table, "serial": serial, "journal": journal, "event_id": event_id,
+           "kind": kind, "at": at, "body": body}
     validate(env)
     return env
 
 
-def build(site, table, serial, event_id, kind, at, body) -> bytes:
+def build(site, table, serial, event_id, kind, at, body, journal=LEGACY) -> bytes:
     """The payload: the envelope as compact UTF-8 JSON."""
-    return json.dumps(envelope(site, table, serial, event_id, kind, at, body), ensure_ascii=False,
+    return json.dumps(envelope(site, table, serial, event_id, kind, at, body, journal), ensure_ascii=False,
                       separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
 def parse(payload: bytes | str) -> dict:
-    """The envelope of a payload, checked (EnvelopeError naming what is wrong)."""
+    """The envelope of a payload, checked (EnvelopeError naming what is wrong); `journal` set to ""
+    when a table that predates journal identities left it out."""
     try:
         env = json.loads(payload)
     except (ValueError, UnicodeDecodeError) as e:
         raise EnvelopeError(f"not JSON: {e}") from None
+    if isinstance(env, dict):
+        env.setdefault("journal", LEGACY)
     validate(env)
     return env
 
@@ -97,6 +116,7 @@ def validate(env) -> None:
     check_token(env["table"], "table")
     if env["serial"] is not None and (not isinstance(env["serial"], str) or not 0 < len(env["serial"]) <= 64):
         raise EnvelopeError(f"serial must be null or 1 to 64 characters, got {env['serial']!r}")
+    check_journal(env.get("journal", LEGACY))
     if env["kind"] not in KINDS:
         raise EnvelopeError(f"unknown kind {env['kind']!r}")
     eid = env["event_id"]
