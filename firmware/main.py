@@ -1,10 +1,30 @@
 """Cylindre wheel controller: the Pico's entry point (MicroPython runs /main.py at boot).
 
+Its first instructions, before any import of the firmware: the serial line's bytes become data
+(every link frame starts with 0x03, which MicroPython reads as Ctrl-C until `kbd_intr(-1)`: a
+host that talks while the firmware imports would otherwise stop the boot at the REPL), and the
+watchdog starts (8 s; the RP2040's longest is 8388 ms), so a boot stuck anywhere resets itself.
+The main loop feeds it from then on. A boot that cannot start (no /board.json, a bad one) says
+why on the serial line and stops the watchdog, so MicroPython's prompt stays for
+`make flash-config` instead of a restart every 8 s.
+
 The wiring is `cylindre.board.wiring.main` (docs/firmware.md): it is flashed compiled with the
 rest of the package and runs in place, where this file is compiled into RAM at every boot.
 """
 
+import micropython
+
+micropython.kbd_intr(-1)
+import machine
+import sys
+
+machine.WDT(timeout=8000)
+
 from cylindre.board.wiring import main
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except Exception as e:
+        sys.print_exception(e)
+        machine.mem32[0x40058000] &= ~(1 << 30)     # the watchdog's CTRL.ENABLE off

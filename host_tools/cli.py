@@ -29,11 +29,8 @@ COMMANDS = {
 
 
 def version() -> str:
-    try:
-        from importlib.metadata import PackageNotFoundError, version as _v
-        return _v("cylindre")
-    except PackageNotFoundError:
-        return "unknown (not installed)"
+    from host_tools import version as _v
+    return _v()
 
 
 def _load(name: str):

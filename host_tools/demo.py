@@ -26,6 +26,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from host_tools.daemon.libelles import euros, nombre, pourcent
+
 HELP = "run the whole table on a simulated wheel with simulated players, then print the result"
 EVEN = ("rouge", "noir", "pair", "impair", "manque", "passe")
 # the daemon's refusals, as the demo's players hear them (the API's own messages are English)
@@ -57,8 +59,7 @@ def add_arguments(p):
 
 
 def _eur(c):
-    s = f"{abs(c) / 100:,.2f}".replace(",", " ").replace(".", ",")
-    return ("-" if c < 0 else "") + s + " €"
+    return euros(c)
 
 
 def _free_port():
@@ -224,11 +225,18 @@ def run(args) -> int:
                 return 1
             time.sleep(0.05)
         pty = pty_file.read_text().split()[0]
+        # the daemon's port is a link of the demo's own, gone with its wheel: a daemon lingering
+        # after its wheel must not reopen /dev/pts/N once another program has been given N
+        wheel_line = work / "ttyCYL"
+        if wheel_line.is_symlink() or wheel_line.exists():
+            wheel_line.unlink()
+        wheel_line.symlink_to(pty)
+        threading.Thread(target=_unlink_when_gone, args=(wheel, wheel_line), daemon=True).start()
         from host_tools.daemon.auth import issue
         token = issue(work / "journal.sqlite", "demo", "admin")     # the demo's players and chef, one identity
         pages = {"display": issue(work / "journal.sqlite", "demo-marquee", "display"),
                  "chef": issue(work / "journal.sqlite", "demo-pit", "chef")}
-        daemon = subprocess.Popen([py, "-m", "host_tools.daemon", "--port", pty, "--key", str(key),
+        daemon = subprocess.Popen([py, "-m", "host_tools.daemon", "--port", str(wheel_line), "--key", str(key),
                                    "--journal", str(work / "journal.sqlite"), "--http", f"127.0.0.1:{port}",
                                    "--open", "--log", str(work / "daemon.log"), "--wheel", args.wheel]
                                   + (["--nats", args.nats, "--site", args.site] if args.nats else [])
@@ -249,8 +257,9 @@ def run(args) -> int:
                 print("cylindre demo: the daemon did not come up; see " + str(work / "daemon.log"), file=sys.stderr)
                 return 1
             time.sleep(0.1)
-        say(f"Cylindre demo: wheel {args.wheel} on {pty}, daemon API {base} (OpenAPI at {base}/openapi.json)")
-        say(f"{args.spins} spins at {args.speed:g}x simulated time; journal and logs in {work}")
+        say(f"Démonstration Cylindre : cylindre {args.wheel} sur {pty}, API du démon {base} (explorateur : {base}/docs)")
+        say(f"{args.spins} coups, temps simulé ×{nombre(args.speed, 0 if args.speed == int(args.speed) else 1)} ; "
+            f"journal et traces dans {work}")
         for line in page_urls(base, pages):
             say(line)
         say("")
@@ -335,6 +344,12 @@ def run(args) -> int:
                     p.kill()
         print(f"Journal conservé : {work / 'journal.sqlite'} (les journaux de bord à côté) ; "
               f"statistiques du cylindre :\n  cylindre stats --journal {work / 'journal.sqlite'}", flush=True)
+
+
+def _unlink_when_gone(proc, path):
+    """Remove the daemon's link to the wheel's pty once the wheel has exited."""
+    proc.wait()
+    path.unlink(missing_ok=True)
 
 
 def workdir(given, root="var/demo", now=None) -> Path:
@@ -425,8 +440,9 @@ def report(api, players, say):
     pct = 100.0 * s["house"] / s["staked"] if s["staked"] else 0.0
     exp = float(s["expected"])
     epct = 100.0 * exp / s["staked"] if s["staked"] else 0.0
-    say(f"Résultat de la table (banque): {_eur(s['house'])} ({pct:+.2f} % des mises)")
-    say(f"Avantage théorique: {_eur(round(exp))} ({epct:.2f} %: 1/37 = 2.70 %, chances simples 1/74 = 1.35 %)")
+    say(f"Résultat de la table (banque): {_eur(s['house'])} ({'+' if pct > 0 else ''}{pourcent(pct, 2)} des mises)")
+    say(f"Avantage théorique: {_eur(round(exp))} ({pourcent(epct, 2)} : 1/37 = {pourcent(100 / 37, 2)}, "
+        f"chances simples 1/74 = {pourcent(100 / 74, 2)})")
     if s["imprisoned_at_end"]:
         say(f"Encore en prison à la fin: {_eur(s['imprisoned_at_end'])}")
-    say(f"Link: {c['frames']} frames, {c['events']} events, {c['duplicates']} resent, {c['rejects']} refused")
+    say(f"Liaison : {c['frames']} trames, {c['events']} événements, {c['duplicates']} renvoyés, {c['rejects']} refusés")

@@ -150,3 +150,51 @@ class Table:
                 os.close(fd)
             except OSError:
                 pass
+
+
+# Everything on the page stays in its box: walk the DOM; an element whose content is wider or taller
+# than its box (scrollWidth > clientWidth: cut when its overflow is hidden, spilling otherwise),
+# or whose rectangle leaves the viewport or its panel (the nearest ancestor matching `panels`), is
+# reported with its size. Scroll containers (overflow auto/scroll) may hold more than they show.
+# `scroll_y`: a page that scrolls down (the pit) is checked across only.
+_PROBE = """([panels, scrollY]) => {
+  const bad = [], eps = 1.5, vw = document.documentElement.clientWidth, vh = innerHeight;
+  const boxes = [...document.querySelectorAll(panels)];
+  const name = (e) => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '')
+    + (typeof e.className === 'string' && e.className.trim() ? '.' + e.className.trim().split(/\\s+/).join('.') : '')
+    + (e.textContent ? ' «' + e.textContent.trim().slice(0, 40) + '»' : '');
+  const scroller = (e) => { for (let a = e.parentElement; a; a = a.parentElement) {
+    const s = getComputedStyle(a); if (/(auto|scroll)/.test(s.overflowX + s.overflowY) && a !== document.documentElement && a !== document.body) return a; }
+    return null; };
+  if (document.documentElement.scrollWidth > vw + eps) bad.push('the page scrolls sideways: ' + document.documentElement.scrollWidth + ' > ' + vw);
+  for (const e of document.body.querySelectorAll('*')) {
+    if (['SCRIPT', 'STYLE', 'OPTION'].includes(e.tagName) || e.closest('[hidden]')) continue;
+    if (e.checkVisibility && !e.checkVisibility()) continue;          // in a closed <details>, display none
+    const cs = getComputedStyle(e);
+    if (cs.display === 'none' || cs.visibility === 'hidden') continue;
+    const r = e.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) continue;
+    const own = /(auto|scroll)/.test(cs.overflowX + cs.overflowY);
+    if (!own && cs.display !== 'inline' && e.tagName !== 'TABLE' && e.tagName !== 'TBODY' && e.tagName !== 'THEAD' && e.tagName !== 'TR') {
+      if (e.scrollWidth > e.clientWidth + eps && e.clientWidth > 0) bad.push(name(e) + ': content ' + e.scrollWidth + ' px wide in a box of ' + e.clientWidth);
+      if (!scrollY && e.scrollHeight > e.clientHeight + eps && e.clientHeight > 0) bad.push(name(e) + ': content ' + e.scrollHeight + ' px tall in a box of ' + e.clientHeight);
+    }
+    const sc = scroller(e);
+    if (sc) continue;
+    if (r.left < -eps || r.right > vw + eps || (!scrollY && (r.top < -eps || r.bottom > vh + eps)))
+      bad.push(name(e) + ' leaves the screen: ' + [r.left, r.top, r.right, r.bottom].map(Math.round) + ' in ' + vw + 'x' + vh);
+    const box = boxes.filter((b) => b !== e && b.contains(e)).pop();
+    if (box && getComputedStyle(box).position !== 'fixed') {
+      const p = box.getBoundingClientRect();
+      if (r.left < p.left - eps || r.right > p.right + eps || r.top < p.top - eps || r.bottom > p.bottom + eps)
+        bad.push(name(e) + ' leaves its panel ' + name(box).slice(0, 30) + ': ' + [r.left, r.top, r.right, r.bottom].map(Math.round)
+                 + ' in ' + [p.left, p.top, p.right, p.bottom].map(Math.round));
+    }
+  }
+  return bad;
+}"""
+
+
+def overflows(page, panels: str, scroll_y=False) -> list:
+    """What is cut or spills out of its box on `page` now (empty: everything fits)."""
+    return page.evaluate(_PROBE, [panels, scroll_y])

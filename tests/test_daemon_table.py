@@ -205,3 +205,24 @@ def test_a_choice_at_zero_journaled_on_a_plein_before_the_check_does_not_refuse_
     w.spin(1, 0)
     bet = t.bet(a["id"])
     assert bet["status"] == "settled" and bet["result"]["won"] == 35000
+
+
+def test_the_table_speaks_french_in_its_calls_log_and_bet_rows(jpath, caplog):
+    """A void is called with the trade's words (the code stays in the wheel's event); the log's
+    table lines name the spin, or the table when there is none; bets carry the rules' label."""
+    t = _table(jpath)
+    w = Wheel(t)
+    with caplog.at_level("INFO", logger="cylindre.table"):
+        t.set_open(False)
+        t.set_open(True)
+        a = t.place({"player": "ana", "type": "cheval", "numbers": [17, 14], "stake": 500})
+        w.send({"ev": "launch", "t": 1, "spin": 1})
+        w.send({"ev": "rnvp", "t": 2, "spin": 1})
+        w.send({"ev": "void", "t": 3, "spin": 1, "reason": "rotor_not_reversed", "detail": ""})
+    said = [r["text"] for r in t.j.query("SELECT text FROM announcements ORDER BY id")]
+    assert "coup nul : cylindre non inversé ; les mises restent en jeu pour le prochain lancer" in said
+    lines = [r.getMessage() for r in caplog.records]
+    assert not any("None" in m for m in lines), lines
+    assert any(m.startswith("[table] ") for m in lines), lines              # was "[spin None] faites vos jeux"
+    assert any(m.startswith("[coup 1] coup nul : cylindre non inversé") for m in lines), lines
+    assert t.bet(a["id"])["label"] == "cheval 14/17" and t.bets()[0]["label"] == "cheval 14/17"

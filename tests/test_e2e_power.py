@@ -89,7 +89,7 @@ def test_a_power_cut_mid_spin_voids_it_and_its_bets_play_on_the_relaunch(tmp_pat
         ids = {b["id"] for b in rec["bets"]}
         assert ids and c.execute("SELECT COUNT(*) FROM bets WHERE spin=2").fetchone()[0] == 0
         said = [r[0] for r in c.execute("SELECT text FROM announcements WHERE spin=2")]
-        assert any(s.startswith("coup nul (restart)") for s in said)
+        assert any(s.startswith("coup nul : cylindre redémarré pendant le coup") for s in said)
         first = min(ids)
         placed = c.execute("SELECT at FROM bets WHERE id=?", (first,)).fetchone()[0]
         rnvp2 = c.execute("SELECT at FROM events WHERE ev='rnvp' AND spin=2").fetchone()[0]

@@ -48,7 +48,7 @@ def pico(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "micropython", upy)
     src = (ROOT / "firmware" / "main.py").read_text()
     assert "from cylindre.board.wiring import main\n" in src
-    assert src.rstrip().endswith('\nif __name__ == "__main__":\n    main()')
+    assert '\nif __name__ == "__main__":\n    try:\n        main()\n' in src
     monkeypatch.delitem(sys.modules, "cylindre.board.wiring", raising=False)
     files = {}
 

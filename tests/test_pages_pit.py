@@ -10,7 +10,9 @@ import pytest
 
 pw = pytest.importorskip("playwright.sync_api")
 
-from browserkit import Table, browser, shot
+from browserkit import Table, browser, overflows, shot
+
+PANELS = "main > section, #top"
 
 
 @pytest.fixture
@@ -51,7 +53,7 @@ def test_pit_refunds_a_held_bet_and_acknowledges_the_alert_of_the_outage(table):
 
     with pw.sync_playwright() as p:
         b = browser(p)
-        page = b.new_page(viewport={"width": 1600, "height": 1000}, bypass_csp=True)    # the test evaluates its own scripts
+        page = b.new_page(viewport={"width": 1024, "height": 768}, bypass_csp=True)     # a tablet; the test evaluates its probes
         t0 = time.time()
         page.goto(table.base + "/pit#token=" + table.tokens["chef"])
         page.wait_for_selector("body[data-loaded]")
@@ -62,10 +64,15 @@ def test_pit_refunds_a_held_bet_and_acknowledges_the_alert_of_the_outage(table):
         assert "liaison avec le cylindre coupée" in page.locator(f"[data-alert='{alert['id']}']").inner_text()
         rows = {r.locator("td").nth(0).inner_text(): r.locator("td").nth(2).inner_text()
                 for r in page.locator("#bets tr").all()}
-        assert rows == {"bo": "25,00 €", "cy": "15,00 €"}
+        assert rows == {"bo": "25,00\u202f€", "cy": "15,00\u202f€"}           # a narrow no-break space before €
         games = page.locator("#games tr")
         assert games.count() == 1
         shot(page, "pit_before", full=True)
+        assert overflows(page, PANELS, scroll_y=True) == []         # the held bet's buttons, the alert's form: in their panels
+        lines = page.locator("#bets td.n, #held td.n, #money td.n").evaluate_all("""es => es.map((e) => {
+            const r = document.createRange(); r.selectNodeContents(e);
+            return [e.textContent, new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size]; })""")
+        assert lines and all(n == 1 for _, n in lines), lines          # "116,00 €" on one line
 
         page.locator(f"[data-alert='{alert['id']}'] button").click()           # no comment: refused here
         assert "commentaire est obligatoire" in page.locator("#error").inner_text()
@@ -88,9 +95,15 @@ def test_pit_refunds_a_held_bet_and_acknowledges_the_alert_of_the_outage(table):
 
         spin = int(games.nth(0).locator("td").nth(0).inner_text())
         games.nth(0).locator("button").click()
-        page.wait_for_selector("#evidence:not([hidden])")
-        ev = page.locator("#evidence").inner_text()
-        assert f"coup {spin}" in ev and '"ev":"launch"' in ev and "trame " in ev
+        page.wait_for_selector("#s-evidence:not([hidden])")
+        assert page.locator("#ev-title").inner_text().startswith(f"Coup {spin} — ")
+        said = page.locator("#evidence .timeline").inner_text()
+        assert "Lancer : cylindre sens" in said and "Rien ne va plus après" in said and "Numéro" in said
+        assert not page.locator("pre.raw").is_visible()                     # the frames: behind the toggle
+        page.locator("details.technical summary").click()
+        raw = page.locator("pre.raw").inner_text()
+        assert '"ev":"launch"' in raw and "trame " in raw
+        assert overflows(page, PANELS, scroll_y=True) == []                  # the hex wrapped, not cut off
 
         page.evaluate("""() => { const g = document.getElementById('games'); new MutationObserver(() => {
             if (g.querySelectorAll('tr').length === 2 && !window.__row) window.__row = Date.now(); })
@@ -100,7 +113,21 @@ def test_pit_refunds_a_held_bet_and_acknowledges_the_alert_of_the_outage(table):
         settled_at = table.wait_results(n + 1)[-1][2]
         page.wait_for_function("document.querySelectorAll('#games tr').length === 2")
         update_ms = page.evaluate("window.__row") - settled_at * 1000
+
+        # that game's recall: bo's and cy's bets with their outcome, the winners in the paying order
+        new = table.settled()[-1][0]
+        recall = table.api("GET", f"/spins/{new}", role="chef")[1]
+        games.nth(0).locator("button").click()
+        page.wait_for_function("n => document.getElementById('ev-title').textContent.startsWith('Coup ' + n + ' ')", arg=new)
+        order = [p["id"] for p in recall["settlement"]["payment_order"]]
+        assert page.locator("#ev-payments tbody tr").evaluate_all("rs => rs.map((r) => r.dataset.bet)") == order
+        rows = {r.get_attribute("data-bet"): r.inner_text() for r in page.locator("#ev-bets tbody tr").all()}
+        assert len(rows) == len(recall["bets"]) >= 3
+        for bet in recall["bets"]:
+            want = {"won": "gagne", "lost": "perd", "imprisoned": "en prison"}.get(bet["result"]["outcome"], "")
+            assert bet["result"]["label"] in rows[bet["id"]] and want in rows[bet["id"]], rows
         shot(page, "pit_after", full=True)
+        assert overflows(page, PANELS, scroll_y=True) == []
 
         page.once("dialog", lambda d: d.accept())                                # "Fermer la table ?"
         page.locator("#b-close").click()

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from cylindre.rules import wheel as W
 
+from .libelles import label
+
 # [alerts] in the daemon's config; every key optional (docs/pages.md)
 DEFAULTS = {
     "p_value": 0.01,                # family-wise alpha (Holm) of the wheel statistics
@@ -64,6 +66,11 @@ def thresholds(config: dict | None) -> dict:
     return th
 
 
+def _p(x):
+    """A p-value as a French reader writes it: 0,0042."""
+    return f"{x:.2g}".replace(".", ",")
+
+
 def _alert(code, key, level, message, value=None, threshold=None):
     return {"code": code, "key": key, "level": level, "message": message, "value": value, "threshold": threshold}
 
@@ -110,14 +117,15 @@ def evaluate(signals: dict, th: dict, now: float) -> list:
         rate = len(voids) / len(launches)
         if len(launches) >= th["void_window"] and rate > th["void_rate"]:
             out.append(_alert("void_rate", "void_rate", "warning",
-                              f"coups nuls: {len(voids)} sur les {len(launches)} derniers lancers ({100 * rate:.0f} %)",
+                              f"coups nuls : {len(voids)} sur les {len(launches)} derniers lancers ({100 * rate:.0f} %)",
                               round(rate, 4), th["void_rate"]))
         bad = [g for g in launches if g.get("violations")]
         if len(bad) >= th["article53"]:
             last = bad[-1]
             out.append(_alert("article53", f"article53:{last.get('spin')}", "critical",
-                              f"Article 53: {len(bad)} lancer(s) en infraction sur les {len(launches)} derniers "
-                              f"(coup {last.get('spin')}: {', '.join(last['violations'])})", len(bad), th["article53"]))
+                              f"Article 53 : {len(bad)} lancer(s) en infraction sur les {len(launches)} derniers "
+                              f"(coup {last.get('spin')} : {', '.join(label('void', v) for v in last['violations'])})",
+                              len(bad), th["article53"]))
 
     since = signals.get("open_since")
     if is_open and since is not None and now - since >= 3600 and signals.get("results_last_hour") is not None:
@@ -147,8 +155,8 @@ def evaluate(signals: dict, th: dict, now: float) -> list:
         for f in st.get("family") or []:
             if f.get("p_holm", 1.0) < th["p_value"]:
                 out.append(_alert("statistics", f"stats:{f['test']}", "critical",
-                                  f"statistique du cylindre: {f['test']} significatif sur {st['games']} coups "
-                                  f"(p = {f['p']:.2g}, corrigé Holm {f['p_holm']:.2g})", f["p_holm"], th["p_value"]))
+                                  f"statistique du cylindre : {f['test']} significatif sur {st['games']} coups "
+                                  f"(p = {_p(f['p'])}, corrigé Holm {_p(f['p_holm'])})", f["p_holm"], th["p_value"]))
     return out
 
 

@@ -27,6 +27,7 @@ from cylindre.rules.bets import BetError
 from cylindre.rules.compiled import Book
 from cylindre.rules.settle import settle_book
 
+from . import libelles
 from .wheelclock import WheelClock
 
 CLOSED, BETTING, NO_MORE = "closed", "betting", "no_more_bets"
@@ -239,7 +240,7 @@ class _Step:
             if st["locked_spin"] == spin:
                 self.unlock()
             st["phase"] = after_spin(st["phase"])
-            self.say(spin, "coup nul (%s) : les mises restent en jeu pour le prochain lancer" % ev.get("reason"))
+            self.say(spin, libelles.coup_nul(ev.get("reason")) + " ; les mises restent en jeu pour le prochain lancer")
         if kind == pr.RESULT and not any(isinstance(e, Settle) and e.spin == spin for e in self.fx):
             # a result the table did not settle (ignored, already settled, invalid): the stream
             # says it came, never its number, so no page shows a number that was not settled

@@ -29,7 +29,7 @@ from cylindre.rules.bets import BetError, zero_choice
 from cylindre.rules.compiled import compile_bet
 from cylindre.rules.limits import Limits
 
-from . import game
+from . import game, libelles
 from .game import CLOSED, esc
 from .journal import Journal
 from .ledger import Ledger
@@ -496,7 +496,7 @@ class Table:
             self._stream(effects)
         for e in effects:
             if isinstance(e, game.Announce):
-                log.info("[spin %s] %s", e.spin, e.text)
+                log.info("[%s] %s", "table" if e.spin is None else f"coup {e.spin}", e.text)
             elif isinstance(e, game.Log):
                 log.log(e.level, "%s", e.text)
 
@@ -571,6 +571,7 @@ def _collect():
 def _bet_row(r):
     out = {"id": r["id"], "player": r["player"], "placed_at": r["at"], "bet": json.loads(r["body"]),
            "stake": r["stake"], "status": r["status"], "spin": r["spin"], "reason": r["reason"]}
+    out["label"] = libelles.bet_label(out["bet"])
     for k in ("placed_by", "withdrawn_by"):
         if r.get(k):
             out[k] = json.loads(r[k])

@@ -376,6 +376,7 @@ class BetRow(Model):
     player: str
     placed_at: float
     bet: dict[str, Any]
+    label: Optional[str] = Field(default=None, description="the bet in the croupier's words: 'cheval 14/17', 'jeu zéro'")
     stake: int
     status: str = Field(description="open locked refused cancelled settled held refunded ...")
     spin: Optional[int] = None
@@ -660,7 +661,8 @@ bearer = HTTPBearer(auto_error=False, description="a token from `cylindre token 
 def create_app(host: TableHost, conf: dict | None = None) -> FastAPI:
     conf = cfg.validate({**cfg.defaults(), **(conf or {})})
     bind_host, _ = cfg.hostport(conf["http"])
-    app = FastAPI(title="Cylindre table daemon", version="2",
+    from host_tools import version
+    app = FastAPI(title="Cylindre table daemon", version=version(),
                   description="Bets, table state, live events, history, game recall and audit of one roulette "
                               "table. Money is integer cents. Every route but /health and /openapi.json needs "
                               "a bearer token whose role is high enough: display < croupier < chef < admin. A display "
@@ -792,7 +794,12 @@ def create_app(host: TableHost, conf: dict | None = None) -> FastAPI:
 
     @app.get("/state", response_model=State, responses=ERRORS, summary="the link, the wheel and the table now")
     def state(who=display):
-        return host.state()
+        st = host.state()
+        if not who.may("croupier"):         # a public screen: no bet id, no stake of a player's bet
+            table = st["table"] = dict(st["table"])
+            for key in ("prisoners", "carry"):
+                table[key] = [{k: v for k, v in p.items() if k not in ("id", "stake", "player")} for p in table[key]]
+        return st
 
     @app.get("/bets", response_model=list[BetRow], responses=ERRORS, summary="bets, newest first (croupier: a display "
              "token, a public screen's, reads no bet)")

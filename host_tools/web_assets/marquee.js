@@ -36,6 +36,7 @@
     const [p, text] = banner.shift();
     $("marquee").dataset.phase = p;
     $("phase").textContent = text;
+    fitBanner();
     heldUntil = Date.now() + (["result", "paid", "void"].includes(p) ? HOLD_MS : MIN_MS);
     nextBanner();
   }
@@ -55,15 +56,47 @@
 
   function pct(k, total) { return total ? Math.round(100 * k / total) : 0; }
 
+  /* Each part of a bar as wide as its share; its text the longest that fits in it ("rouge 48 %",
+     "48 %", nothing): a label is never cut. */
   function fill(bar, parts, total) {
     const spans = $(bar).children;
     parts.forEach(([label, k], i) => {
       const p = pct(k, total);
       spans[i].style.flexGrow = String(Math.max(k, total ? 0 : 1));
-      spans[i].textContent = p >= 6 ? `${label} ${p} %` : (p ? `${p} %` : "");
-      spans[i].title = `${label} ${p} %`;
+      spans[i].dataset.texts = JSON.stringify(p ? [`${label} ${p}\u202f%`, `${p}\u202f%`, `${p}`] : []);
+      spans[i].title = `${label} ${p}\u202f%`;
     });
+    fitLater();
   }
+
+  /* The banner's words on one line at the largest size that fits (the stylesheet's size first). */
+  function fitBanner() {
+    const b = $("banner"), p = $("phase");
+    b.style.fontSize = "";
+    let size = parseFloat(getComputedStyle(b).fontSize);
+    for (let i = 0; i < 12 && p.scrollWidth > p.clientWidth + 1; i++) {
+      size *= 0.92;
+      b.style.fontSize = size + "px";
+    }
+  }
+  window.addEventListener("resize", fitBanner);
+
+  let fitting = null;
+  function fitLater() { if (!fitting) fitting = requestAnimationFrame(() => { fitting = null; fit(); }); }
+  function fit() {
+    for (const span of document.querySelectorAll(".bars span")) {
+      const texts = JSON.parse(span.dataset.texts || "[]");
+      span.textContent = "";
+      for (const t of texts) {
+        span.textContent = t;
+        if (span.scrollWidth <= span.clientWidth) break;
+        span.textContent = "";
+      }
+    }
+  }
+  window.addEventListener("resize", fitLater);
+  document.querySelector(".bars").addEventListener("transitionend", fitLater);     // the parts grow in 0.4 s
+  if (document.fonts) document.fonts.ready.then(fitLater);
 
   function render() {
     const spins = [...numbers.keys()].sort((a, b) => b - a);
@@ -85,7 +118,7 @@
     const badge = (n) => chip(n, Cyl.el("small", {}, "×" + counts[n]));
     $("hot").replaceChildren(...(t ? hot.map(badge) : []));
     $("cold").replaceChildren(...(t ? cold.map(badge) : []));
-    $("over").textContent = !t ? "aucun coup encore"
+    $("over").textContent = !t ? "aucun coup encore : les chiffres viendront avec les premiers numéros"
       : (t === 1 ? "sur le dernier coup" : `sur les ${t} derniers coups`) + " (zéro exclu des chances simples et des douzaines)";
   }
 
@@ -93,6 +126,7 @@
     const hist = await Cyl.api("GET", `/history?limit=${Math.max(N, STRIP)}`);
     for (const g of hist) numbers.set(g.spin, g.number);
     const st = await Cyl.api("GET", "/state");
+    showLink(st.link);
     const table = st.table || {};
     if (table.phase === "closed") setPhase("closed");
     else if (table.phase === "no_more_bets") setPhase("rnvp");
@@ -100,6 +134,7 @@
     const latest = Math.max(-1, ...numbers.keys());
     if (latest > shownSpin) showNumber(numbers.get(latest), latest);       // games played while we were away
     render();
+    limits();                                  // the limits may have changed while we were away
   }
 
   function onEvent(kind, body) {
@@ -130,17 +165,42 @@
     try {
       const l = await Cyl.api("GET", "/table/limits");
       const row = (k, label) => l[k] ? Cyl.el("span", {}, `${label} ${Cyl.euros(l[k].min)} – ${Cyl.euros(l[k].max)}`) : null;
-      $("limits").replaceChildren(Cyl.el("span", {}, "Mises :"), row("plein", "plein"), row("simple", "chances simples"),
-                                  row("douzaine", "douzaines"));
+      const rows = [row("plein", "plein"), row("simple", "chances simples"), row("douzaine", "douzaines")].filter(Boolean);
+      if (rows.length) rows[0].prepend("Mises : ");
+      $("limits").replaceChildren(...rows);
     } catch (e) {
       $("limits").textContent = "";          // not readable now: nothing shown rather than a guess
     }
   }
 
+  /* The link with the wheel, told on the screen when it is not up (docs/pages.md): the numbers
+     shown may then be behind the table. Read from /state every 5 s. */
+  let linkOk = true, streamUp = false;
+  function showLink(link) {
+    const info = Cyl.linkInfo(link);
+    linkOk = info.ok;
+    // a public screen says what it means for the numbers; the pit says why and what to check
+    Cyl.notice("link", info.ok ? null : info.short[0].toUpperCase() + info.short.slice(1) + " — les numéros affichés peuvent ne pas être à jour.");
+    dot();
+  }
+  function dot() {
+    const up = streamUp && linkOk;
+    $("link").className = "link " + (up ? "up" : "down");
+    $("link").title = !streamUp ? "reconnexion…" : linkOk ? "en direct" : "liaison avec le cylindre coupée";
+  }
+  async function watchLink() {
+    try { showLink((await Cyl.api("GET", "/state")).link); } catch (e) { /* told by the stream's dot or the token notice */ }
+  }
+  setInterval(watchLink, 5000);
+
+  Cyl.onAuth((ok) => { if (!ok) setPhase("closed", "Écran non autorisé"); });
+
+  $("strip").style.setProperty("--n", String(STRIP));
+  $("strip").style.setProperty("--half", String(STRIP > 10 ? Math.ceil(STRIP / 2) : STRIP));
+
   Cyl.live({
     onEvent,
     onOpen: reload,
-    onLink: (s) => { $("link").className = "link " + s; $("link").title = s === "up" ? "en direct" : "reconnexion…"; },
+    onLink: (s) => { streamUp = s === "up"; dot(); },
   });
-  limits();
 })();

@@ -15,13 +15,14 @@
 
   function hhmm(at) { return at ? new Date(at * 1000).toLocaleTimeString("fr-FR") : "—"; }
 
-  const STATES = { idle: "au repos", ball_in_rim: "bille lancée", no_more_bets: "rien ne va plus", ball_dropped: "bille tombée",
-                   result: "résultat", void: "coup nul", fault: "en défaut" };
+  const L = Cyl.L;
 
+  /* A bet in the croupier's words, as the daemon names it from the rules ("cheval 14/17", "jeu
+     zéro"), with its unit for a called bet. */
   function label(b) {
     const x = b.bet || {};
-    return [x.type, Array.isArray(x.numbers) ? x.numbers.join("-") : null, x.which, x.unit ? `${Cyl.euros(x.unit)}/pièce` : null]
-      .filter((v) => v !== null && v !== undefined).join(" ");
+    const name = b.label || L("bet", x.type);
+    return name + (x.unit ? ` (${Cyl.euros(x.unit)} la pièce)` : "");
   }
 
   function num(n) { return el("span", { class: "num", "data-colour": Cyl.colour(n) }, String(n)); }
@@ -35,14 +36,19 @@
     const link = st.link || {}, wheel = st.wheel || {}, table = st.table || {};
     const ws = wheel.status || {};
     $("t-wheel").textContent = table.wheel || wheel.id || "?";
-    pill("t-open", table.phase === "closed" ? "fermée" : "ouverte — " + ({ betting: "faites vos jeux", no_more_bets: "rien ne va plus" }[table.phase] || table.phase),
+    pill("t-open", table.phase === "closed" ? "fermée" : "ouverte — " + L("phase", table.phase),
          table.phase === "closed" ? "warn" : "ok");
     $("b-open").hidden = table.phase !== "closed";
     $("b-close").hidden = table.phase === "closed";
-    pill("t-link", link.session ? "liaison établie" : (link.port_open ? "liaison: pas de session" : "liaison coupée"), link.session ? "ok" : "bad");
-    const bad = Object.entries(ws.sensors || {}).filter(([, v]) => v !== "ok").map(([k, v]) => `${k} ${v}`);
-    pill("t-state", "cylindre " + (STATES[ws.state] || ws.state || "?") + (ws.rotor_rpm_x10 ? ` · rotor ${(ws.rotor_rpm_x10 / 10).toFixed(1)} tr/min` : "")
-         + (bad.length ? " · " + bad.join(", ") : ""), bad.length || ws.state === "fault" ? "bad" : "");
+    const li = Cyl.linkInfo(link);
+    pill("t-link", li.short, li.ok ? "ok" : "bad");
+    $("t-link").title = li.text;
+    Cyl.notice("link", li.ok ? null : li.text[0].toUpperCase() + li.text.slice(1) + " — aucune mise n'est prise tant que la liaison n'est pas rétablie."
+               + (li.advice ? " " + li.advice : ""));
+    const bad = Object.entries(ws.sensors || {}).filter(([, v]) => v !== "ok").map(([k, v]) => `capteur ${k} ${L("sensor", v)}`);
+    pill("t-state", "cylindre : " + (ws.state ? L("state", ws.state) : "?") + (ws.rotor_rpm_x10 ? ` · rotor ${Cyl.nombre(ws.rotor_rpm_x10 / 10, 1)}\u202ftr/min` : "")
+         + (bad.length ? " · " + bad.join(", ") : "") + (li.ok ? "" : " (dernier état connu)"),
+         bad.length || ws.state === "fault" ? "bad" : li.ok ? "" : "warn");
     pill("t-croupier", "croupier : " + (table.croupier || "—") + (table.croupier_since ? " depuis " + hhmm(table.croupier_since) : ""));
     if (document.activeElement !== $("croupier")) $("croupier").value = table.croupier || "";
   }
@@ -71,7 +77,7 @@
       const mine = by.get(p);
       return el("tr", {}, el("td", {}, p), el("td", { class: "n" }, mine.length),
                 el("td", { class: "n" }, Cyl.euros(mine.reduce((s, b) => s + b.stake, 0))),
-                el("td", { class: "small" }, mine.map((b) => `${label(b)} ${Cyl.euros(b.stake)}${b.status === "locked" ? " 🔒" : ""}`).join(" · ")));
+                el("td", { class: "small" }, mine.map((b) => `${label(b)} ${Cyl.euros(b.stake)}${b.status === "locked" ? " (rien ne va plus)" : ""}`).join(" · ")));
     }) : [el("tr", {}, el("td", { colspan: 4, class: "muted" }, "aucune mise"))]));
   }
 
@@ -79,8 +85,8 @@
     $("n-held").textContent = held.length || "";
     $("held").replaceChildren(...(held.length ? held.map((b) => el("tr", { "data-bet": b.id },
       el("td", {}, b.id), el("td", {}, b.player), el("td", {}, label(b)), el("td", { class: "n" }, Cyl.euros(b.stake)),
-      el("td", {}, b.spin ?? "—"), el("td", {},
-        el("button", { class: "stop", onclick: () => act(() => Cyl.api("POST", `/bets/${b.id}/resolve`, { action: "refund" })) }, "Rembourser"), " ",
+      el("td", {}, b.spin ?? "—"), el("td", { class: "actions" },
+        el("button", { class: "stop", onclick: () => act(() => Cyl.api("POST", `/bets/${b.id}/resolve`, { action: "refund" })) }, "Rembourser"),
         el("button", { class: "go", onclick: () => act(() => Cyl.api("POST", `/bets/${b.id}/resolve`, { action: "play" })) }, "Jouer au prochain coup"))))
       : [el("tr", {}, el("td", { colspan: 6, class: "muted" }, "aucune mise retenue"))]));
   }
@@ -89,13 +95,15 @@
     const pending = alerts.filter((a) => a.acked_at == null);
     $("n-alerts").textContent = pending.length || "";
     $("alerts").replaceChildren(...(alerts.length ? alerts.slice(0, 30).map((a) => {
-      const head = el("div", {}, el("b", {}, a.level === "critical" ? "CRITIQUE " : "ATTENTION "), `${hhmm(a.raised_at)} — ${a.message}`,
+      const head = el("div", {}, el("b", {}, (a.level === "critical" ? "CRITIQUE" : "ATTENTION") + " · " + L("alert", a.code) + " "),
+                      `${hhmm(a.raised_at)} — ${a.message}`,
                       a.cleared_at ? el("span", { class: "muted" }, " (terminée)") : null);
       if (a.acked_at != null) {
         return el("li", { class: "done", "data-alert": a.id }, head,
                   el("div", { class: "small" }, `acquittée par ${a.acked_by} à ${hhmm(a.acked_at)} : ${a.comment}`));
       }
-      const input = el("input", { name: "comment", placeholder: "commentaire (obligatoire) : ce qui a été vérifié, ce qui a été fait", maxlength: 1000 });
+      const input = el("input", { name: "comment", placeholder: "commentaire obligatoire : ce qui a été vérifié, ce qui a été fait",
+                                  title: "commentaire obligatoire : ce qui a été vérifié, ce qui a été fait", maxlength: 1000 });
       const form = el("form", { onsubmit: (e) => {
         e.preventDefault();
         if (!input.value.trim()) { fail("un commentaire est obligatoire pour acquitter"); return; }
@@ -107,7 +115,8 @@
 
   function renderFaults(st) {
     $("faults").replaceChildren(...faults.slice(-10).reverse().map((f) =>
-      el("li", { class: "warning" }, el("b", {}, "DÉFAUT "), `${hhmm(f.at)} — ${f.code}${f.signal ? " (" + f.signal + ")" : ""} : ${f.detail || ""}`)));
+      el("li", { class: "warning" }, el("b", {}, "DÉFAUT "), `${hhmm(f.at)} — ${L("fault", f.code)}${f.signal ? " (capteur " + f.signal + ")" : ""}`,
+         el("span", { class: "muted small" }, ` ${f.code}${f.detail ? " : " + f.detail : ""}`))));
   }
 
   function renderGames(hist) {
@@ -120,13 +129,14 @@
   async function evidence(spin) {
     try {
       const r = await Cyl.api("GET", `/spins/${spin}`);
-      const lines = [`coup ${r.spin} — numéro ${r.settlement ? r.settlement.number : "?"}`];
-      for (const e of r.events) lines.push(`${hhmm(e.received_at)} ${JSON.stringify(e.event)}\n    trame ${e.frame_hex}`);
-      for (const a of r.announcements) lines.push(`« ${a.text} »`);
-      $("evidence").textContent = lines.join("\n");
-      $("evidence").hidden = false;
+      const st = r.settlement;
+      $("ev-title").textContent = `Coup ${r.spin}` + (st ? ` — ${st.number} ${st.number === 0 ? "zéro" : Cyl.colour(st.number)}` : "");
+      $("evidence").replaceChildren(...Recall.render(r));
+      $("s-evidence").hidden = false;
+      $("s-evidence").scrollIntoView({ block: "nearest" });
     } catch (e) { fail(e); }
   }
+  $("ev-close").addEventListener("click", () => { $("s-evidence").hidden = true; });
 
   async function refresh() {
     clearTimeout(timer);
@@ -168,4 +178,6 @@
     onLink: (s) => pill("t-stream", s === "up" ? "en direct" : "reconnexion…", s === "up" ? "" : "bad"),
   });
   setInterval(refresh, 15000);
+  // the link and the wheel's state every 5 s: a cut cable says nothing on the stream
+  setInterval(async () => { try { renderTop(await Cyl.api("GET", "/state")); } catch (e) { /* refresh() says it */ } }, 5000);
 })();

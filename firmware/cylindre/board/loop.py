@@ -2,16 +2,16 @@
 
 One turn (`step`): drain the sensor edges and tick the controller (`Board.poll`), take the
 link's bytes, let the link resend and pace itself, then wait in `select.poll` until an edge is
-in the ring (`EdgeWake`), a byte arrives on the link's port, or the next deadline: the
-controller's next work (`Controller.next_due`: the rotor's next speed sample every 100 ms, the
-next status, rien ne va plus and the drop in a spin), the LED's next change (`Board.due`). The
-watchdog is fed at every turn, so at least ten times a second.
+in the ring (`EdgeWake`), a byte arrives on the link's port, or the next deadline
+(`Board.due`): the controller's next work (`Controller.next_due`: the rotor's next speed sample
+every 100 ms, rien ne va plus and the drop in a spin). The periodic status and the LED ride on
+those turns (at most one sample late). The watchdog is fed at every turn, so at least ten
+times a second.
 
-Before (a 5 ms sleep, 200 turns a second) most turns found nothing to do and the bench measured
-~19 % of the RP2040's core; see docs/firmware.md for the figures and how they are measured.
 The controller's other timeouts (the result's wait, stuck sensors) are checked at 100 ms steps
 or at the next edge: on the wheel bench a 100 ms tick left every result, void and fault
-unchanged.
+unchanged. The CPU it takes is measured on the emulated chip (`make bench ARGS=rp2`,
+docs/firmware.md).
 """
 
 import io

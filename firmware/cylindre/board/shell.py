@@ -96,7 +96,6 @@ class Board:
         self.wdt = machine.WDT(timeout=WDT_MS) if watchdog else None
         self.state = "idle"
         self._lost = 0
-        self._led_due = 0
 
     # -- interrupts ---------------------------------------------------------------------------
     def _on_edge(self, pin):
@@ -125,12 +124,10 @@ class Board:
 
     def due(self):
         """Controller time of the next thing to do without an edge: the controller's next work
-        (`Controller.next_due`: a speed sample, a status, rien ne va plus, the drop), the
-        LED's next change."""
-        d = self.ctl.next_due()
-        if self._led_due < d:
-            d = self._led_due
-        return d
+        (`Controller.next_due`: a speed sample, rien ne va plus, the drop). The LED changes at
+        the first turn at or after its time (turns come at least every 100 ms): a wake-up of
+        its own for a blink cost as much as a speed sample."""
+        return self.ctl.next_due()
 
     def poll(self):
         """Drain the edges, tick, move the time origin when the controller allows it, feed the
@@ -186,12 +183,9 @@ class Board:
         st = self.state
         if st == "fault":
             on = (now // 250000) & 1
-            self._led_due = now - now % 250000 + 250000
         elif st in ("ball_in_rim", "no_more_bets", "ball_dropped"):
             on = 1
-            self._led_due = now + 1000000
         else:
             p = now % 2000000
             on = 1 if p < 50000 else 0
-            self._led_due = now - p + (50000 if on else 2000000)
         self.led.value(on)

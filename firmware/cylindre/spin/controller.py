@@ -232,12 +232,13 @@ class Controller:
 
     def next_due(self):
         """Controller time of its next work without an edge, for the Pico's loop to wake then:
-        the rotor's next speed sample, the next status, and in a spin the call of rien ne va
-        plus on the prediction or on a slow lap, and the drop (no pass for `_drop_wait`). The
-        other timeouts (a result's wait, a stuck sensor) ride on the rotor's samples."""
+        the rotor's next speed sample (every 100 ms), and in a spin the call of rien ne va plus
+        on the prediction or on a slow lap, and the drop (no pass for `_drop_wait`). The other
+        timeouts (a result's wait, a stuck sensor) and the periodic status ride on the rotor's
+        samples: a status goes at the first turn at or after its time, at most one sample
+        late, as on the replay's 100 ms ticks (a wake-up of its own cost ~0.5 ms of the
+        Pico's core, twice a second)."""
         d = self.rotor.due()
-        if self.next_status < d:
-            d = self.next_status
         b = self.ball
         if self.phase == IN_RIM:
             c = self.call_t

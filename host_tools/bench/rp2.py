@@ -1,0 +1,245 @@
+"""Bench part `rp2`: the firmware on an emulated RP2040, measured (host_tools/rp2emu).
+
+The real MicroPython v1.28.0 rp2 port (the stock RPI_PICO UF2, or a UF2 with the firmware frozen
+in) runs in the `rp2040py` emulator; the firmware is on its file system as `make flash` leaves it
+(or frozen); simulated spins (host_tools.sim, the same spins a feed file holds) are played as
+edges on its pins, and the project's host link (cylindre.link.host, as the daemon drives it)
+talks to it on the emulated USB serial from power-up, acknowledging every event at once.
+
+Measured, for each deployment:
+- CPU: cycles of executed instructions over 125 MHz x the emulated time, by phase of the spin:
+  idle (before the launch and after the rest), ball on the track (launch to drop), ball in the
+  pockets (drop to rest); the heap probe's own cycles are taken out;
+- heap: the live heap (gc.collect(); gc.mem_alloc() on the port) every 0.5 s of emulated time
+  (`--heap-every`) and at the probe's first mark after the boot; its peak;
+- outcomes (each spin's result or void against the simulator's truth) and the link's counts;
+- the wall time per emulated second (the emulator's cost follows the firmware's busy share).
+`--power-cut` adds a spin in which the power goes while the ball runs and comes back, the host
+talking all through: the restart is reported, the cut spin voided `restart`, nothing lost or
+doubled.
+
+    make bench ARGS='rp2 [--spins N] [--seed S] [--uf2 PATH] [--power-cut] [--only fs|frozen]'
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+OUT = Path("bench/out")
+HZ = 125e6
+PHASES = ("idle", "ball", "pockets")
+LABEL = {"idle": "idle (between spins)", "ball": "ball on the track (launch to drop)",
+         "pockets": "ball in the pockets (drop to rest)", "spin": "spin (launch to rest)"}
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--spins", type=int, default=2, help="normal spins per deployment (default 2, ~45 s each)")
+    p.add_argument("--seed", type=int, default=1, help="simulator seed (default 1)")
+    p.add_argument("--uf2", type=Path, default=None,
+                   help="frozen UF2 (default build/uf2/pico/cylindre-pico.uf2, else the shared artefact)")
+    p.add_argument("--only", choices=("fs", "frozen"), default=None, help="one deployment only")
+    p.add_argument("--power-cut", action="store_true", help="add a spin cut by a power failure")
+    p.add_argument("--firmware", type=Path, default=None,
+                   help="an existing `make firmware` folder (default: built now from firmware/)")
+    p.add_argument("--heap-every", type=float, default=0.5,
+                   help="emulated seconds between heap marks (default 0.5; a mark, a gc.collect() of "
+                        "the port's heap, costs ~2.8 M cycles: taken out of the CPU figures, not of the wall time)")
+    p.add_argument("--out", type=Path, default=OUT, help="output folder (default bench/out)")
+
+
+def spins(board_path: Path, n: int, seed: int, power_cut: bool):
+    """The simulator's spins: (changes, truths), times in us from the feed's start."""
+    from host_tools.sim import WheelSimulator
+    from host_tools.sim.boards import load_board
+
+    geometry, _ = load_board(board_path)
+    sim = WheelSimulator(geometry, seed=[seed, 0])
+    changes, truths = [], []
+    plan = [None] * n + (["power_cut", None] if power_cut else [])
+    for scenario in plan:
+        sp = sim.spin(scenario)
+        changes.extend(sp.changes)
+        tr = dict(sp.truth)
+        tr.pop("ball_track", None)
+        tr["scenario"] = scenario
+        truths.append(tr)
+    return changes, truths
+
+
+def run_one(name: str, uf2: Path | None, frozen: bool, folder: Path, changes, truths, log=print,
+            heap_every: float = 0.5) -> dict:
+    from host_tools.rp2emu.table import Feed, HeapProbe, Host, deploy, rest_levels
+
+    wall0 = time.monotonic()
+    chip = deploy(uf2, frozen=frozen, probe=True, folder=folder)
+    board = chip.board
+    for g, v in rest_levels(board).items():
+        chip.pin(g, v)
+    host = Host(chip)
+    probe = HeapProbe(chip)
+    probe.every(heap_every)
+    chip.run_while(lambda: host.status is None, 10.0)
+    boot_s, boot_wall = chip.seconds, time.monotonic() - wall0
+    boot_cycles = chip.busy_cycles() - probe.cycles
+    after_boot = probe.marks[-1][1] if probe.marks else None
+    log("[rp2] %s: session after %.2f emulated s (%.1f wall s), boot %.1f M cycles, heap %s B"
+        % (name, boot_s, boot_wall, boot_cycles / 1e6, after_boot))
+    # phase boundaries (emulated ns) from the truths; the feed starts 0.5 s after the session
+    t0 = chip.ns + 0.5e9
+    bounds = []
+    for tr in truths:
+        if tr.get("launch_us") is not None:
+            bounds.append((t0 + tr["launch_us"] * 1e3, "ball"))
+            if tr.get("drop_us") is not None:
+                bounds.append((t0 + tr["drop_us"] * 1e3, "pockets"))
+            rest = tr.get("rest_us") or tr.get("end_us")
+            bounds.append((t0 + rest * 1e3, "idle"))
+    end_ns = t0 + truths[-1]["end_us"] * 1e3
+    acc = {p: [0, 0.0] for p in PHASES}         # cycles, seconds
+    state = {"phase": "idle", "c": chip.busy_cycles() - probe.cycles, "t": chip.ns}
+
+    def switch(to):
+        c, t = chip.busy_cycles() - probe.cycles, chip.ns
+        a = acc[state["phase"]]
+        a[0] += c - state["c"]
+        a[1] += (t - state["t"]) / 1e9
+        state.update(phase=to, c=c, t=t)
+
+    for ns, ph in bounds:
+        chip.at(ns, lambda ph=ph: switch(ph))
+    feed = Feed(chip, board, changes, t0)
+    wall1 = time.monotonic()
+    step = 5.0
+    while chip.ns < end_ns:
+        chip.run_until(min(end_ns, chip.ns + step * 1e9))
+        log("[rp2] %s: %.0f / %.0f emulated s, %.0f wall s" % (name, (chip.ns - t0) / 1e9, (end_ns - t0) / 1e9,
+                                                              time.monotonic() - wall1))
+    switch("idle")
+    chip.run_for(1.0)
+    wall = time.monotonic() - wall1
+    emulated = (end_ns - t0) / 1e9 + 1.0
+    cpu = {p: (100.0 * c / (HZ * s) if s else None) for p, (c, s) in acc.items()}
+    sc = acc["ball"][0] + acc["pockets"][0]
+    ss = acc["ball"][1] + acc["pockets"][1]
+    cpu["spin"] = 100.0 * sc / (HZ * ss) if ss else None
+    heap = [b for _, b in probe.marks]
+    outcomes = host.outcomes()
+    return {
+        "deployment": name, "uf2": str(uf2) if uf2 else None, "frozen": frozen,
+        "boot": {"emulated_s": round(boot_s, 3), "wall_s": round(boot_wall, 1),
+                 "cycles": boot_cycles},
+        "cpu_percent": {k: (round(v, 2) if v is not None else None) for k, v in cpu.items()},
+        "cycles": {p: acc[p][0] for p in PHASES}, "seconds": {p: round(acc[p][1], 3) for p in PHASES},
+        "heap": {"after_boot": after_boot, "peak": max(heap) if heap else None,
+                 "last": heap[-1] if heap else None, "marks": len(heap)},
+        "probe_cycles": probe.cycles,
+        "outcomes": check_outcomes(truths, outcomes, host),
+        "link": {"sessions": host.link.sessions, "records": dict(host.counts), "bytes_in": host.bytes_in,
+                 "bytes_out": host.bytes_out, "frames_out": host.frames_out, "dropped_out": chip.dropped},
+        "resets": [[round(t / 1e9, 3), k] for t, k in chip.resets],
+        "emulated_s": round(emulated, 1), "wall_s": round(wall, 1),
+        "wall_per_emulated_s": round(wall / emulated, 2),
+    }
+
+
+def check_outcomes(truths, outcomes, host) -> dict:
+    """Each spin's result or void against its truth: right, wrong, missing, doubled."""
+    by_spin: dict[int, list] = {}
+    for ev in outcomes:
+        by_spin.setdefault(ev.get("spin"), []).append(ev)
+    rows, right = [], 0
+    boots = [e["event"] for e in host.events if e["event"].get("ev") == "boot"]
+    for i, tr in enumerate(truths, 1):
+        got = by_spin.get(i, [])
+        if tr.get("scenario") == "power_cut":
+            want = "void:restart"
+        elif tr.get("valid"):
+            want = "result:%d" % tr["number"]
+        else:
+            want = "void"
+        seen = ["%s:%s" % (e["ev"], e.get("number") if e["ev"] == "result" else e.get("reason")) for e in got]
+        ok = len(seen) == 1 and (seen[0] == want or (want == "void" and seen[0].startswith("void:")))
+        right += ok
+        rows.append({"spin": i, "want": want, "got": seen})
+    spins = {e.get("spin") for e in outcomes}
+    return {"spins": len(truths), "right": right, "rows": rows,
+            "doubled": sum(1 for v in by_spin.values() if len(v) > 1),
+            "unknown": sorted(s for s in spins if not (isinstance(s, int) and 1 <= s <= len(truths))),
+            "boots": [{"reset_cause": b.get("reset_cause"), "interrupted": b.get("interrupted")} for b in boots]}
+
+
+def run(args) -> int:
+    from host_tools.rp2emu import flash
+    from host_tools.rp2emu.table import STOCK_UF2, uf2_default
+
+    root = Path(__file__).resolve().parents[2]
+    folder = args.firmware or flash.build_firmware("pico")
+    changes, truths = spins(root / "boards" / "pico.json", args.spins, args.seed, args.power_cut)
+    runs = []
+    if args.only in (None, "fs"):
+        runs.append(("file system (stock UF2)", STOCK_UF2, False))
+    frozen = args.uf2 or uf2_default()
+    if args.only in (None, "frozen"):
+        if frozen is None:
+            print("[rp2] no frozen UF2 (make uf2): the frozen deployment is skipped")
+        else:
+            runs.append(("frozen UF2", frozen, True))
+    figures = {"command": "make bench ARGS='rp2" + (" --only %s" % args.only if args.only else "")
+               + (" --power-cut" if args.power_cut else "")
+               + (" --spins %d" % args.spins if args.spins != 2 else "") + "'",
+               "spins": args.spins, "seed": args.seed, "power_cut": args.power_cut, "runs": []}
+    status = 0
+    for name, uf2, fz in runs:
+        r = run_one(name, uf2, fz, folder, changes, truths, heap_every=args.heap_every)
+        figures["runs"].append(r)
+        o = r["outcomes"]
+        if o["right"] != o["spins"] or o["doubled"] or o["unknown"]:
+            status = 1
+        print(text(r))
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "rp2.json").write_text(json.dumps(figures, indent=1) + "\n")
+    print("[rp2] figures written to %s" % (args.out / "rp2.json"))
+    return status
+
+
+def text(r: dict) -> str:
+    c, h, o, ln = r["cpu_percent"], r["heap"], r["outcomes"], r["link"]
+    lines = ["rp2 bench: %s" % r["deployment"],
+             "  boot: session after %.2f emulated s, %.1f M cycles" % (r["boot"]["emulated_s"], r["boot"]["cycles"] / 1e6)]
+    for k in ("spin", "ball", "pockets", "idle"):
+        lines.append("  CPU %-38s %s %%" % (LABEL[k], "-" if c.get(k) is None else "%.2f" % c[k]))
+    lines.append("  heap live: %s B after boot, peak %s B (%d marks)" % (h["after_boot"], h["peak"], h["marks"]))
+    lines.append("  outcomes: %d of %d right, %d doubled; %s" % (o["right"], o["spins"], o["doubled"],
+                 "; ".join("%d %s->%s" % (w["spin"], w["want"], ",".join(w["got"]) or "none") for w in o["rows"])))
+    lines.append("  boots: %s; resets %s" % (o["boots"], r["resets"]))
+    lines.append("  link: %d session(s), records %s, %d B in, %d B out" % (ln["sessions"], ln["records"], ln["bytes_in"],
+                                                                       ln["bytes_out"]))
+    lines.append("  wall: %.1f s for %.1f emulated s (%.2f wall s per emulated s)" % (r["wall_s"], r["emulated_s"],
+                                                                                     r["wall_per_emulated_s"]))
+    return "\n".join(lines)
+
+
+def markdown(figures: dict) -> str:
+    """The benchmarks page's section: CPU by phase, heap, outcomes, link, per deployment."""
+    out = ["## The firmware on the emulated RP2040 (rp2)", "",
+           "`%s`: the real MicroPython v1.28.0 rp2 port in the `rp2040py` emulator, %d simulated spin(s)%s "
+           "(seed %d) played on its pins, the project's host link on its USB serial. CPU is executed cycles "
+           "over 125 MHz x emulated time; heap is `gc.mem_alloc()` after `gc.collect()` on the port, every "
+           "0.5 s." % (figures.get("command", "make bench ARGS=rp2"), figures.get("spins", 0),
+                       " and a spin cut by a power failure" if figures.get("power_cut") else "", figures.get("seed", 1)),
+           "", "| deployment | CPU in a spin | ball on the track | in the pockets | idle | heap after boot | "
+           "heap peak | outcomes right | wall s per emulated s |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in figures.get("runs", []):
+        c, h, o = r["cpu_percent"], r["heap"], r["outcomes"]
+
+        def pc(k):
+            return "-" if c.get(k) is None else "%.2f %%" % c[k]
+
+        out.append("| %s | %s | %s | %s | %s | %s B | %s B | %d / %d | %.1f |" % (
+            r["deployment"], pc("spin"), pc("ball"), pc("pockets"), pc("idle"),
+            "{:,}".format(h["after_boot"]) if h["after_boot"] else "-", "{:,}".format(h["peak"]) if h["peak"] else "-",
+            o["right"], o["spins"], r["wall_per_emulated_s"]))
+    out.append("")
+    return "\n".join(out)

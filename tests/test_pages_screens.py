@@ -1,0 +1,139 @@
+"""The pages on the screens a table has, in a real browser against the running daemon: the marquee
+at 1920×1080, 1280×720, 1600×1000, 1366×768 and a portrait kiosk's 1080×1920 with its 18-number
+strip full, nothing cut or spilling out of its box (the DOM walked: browserkit.overflows); a bad
+token told on the screen in French and retried quietly, never a dialog; the API explorer at /docs
+from the daemon's own files, with every request to anywhere else blocked; one version number."""
+
+import re
+from urllib.parse import urlparse
+
+import pytest
+
+pw = pytest.importorskip("playwright.sync_api")
+
+from browserkit import Table, browser, overflows, shot
+from host_tools import version
+
+SIZES = [(1920, 1080), (1280, 720), (1600, 1000), (1366, 768), (1080, 1920)]
+PANELS = "#marquee > *"
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    t = Table(tmp_path_factory.mktemp("screens"), pause=0.1).start()
+    t.play(18)
+    t.wait_results(18, timeout=120)
+    yield t
+    t.close()
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    """One browser for the file; each test opens its own pages."""
+    with pw.sync_playwright() as p:
+        b = browser(p)
+        yield b
+        b.close()
+
+
+def test_the_marquee_fits_every_screen_with_its_strip_full(table, chromium):
+    b = chromium
+    page = b.new_page(viewport={"width": 1920, "height": 1080}, bypass_csp=True)   # the test evaluates its probe
+    page.goto(table.base + "/marquee#token=" + table.tokens["display"])
+    page.wait_for_selector("#link.up")
+    page.wait_for_function("document.querySelectorAll('#strip li').length === 18")
+    page.wait_for_function("document.getElementById('limits').textContent.includes('plein')")
+    for w, h in SIZES:
+        page.set_viewport_size({"width": w, "height": h})
+        page.wait_for_function("([w, h]) => innerWidth === w && innerHeight === h", arg=[w, h])
+        page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")  # the fit ran
+        shot(page, f"marquee_{w}x{h}")
+        assert overflows(page, PANELS) == [], (w, h)
+        # the strip: 18 numbers, in one row in landscape, two in portrait, each readable
+        chips = page.locator("#strip li:not(:first-child) .num").evaluate_all(
+            "es => es.map((e) => e.getBoundingClientRect()).map((r) => [Math.round(r.top), r.width])")
+        rows = len({top for top, _ in chips})
+        assert len(chips) == 17 and rows <= (2 if h > w else 1), (w, h, rows)
+        assert min(width for _, width in chips) >= 0.04 * min(w, h), (w, h, chips)      # readable from afar
+        page.wait_for_function("[...document.querySelectorAll('.bars span')].some((s) => s.textContent.includes('%'))")
+    page.close()
+
+
+def test_a_refused_token_is_told_on_screen_and_retried_quietly(table, chromium):
+    b = chromium
+    page = b.new_page(viewport={"width": 1080, "height": 1920}, bypass_csp=True)
+    dialogs, asked = [], []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.on("request", lambda r: asked.append(urlparse(r.url).path) if urlparse(r.url).path in ("/events", "/state") else None)
+    page.goto(table.base + "/marquee#token=cyl_expired-or-revoked")
+    notice = page.locator("#cyl-notice [data-notice='token']")
+    notice.wait_for()
+    assert "Jeton d'accès refusé" in notice.inner_text() and "réessaie" in notice.inner_text()
+    assert page.locator("#link").get_attribute("class") == "link down"
+    n = len(asked)
+    page.wait_for_timeout(2500)                       # a dead kiosk loops; this one waits its 10 s
+    assert len(asked) - n <= 1, asked
+    assert dialogs == []
+    shot(page, "marquee_bad_token")
+    assert overflows(page, PANELS) == []
+    # a good token typed in the notice (or a new #token=): the screen comes back at once
+    notice.locator("input").fill(table.tokens["display"])
+    notice.locator("button").click()
+    page.wait_for_selector("#link.up", timeout=15000)
+    page.wait_for_function("document.querySelectorAll('#strip li').length === 18")
+    assert page.locator("#cyl-notice [data-notice='token']").count() == 0
+    page.close()
+
+
+def test_the_api_explorer_is_served_by_the_daemon_with_no_outside_request(table, chromium):
+    st, doc = table.api("GET", "/openapi.json")
+    assert st == 200 and doc["info"]["version"] == version() and re.match(r"^\d+\.\d+", version())
+    b = chromium
+    ctx = b.new_context(viewport={"width": 1366, "height": 768})          # its own policy holds
+    outside, broken = [], []
+
+    def gate(route):
+        host = urlparse(route.request.url).hostname
+        if host in ("127.0.0.1", "localhost"):
+            return route.continue_()
+        outside.append(route.request.url)
+        return route.abort()
+    ctx.route("**/*", gate)
+    page = ctx.new_page()
+    page.on("console", lambda m: broken.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: broken.append(str(e)))
+    page.goto(table.base + "/docs")
+    page.wait_for_function("document.querySelectorAll('.opblock').length >= 10", timeout=30000)
+    ops = page.locator(".opblock-summary-path").all_inner_texts()
+    for path in ("/bets", "/state", "/history", "/spins/{spin}", "/health"):
+        assert any(o.replace("\u200b", "") == path for o in ops), (path, ops[:5])
+    assert version() in page.locator(".info .version").first.inner_text()
+    shot(page, "docs")
+    assert outside == [] and broken == [], (outside, broken)
+    ctx.close()
+
+
+def test_a_cut_link_is_told_on_the_marquee_and_the_pit(table, chromium):
+    """Last in this file: it leaves the wheel unheard."""
+    table.wait(lambda: table.api("GET", "/state")[1]["link"]["session"], "the link was not up to begin with")
+    b = chromium
+    marquee = b.new_page(viewport={"width": 1080, "height": 1920}, bypass_csp=True)
+    marquee.goto(table.base + "/marquee#token=" + table.tokens["display"])
+    marquee.wait_for_selector("#link.up")
+    pit = b.new_page(viewport={"width": 1024, "height": 768}, bypass_csp=True)
+    pit.goto(table.base + "/pit#token=" + table.tokens["chef"])
+    pit.wait_for_selector("body[data-loaded]")
+    assert pit.locator("#t-link").inner_text() == "liaison établie"
+    table.board._mute = True                                   # nothing leaves the wheel: a cut cable
+    table.wait(lambda: not table.api("GET", "/state")[1]["link"]["session"], "the daemon never saw the link go", 30)
+    notice = marquee.locator("#cyl-notice [data-notice='link']")
+    notice.wait_for(timeout=15000)
+    assert notice.inner_text().startswith("Liaison coupée") and "pas être à jour" in notice.inner_text()
+    assert marquee.locator("#link").get_attribute("class") == "link down"
+    shot(marquee, "marquee_link_cut")
+    assert overflows(marquee, PANELS) == []
+    pit.wait_for_function("document.getElementById('t-link').textContent.startsWith('liaison coupée')", timeout=20000)
+    assert "bad" in pit.locator("#t-link").get_attribute("class")
+    shot(pit, "pit_link_cut", full=True)
+    marquee.close()
+    pit.close()
