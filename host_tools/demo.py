@@ -225,11 +225,18 @@ def run(args) -> int:
                 return 1
             time.sleep(0.05)
         pty = pty_file.read_text().split()[0]
+        # the daemon's port is a link of the demo's own, gone with its wheel: a daemon lingering
+        # after its wheel must not reopen /dev/pts/N once another program has been given N
+        wheel_line = work / "ttyCYL"
+        if wheel_line.is_symlink() or wheel_line.exists():
+            wheel_line.unlink()
+        wheel_line.symlink_to(pty)
+        threading.Thread(target=_unlink_when_gone, args=(wheel, wheel_line), daemon=True).start()
         from host_tools.daemon.auth import issue
         token = issue(work / "journal.sqlite", "demo", "admin")     # the demo's players and chef, one identity
         pages = {"display": issue(work / "journal.sqlite", "demo-marquee", "display"),
                  "chef": issue(work / "journal.sqlite", "demo-pit", "chef")}
-        daemon = subprocess.Popen([py, "-m", "host_tools.daemon", "--port", pty, "--key", str(key),
+        daemon = subprocess.Popen([py, "-m", "host_tools.daemon", "--port", str(wheel_line), "--key", str(key),
                                    "--journal", str(work / "journal.sqlite"), "--http", f"127.0.0.1:{port}",
                                    "--open", "--log", str(work / "daemon.log"), "--wheel", args.wheel]
                                   + (["--nats", args.nats, "--site", args.site] if args.nats else [])
@@ -337,6 +344,12 @@ def run(args) -> int:
                     p.kill()
         print(f"Journal conservé : {work / 'journal.sqlite'} (les journaux de bord à côté) ; "
               f"statistiques du cylindre :\n  cylindre stats --journal {work / 'journal.sqlite'}", flush=True)
+
+
+def _unlink_when_gone(proc, path):
+    """Remove the daemon's link to the wheel's pty once the wheel has exited."""
+    proc.wait()
+    path.unlink(missing_ok=True)
 
 
 def workdir(given, root="var/demo", now=None) -> Path:

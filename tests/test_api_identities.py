@@ -160,6 +160,23 @@ def test_a_display_token_reads_no_bet(table):
     assert st["bets_on_table"] == 1 and st["stakes_on_table"] == 500     # the totals, as a tote board
 
 
+def test_a_display_token_reads_no_stake_of_a_prisoner_or_a_carried_bet(table):
+    """/state carried each prisoner's and each carried bet's id and stake to a display token (a
+    player's bet at zero: `{"id": "B000001", "chance": "rouge", "stake": 500, ...}`)."""
+    table.call("croupier", "POST", "/bets", json=BET)
+    table.call("croupier", "POST", "/bets", json={"player": "bo", "type": "voisins", "unit": 200, "replay": "refaire"})
+    table.event(1, {"ev": "launch", "t": 1, "spin": 1})
+    table.event(2, {"ev": "rnvp", "t": 2, "spin": 1})
+    table.event(3, {"ev": "result", "t": 3, "spin": 1, "number": 0})
+    full = table.call("chef", "GET", "/state").json()["table"]
+    assert full["prisoners"] and full["prisoners"][0]["stake"] == 500 and full["carry"]   # the chef sees them
+    shown = table.call("display", "GET", "/state").json()["table"]
+    for key in ("prisoners", "carry"):
+        assert len(shown[key]) == len(full[key]), key
+        for p in shown[key]:
+            assert not {"id", "stake", "player"} & set(p), (key, p)
+
+
 def test_a_display_token_is_not_streamed_the_bets(served):
     import http.client
     for kinds in ("bet", "wheel,cancel"):

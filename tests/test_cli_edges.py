@@ -56,6 +56,8 @@ def test_status_exit_codes(served, capsys):
     assert status_cli.run(argparse.Namespace(**vars(ns), token="cyl_" + "A" * 43)) == status_cli.NO_TOKEN
     assert status_cli.run(argparse.Namespace(**vars(ns), token=served.tokens["display"])) == status_cli.LINK_DOWN
     assert status_cli.run(argparse.Namespace(http="127.0.0.1:9", json=False, token="x")) == status_cli.NO_DAEMON == 2
+    # --json for a monitoring script: the same exit code (before: 0 with the link down)
+    assert status_cli.run(argparse.Namespace(**{**vars(ns), "json": True}, token=served.tokens["display"])) == status_cli.LINK_DOWN
 
 
 def test_the_demo_keeps_its_journal_in_a_folder_of_its_own(tmp_path):

@@ -138,6 +138,24 @@ def test_a_wheel_with_another_key_that_stays_silent_is_told_with_the_key_as_a_ca
         d.stop()
 
 
+def test_a_link_that_never_comes_up_is_said_in_the_log_with_its_cause(tmp_path, caplog):
+    """A wheel of another key from the daemon's start: the log said nothing at all (only "port
+    open"), while /health and the pit named the cause. The log says it once the silence is over."""
+    caplog.set_level(logging.INFO)
+    pipe = Pipe(key=OTHER_KEY)
+    d = Daemon(pipe, KEY, tmp_path / "j.sqlite", open_table=True, silence_ms=1500)
+    d.start()
+    try:
+        assert _wait(lambda: any("link down:" in r.getMessage() for r in _daemon_lines(caplog)), timeout=8), \
+            [r.getMessage() for r in _daemon_lines(caplog)]
+        time.sleep(2)
+        down = [r.getMessage() for r in _daemon_lines(caplog) if "link down:" in r.getMessage()]
+        assert len(down) == 1 and "clé différente" in down[0], down
+    finally:
+        pipe.stop.set()
+        d.stop()
+
+
 def test_a_repeated_line_is_written_once_then_with_a_count():
     said = []
 

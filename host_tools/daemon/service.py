@@ -125,6 +125,7 @@ class Daemon:
         self.watch.session(time.monotonic(), False)
         self.quiet = QuietLog(log)          # a line that repeats (a wrong key) is said once, then counted
         self._was_up = False
+        self._said_down = None              # the cause of this outage last said in the log
         self._compact_at = time.monotonic() + 10.0
         if open_table and self.table.created:
             self.table.set_open(True)       # --open opens a new journal's table, never a closed one
@@ -241,13 +242,29 @@ class Daemon:
         up = bool(self.link.in_session)
         self.watch.session(now, up)
         if up == self._was_up:
+            if not up:
+                self._still_down(now)
             return
         self._was_up = up
+        self._said_down = None
         if not up:
             cause = self.watch.cause(now)
             self.connected = False
+            self._said_down = cause and cause[0]
             log.warning("link down: %s", cause[1] if cause else "no session")
             self.publish("link", {"up": False, "cause": cause and cause[0], "problem": cause and cause[1]})
+
+    def _still_down(self, now):
+        """A link that never came up (a wheel of another key from the start) or whose cause
+        changed is said too, once the silence timeout is over: the log is not left blank."""
+        since = self.watch.down_since
+        if self.source != "cylindre" or since is None or now - since < self.watch.silence_s:
+            return
+        cause = self.watch.cause(now)
+        if cause is None or cause[0] == self._said_down:
+            return
+        self._said_down = cause[0]
+        self.quiet(("link down", cause[0]), logging.WARNING, "link down: %s", cause[1])
 
     def _compact(self):
         """Every 10 s, move old status frames into compressed blocks (journal.compact_statuses),

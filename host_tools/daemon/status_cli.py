@@ -49,7 +49,7 @@ def run(args) -> int:
         return NO_DAEMON
     if args.json:
         print(json.dumps(st, indent=2, ensure_ascii=False))
-        return 0
+        return LINK_UP if st["link"].get("up", st["link"].get("session")) else LINK_DOWN
     link, wheel, table = st["link"], st["wheel"], st["table"]
     heard = link.get("last_heard")
     ago = f"{time.time() - heard:.1f} s ago" if heard else "never"

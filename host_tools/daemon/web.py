@@ -794,7 +794,12 @@ def create_app(host: TableHost, conf: dict | None = None) -> FastAPI:
 
     @app.get("/state", response_model=State, responses=ERRORS, summary="the link, the wheel and the table now")
     def state(who=display):
-        return host.state()
+        st = host.state()
+        if not who.may("croupier"):         # a public screen: no bet id, no stake of a player's bet
+            table = st["table"] = dict(st["table"])
+            for key in ("prisoners", "carry"):
+                table[key] = [{k: v for k, v in p.items() if k not in ("id", "stake", "player")} for p in table[key]]
+        return st
 
     @app.get("/bets", response_model=list[BetRow], responses=ERRORS, summary="bets, newest first (croupier: a display "
              "token, a public screen's, reads no bet)")
