@@ -261,7 +261,8 @@ class DeviceLink:
         if self._dn is None:
             return
         st = self.last_status or {"ev": pr.STATUS, "state": "unknown"}
-        out = dict(st)      # a copy in C: the controller's event stays as it was told
+        out = {}
+        out.update(st)      # a copy in C: the controller's event stays as it was told
         out["at_ms"] = now
         out["emitted"] = self._next_seq - 1
         out["echo"] = self._echo
