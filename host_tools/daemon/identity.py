@@ -30,6 +30,10 @@ SCHEMA = """CREATE TABLE IF NOT EXISTS wheels (
     PRIMARY KEY (wheel, n))"""
 
 
+# a locked bet whose spin's settlement is written but not yet tidied (ledger.py) is settled
+_SETTLED = "(b.status='locked' AND b.spin IN (SELECT spin FROM settlements s WHERE s.wheel=b.wheel AND s.pending=1))"
+
+
 def fingerprint(key: bytes) -> str:
     """A key's fingerprint: 16 hex digits of its SHA-256 (tells keys apart, reveals nothing)."""
     return hashlib.sha256(bytes(key)).hexdigest()[:16]
@@ -49,12 +53,22 @@ def seen(info: dict, key_fp: str) -> dict:
             "spin": spin if _int(spin) and spin >= 0 else None}
 
 
-def judge(known: dict | None, now: dict, last_spin: int | None):
+def judge(known: dict | None, now: dict, last_spin: int | None, others=(), strays=()):
     """("same" | "adopt" | "unknown", differences in French). `known`: the wheel on record (None:
-    the table has none yet), `now`: `seen()`, `last_spin`: the table's highest spin number."""
+    the table has none yet), `now`: `seen()`, `last_spin`: the table's highest spin number;
+    `others`: the ids of other wheels this journal has known (a journal that knows T1 meeting T2
+    for the first time: another wheel, the chef decides), `strays`: their bets still open, locked
+    or held (ids), which the chef must see before accepting."""
     base = (known or {}).get("base") or 0
     goes_on = now["spin"] is None or last_spin is None or base + now["spin"] >= last_spin
     if known is None:
+        if others:
+            diffs = ["autre cylindre (%s, la table connaît %s)" % (now.get("wheel") or "?", ", ".join(others))]
+            if strays:
+                shown = ", ".join(strays[:5]) + (" …" if len(strays) > 5 else "")
+                diffs.append("%d mise(s) de %s encore sur la table (%s) : retenues pour le superviseur à l'accord"
+                             % (len(strays), ", ".join(others), shown))
+            return "unknown", diffs
         if goes_on:
             return "adopt", []
         return "unknown", [f"compteur de coups à {now['spin']}, la table en est au coup {last_spin}"]
@@ -137,6 +151,24 @@ class WheelBook:
                           (self.wheel, n, now.get("serial"), now.get("key"), now.get("epoch"), base, time.time(), by,
                            first_spin, json.dumps(now, sort_keys=True)))
         return self.current()
+
+    def others(self) -> list:
+        """The ids of the other wheels this journal has known (the same journal, another wheel)."""
+        return [r["wheel"] for r in self.j.query("SELECT DISTINCT wheel FROM wheels WHERE wheel<>? ORDER BY wheel",
+                                                 (self.wheel,))]
+
+    def strays(self) -> list:
+        """The bets of other wheels still open, locked or held: no daemon of this id settles them."""
+        return [r["id"] for r in self.j.query("SELECT id FROM bets b WHERE wheel<>? AND status IN ('open','locked','held') "
+                                              "AND NOT " + _SETTLED + " ORDER BY id", (self.wheel,))]
+
+    def hold_strays(self, reason: str) -> list:
+        """Another wheel accepted on this journal (inside the caller's transaction): the old ones'
+        open and locked bets are held for the supervisor (never played on the new wheel)."""
+        ids = [r["id"] for r in self.j.query("SELECT id FROM bets b WHERE wheel<>? AND status IN ('open','locked') "
+                                             "AND NOT " + _SETTLED + " ORDER BY id", (self.wheel,))]
+        self.j.db.executemany("UPDATE bets SET status='held', reason=? WHERE id=?", [(reason, i) for i in ids])
+        return ids
 
     def all(self) -> list:
         return self.j.query("SELECT * FROM wheels WHERE wheel=? ORDER BY n", (self.wheel,))

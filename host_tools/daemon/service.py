@@ -360,7 +360,8 @@ class Daemon:
         with self.table.lock, self.j.tx():
             known = self.wheels.current()
             last = self.wheels.last_spin()
-            verdict, diffs = identity.judge(known, now_id, last)
+            others = self.wheels.others() if known is None else ()
+            verdict, diffs = identity.judge(known, now_id, last, others, self.wheels.strays() if others else ())
             if verdict == "adopt":
                 known = self.wheels.record(now_id, (known or {}).get("base") or 0,
                                            "first contact" if known is None else "the same wheel, saying more")
@@ -398,7 +399,9 @@ class Daemon:
             last = self.wheels.last_spin()
             base = identity.base_for(known, p["identity"], last)
             now = self.wheels.record(p["identity"], base, by, first_spin=base + (p["identity"].get("spin") or 0) + 1)
-            self.table.wheel_replaced("the wheel was replaced (%s), accepted by %s" % ("; ".join(p["differences"]), by))
+            why = "the wheel was replaced (%s), accepted by %s" % ("; ".join(p["differences"]), by)
+            self.table.wheel_replaced(why)
+            strays = self.wheels.hold_strays(why) if known is None else []
         self.base = base
         self.pending = None
         self.table.blocked = None
@@ -406,8 +409,10 @@ class Daemon:
         self._taken = self.link.acked       # nothing of the new wheel's was taken yet
         log.warning("wheel accepted by %s: %s; its spins are the table's from %s on", by, "; ".join(p["differences"]),
                     now["first_spin"])
+        if strays:
+            log.warning("bets of the table's former wheel held for the supervisor: %s", ", ".join(strays))
         self._queue_internal("open_table" if self.want_open else "close_table", {})
-        return known, now
+        return known, dict(now, held=strays)
 
     @property
     def wheel_identity(self) -> dict:
