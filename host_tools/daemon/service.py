@@ -470,6 +470,12 @@ class Daemon:
             cause = self.watch.cause(now)
             if self.source != "cylindre" and cause is not None and cause[0] != "port_missing":
                 return ("down", self.link.down_reason(), "")    # a Cammegh reader says why itself
+            if cause is None and self.link.in_session and self.table.window.too_late():
+                rtt = getattr(self.link, "rtt_ms", None)
+                return ("slow_line", "liaison lente : les états du cylindre arrivent trop tard pour prendre des mises"
+                        + (f" (aller-retour {rtt:.0f} ms)" if rtt else ""),
+                        "une mise n'est prise que sur un état du cylindre de moins de %d ms : raccourcir la ligne (port USB"
+                        " direct, pas de hub ni de serveur série), soulager la machine" % self.table.window.fresh_ms)
             return cause
 
     def health_reasons(self) -> list:
@@ -477,7 +483,8 @@ class Daemon:
         cause = self.problem()
         if cause is None:
             return []
-        return [cause[1] if cause[0] in ("down", "wheel_unknown") else "link down: " + cause[1]]
+        # a session that is up (an unknown wheel, a line too slow for bets) is not "link down"
+        return [cause[1] if cause[0] in ("down", "wheel_unknown") or self.link.in_session else "link down: " + cause[1]]
 
     # -- status -------------------------------------------------------------------------------------
     def status(self) -> dict:

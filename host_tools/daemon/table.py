@@ -400,7 +400,7 @@ class Table:
     def on_status(self, boot, status, taken):
         """A STATUS frame of wheel boot `boot`, taken when events up to `taken` were journaled."""
         with self.lock:
-            self.window.on_status(boot, status, taken)
+            self.window.on_status(boot, status, taken, self.clock())
 
     # -- the wheel's events ------------------------------------------------------------------------
     def on_event(self, boot, seq, ev, frame_rec) -> bool:
