@@ -53,12 +53,26 @@ def seen(info: dict, key_fp: str) -> dict:
             "spin": spin if _int(spin) and spin >= 0 else None}
 
 
-def judge(known: dict | None, now: dict, last_spin: int | None, others=(), strays=()):
+def _epoch_change(known_epoch, now, past_epochs) -> str:
+    """What a counter of another epoch is, said per case: an earlier controller put back (its
+    epoch known before), a counter started again from zero, or another counter altogether."""
+    e, spin = now["epoch"], now["spin"]
+    if e in past_epochs:
+        at = "" if spin is None else f", compteur à {spin}"
+        return f"un contrôleur d'avant remis en place (époque {e}{at}, la table connaît maintenant {known_epoch})"
+    if spin == 0:
+        return f"compteur de coups remis à zéro (nouvelle époque {e}, la table connaît {known_epoch})"
+    at = "" if spin is None else f", à {spin} coups"
+    return f"un autre compteur de coups (époque {e}{at} ; la table connaît {known_epoch})"
+
+
+def judge(known: dict | None, now: dict, last_spin: int | None, others=(), strays=(), past_epochs=()):
     """("same" | "adopt" | "unknown", differences in French). `known`: the wheel on record (None:
     the table has none yet), `now`: `seen()`, `last_spin`: the table's highest spin number;
     `others`: the ids of other wheels this journal has known (a journal that knows T1 meeting T2
     for the first time: another wheel, the chef decides), `strays`: their bets still open, locked
-    or held (ids), which the chef must see before accepting."""
+    or held (ids), which the chef must see before accepting; `past_epochs`: the counter epochs of
+    this wheel's earlier rows (an earlier controller put back is said so)."""
     base = (known or {}).get("base") or 0
     goes_on = now["spin"] is None or last_spin is None or base + now["spin"] >= last_spin
     if known is None:
@@ -78,7 +92,7 @@ def judge(known: dict | None, now: dict, last_spin: int | None, others=(), stray
     if known.get("key") and known["key"] != now["key"]:
         diffs.append(f"autre clé (empreinte {now['key']}, la table connaît {known['key']})")
     if known.get("epoch") and now["epoch"] and known["epoch"] != now["epoch"]:
-        diffs.append(f"compteur de coups remis à zéro (époque {now['epoch']}, la table connaît {known['epoch']})")
+        diffs.append(_epoch_change(known["epoch"], now, past_epochs))
     elif not goes_on:
         diffs.append(f"compteur de coups revenu à {now['spin']}, la table en est au coup {last_spin}")
     if diffs:

@@ -361,7 +361,8 @@ class Daemon:
             known = self.wheels.current()
             last = self.wheels.last_spin()
             others = self.wheels.others() if known is None else ()
-            verdict, diffs = identity.judge(known, now_id, last, others, self.wheels.strays() if others else ())
+            verdict, diffs = identity.judge(known, now_id, last, others, self.wheels.strays() if others else (),
+                                            [r["epoch"] for r in self.wheels.all() if r["epoch"]])
             if verdict == "adopt":
                 known = self.wheels.record(now_id, (known or {}).get("base") or 0,
                                            "first contact" if known is None else "the same wheel, saying more")
