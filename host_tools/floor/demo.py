@@ -96,13 +96,13 @@ def run_floor(args) -> int:
                     print("cylindre demo: the floor did not come up; see " + str(work / "floor.log"), file=sys.stderr)
                     return 1
                 time.sleep(0.2)
-        print(f"Cylindre demo: a floor of {args.tables} tables, broker {broker.url}, files in {work}")
+        print(f"Démonstration Cylindre : une salle de {args.tables} tables, courtier NATS {broker.url}, fichiers dans {work}")
         print("La salle (ouvrir dans un navigateur) :")
         print(f"  directeur     {base}/floor#token={tokens['director']}")
         print(f"  surveillance  {base}/floor#token={tokens['surveillance']}")
         for t in names:
             print(f"  table {t:4}    http://127.0.0.1:{ports[t]}/   (journal et pages de la table : {work / t})")
-        print(f"{args.spins} coups par table; chaque table écrit dans {work}/T*/demo.log", flush=True)
+        print(f"{args.spins} coups par table ; chaque table écrit dans {work}/T*/demo.log", flush=True)
         for p in tables:
             p.wait()
         summary(base, tokens["director"], work, names)
