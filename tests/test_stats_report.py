@@ -125,6 +125,10 @@ def test_the_pdf_report_is_a4_with_the_title_block_and_the_verdict_first(tmp_pat
         assert _flat(wording.test_label(t["test"])) in text
     if spins < 100:
         assert text.count("pas assez de coups") >= len(a["tests"])
+        # the numbers' khi-deux and the sectors' p of a test below its minimum are said to conclude nothing
+        assert text.index("ne concluent rien") < text.index("Khi-deux des 37 numéros")
+    else:
+        assert "ne concluent rien" not in text or any(not t["ran"] for t in a["tests"])
     assert "Annexe : méthode" in text and "Holm" in text
     # each page renders to an image with something on it (and is kept to look at)
     for i in range(len(doc)):
