@@ -3,9 +3,13 @@ with --nats, players) and the floor; every game each table journaled reaches the
 floor page's address is printed with a token. About 25 s."""
 
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -20,3 +24,43 @@ def test_a_floor_of_two_tables(tmp_path):
     for table, counts in got.items():
         journal, floor = map(int, counts.split(" / "))
         assert journal >= 1 and journal == floor, (table, counts, out.stdout)
+
+
+def _alive_with(marker: str) -> list[str]:
+    """Command lines of running processes that name `marker` (the demo's folder)."""
+    found = []
+    for p in Path("/proc").iterdir():
+        try:
+            cmd = (p / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, ValueError):
+            continue
+        if p.name.isdigit() and marker in cmd:
+            found.append(cmd)
+    return found
+
+
+@pytest.mark.slow
+def test_a_demo_stopped_with_sigterm_stops_its_broker_floor_and_tables(tmp_path):
+    """`kill` (SIGTERM: a closed terminal's supervisor, systemd, a CI timeout) stops everything the
+    demo started, as Ctrl-C does; none of the floor, the tables or the broker is left running."""
+    work = tmp_path / "demo"
+    p = subprocess.Popen([sys.executable, "-m", "host_tools.cli", "demo", "--tables", "2", "--spins", "2",
+                          "--linger", "--workdir", str(work)], cwd=ROOT, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = []
+        for line in p.stdout:                    # the floor is up once its address is printed
+            lines.append(line)
+            if "surveillance" in line:
+                break
+        assert any("directeur" in x for x in lines), "".join(lines)
+        assert len(_alive_with(str(work))) >= 3
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=60)
+        end = time.monotonic() + 30
+        while _alive_with(str(work)) and time.monotonic() < end:
+            time.sleep(0.2)
+        assert _alive_with(str(work)) == []
+    finally:
+        if p.poll() is None:
+            p.kill()
