@@ -40,20 +40,28 @@ def _alive_with(marker: str) -> list[str]:
 
 
 @pytest.mark.slow
-def test_a_demo_stopped_with_sigterm_stops_its_broker_floor_and_tables(tmp_path):
-    """`kill` (SIGTERM: a closed terminal's supervisor, systemd, a CI timeout) stops everything the
-    demo started, as Ctrl-C does; none of the floor, the tables or the broker is left running."""
+def test_a_lingering_demo_tells_its_counts_then_stops_everything_on_sigterm(tmp_path):
+    """With --linger (docs/floor.md: to look at the floor) the demo still prints each table's coups
+    journaled against the coups at the floor once the spins are played; then `kill` (SIGTERM: a
+    supervisor, a CI timeout) stops everything it started, as Ctrl-C does."""
+    import queue
+    import threading
     work = tmp_path / "demo"
     p = subprocess.Popen([sys.executable, "-m", "host_tools.cli", "demo", "--tables", "2", "--spins", "2",
                           "--linger", "--workdir", str(work)], cwd=ROOT, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)
+    lines = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(x) for x in p.stdout], daemon=True).start()
     try:
-        lines = []
-        for line in p.stdout:                    # the floor is up once its address is printed
-            lines.append(line)
-            if "surveillance" in line:
-                break
-        assert any("directeur" in x for x in lines), "".join(lines)
+        seen, end = [], time.monotonic() + 180
+        while not any("La salle reste ouverte" in x for x in seen):
+            try:
+                seen.append(lines.get(timeout=max(0.1, end - time.monotonic())))
+            except queue.Empty:
+                raise AssertionError("no summary while lingering:\n" + "".join(seen)) from None
+        got = dict(re.findall(r"  (T\d): (\d+) / (\d+)", "".join(seen)) and
+                   [(t, (a, b)) for t, a, b in re.findall(r"  (T\d): (\d+) / (\d+)", "".join(seen))])
+        assert set(got) == {"T1", "T2"} and all(a == b for a, b in got.values()), "".join(seen)
         assert len(_alive_with(str(work))) >= 3
         p.send_signal(signal.SIGTERM)
         p.wait(timeout=60)

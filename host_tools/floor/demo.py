@@ -103,8 +103,9 @@ def run_floor(args) -> int:
         for t in names:
             print(f"  table {t:4}    http://127.0.0.1:{ports[t]}/   (journal et pages de la table : {work / t})")
         print(f"{args.spins} coups par table; chaque table écrit dans {work}/T*/demo.log", flush=True)
-        for p in tables:
-            p.wait()
+        for t, p in zip(names, tables):     # each table's spins played: it ended, or lingers (its log says so)
+            while p.poll() is None and not (args.linger is not None and _lingering(work / t / "demo.log")):
+                time.sleep(0.5)
         summary(base, tokens["director"], work, names)
         if args.linger is not None:
             print("La salle reste ouverte" + (f" {args.linger:g} s" if args.linger else " (Ctrl-C pour finir)"), flush=True)
@@ -112,7 +113,7 @@ def run_floor(args) -> int:
                 time.sleep(args.linger) if args.linger else signal.pause()
             except KeyboardInterrupt:
                 pass
-        return 0 if all(p.returncode == 0 for p in tables) else 1
+        return 0 if all(p.returncode in (0, None) for p in tables) else 1
     finally:
         for p in reversed(procs):
             if p.poll() is None:
@@ -123,6 +124,14 @@ def run_floor(args) -> int:
                     p.kill()
         broker.close()
         print(f"Les fichiers de la salle (journaux des tables, floor.sqlite, rapports) restent dans {work}")
+
+
+def _lingering(log) -> bool:
+    """A table demo given --linger has played its spins once it says it stays open (host_tools/demo.py)."""
+    try:
+        return "La table reste ouverte" in log.read_text(errors="replace")
+    except OSError:
+        return False
 
 
 def summary(base, token, work, names, timeout=20.0):
