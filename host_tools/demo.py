@@ -17,6 +17,7 @@ import json
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -156,10 +157,10 @@ class Players:
             self.say(f"  Eve    pose un plein après l'annonce: refusé ({body.get('error')})")
 
 
-def _sse(url, on_event, stop, token):
-    """Read the daemon's Server-Sent Events and call on_event(kind, data) for each; a reconnection
-    resumes after the last event id seen (Last-Event-ID), so none is lost or seen twice."""
-    last = None
+def _sse(url, on_event, stop, token, last=None):
+    """Read the daemon's Server-Sent Events and call on_event(kind, data) for each, from after
+    event id `last` (Last-Event-ID; None: from now); a reconnection resumes after the last event
+    id seen, so none is lost or seen twice."""
     while not stop.is_set():
         headers = {"Authorization": "Bearer " + token}
         if last is not None:
@@ -242,9 +243,10 @@ def run(args) -> int:
         token = issue(work / "journal.sqlite", "demo", "admin")     # the demo's players and chef, one identity
         pages = {"display": issue(work / "journal.sqlite", "demo-marquee", "display"),
                  "chef": issue(work / "journal.sqlite", "demo-pit", "chef")}
+        since = _last_event_id(work / "journal.sqlite")
         daemon = subprocess.Popen([py, "-m", "host_tools.daemon", "--port", str(wheel_line), "--key", str(key),
                                    "--journal", str(work / "journal.sqlite"), "--http", f"127.0.0.1:{port}",
-                                   "--open", "--log", str(work / "daemon.log"), "--wheel", args.wheel]
+                                   "--log", str(work / "daemon.log"), "--wheel", args.wheel]
                                   + (["--nats", args.nats, "--site", args.site] if args.nats else [])
                                   + (["--floor-key", args.floor_key] if args.floor_key else [])
                                   + (["--wheel-serial", args.wheel_serial] if args.wheel_serial else []),
@@ -255,7 +257,9 @@ def run(args) -> int:
         while True:
             try:
                 st, state = api.call("GET", "/state", timeout=2)
-                if st == 200 and state["link"]["session"]:
+                # a session now, or one that has been (a reused journal's open table lets the
+                # wheel play at once: it may be done before this first look)
+                if st == 200 and (state["link"]["session"] or state["link"].get("sessions", 0) >= 1):
                     break
             except (urllib.error.URLError, OSError):
                 pass
@@ -311,11 +315,15 @@ def run(args) -> int:
             elif kind == "wheel" and data.get("ev") == "launch":
                 say(f"— lancer, coup {data['spin']} —")
 
-        listener = threading.Thread(target=_sse, args=(base + "/events", on_event, stop, token), daemon=True)
+        # the table opens only now, the listener started: the wheel launches on the table's
+        # opening, and the stream, read from the last event before it, misses none of the game
+        listener = threading.Thread(target=_sse, args=(base + "/events", on_event, stop, token, str(since)),
+                                    daemon=True)
         listener.start()
-        time.sleep(0.3)
-        with cv:
-            todo.append("bet")      # the table is already open: first round of bets
+        if state["table"]["phase"] != "closed":
+            with cv:
+                todo.append("bet")  # a reused journal's table, open already: no "faites vos jeux" comes
+        api.call("POST", "/table/open")
         while True:
             with cv:
                 cv.wait_for(lambda: todo or wheel.poll() is not None, timeout=0.5)
@@ -356,6 +364,15 @@ def _unlink_when_gone(proc, path):
     """Remove the daemon's link to the wheel's pty once the wheel has exited."""
     proc.wait()
     path.unlink(missing_ok=True)
+
+
+def _last_event_id(journal) -> int:
+    """The last event the journal's stream holds (0: none yet), read before the daemon starts."""
+    try:
+        with sqlite3.connect(journal) as db:
+            return db.execute("SELECT COALESCE(MAX(id), 0) FROM event_log").fetchone()[0]
+    except sqlite3.Error:
+        return 0
 
 
 def workdir(given, root="var/demo", now=None) -> Path:

@@ -178,3 +178,20 @@ def test_alert_thresholds_come_from_the_config_file_and_a_bad_one_is_refused(tmp
         f.write_text(bad)
         with pytest.raises(cfg.ConfigError, match="alerts"):
             cfg.validate(cfg.load(f))
+
+
+def test_a_link_down_alert_says_the_cause_that_holds_now_not_the_one_it_was_raised_with(tmp_path):
+    """Before: the open link_down alert kept "le cylindre T2 a répondu, T1 attendu" after the
+    cause became a silent wheel (its message is a snapshot taken when it is raised)."""
+    store = AlertStore(Journal(tmp_path / "j.sqlite"), "T1")
+    down = {"table_open": True, "link_up": False, "link_down_since": 1000.0}
+    wrong = ("wrong_wheel", "le cylindre T2 a répondu, T1 attendu", "brancher le bon cylindre")
+    silent = ("silent", "cylindre muet depuis 40 s : cylindre éteint, câble coupé, ou clé différente", "vérifier")
+    store.sync(A.evaluate({**down, "link_problem": wrong}, TH, 1031), now=1031)
+    store.sync(A.evaluate({**down, "link_problem": wrong}, TH, 1035), now=1035)     # the same cause: one alert
+    assert [a["message"].endswith("T1 attendu") for a in store.list() if a["code"] == "link_down"] == [True]
+    store.sync(A.evaluate({**down, "link_problem": silent}, TH, 1040), now=1040)
+    live = [a for a in store.list() if a["code"] == "link_down" and a["cleared_at"] is None]
+    assert len(live) == 1 and "cylindre muet" in live[0]["message"] and "T2" not in live[0]["message"]
+    old = [a for a in store.list() if a["code"] == "link_down" and a["cleared_at"] is not None]
+    assert len(old) == 1 and old[0]["cleared_at"] == 1040          # the former cause, kept in the history

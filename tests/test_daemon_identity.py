@@ -50,3 +50,15 @@ def test_events_are_renumbered_as_the_table_numbers_them():
                    "history": [{"spin": 41, "number": 5}, {"spin": 42, "number": 0}]}
     assert I.to_table(ev, 0) is ev
     assert I.fingerprint(bytes(32)) == I.fingerprint(bytes(32)) != I.fingerprint(bytes(range(32)))
+
+
+def test_the_counter_difference_is_said_per_case_a_reset_counter_or_an_earlier_controller_put_back():
+    """Before: an earlier controller put back (its epoch known before, its counter at 26) was
+    said "compteur de coups remis à zéro" like a wiped flash."""
+    reset = I.judge(_known(epoch="e2"), _seen(epoch="e3", spin=0), 30, past_epochs=("e1", "e2"))[1][0]
+    assert reset.startswith("compteur de coups remis à zéro (nouvelle époque e3")
+    back = I.judge(_known(epoch="e2"), _seen(epoch="e1", spin=26), 30, past_epochs=("e1", "e2"))[1][0]
+    assert "remis à zéro" not in back and back.startswith("un contrôleur d'avant remis en place (époque e1")
+    assert "compteur à 26" in back
+    other = I.judge(_known(epoch="e2"), _seen(epoch="e7", spin=12), 30, past_epochs=("e1", "e2"))[1][0]
+    assert "remis à zéro" not in other and other.startswith("un autre compteur de coups (époque e7, à 12")

@@ -368,3 +368,56 @@ def test_a_simulated_wheel_with_a_flash_file_keeps_its_counter_epoch_between_run
     first = epoch(FlashStore(path))
     assert first and epoch(FlashStore(path)) == first          # the same wheel
     assert epoch(None) != epoch(None)                           # kept in RAM: a new counter each run
+
+
+def test_a_wheel_of_another_id_on_a_journal_that_knows_one_waits_for_the_chef_and_the_old_bets_are_held(tmp_path):
+    """Before: `--wheel T2` on a journal of T1 was taken at first contact (betting at once, no
+    alert) and T1's open bet stayed open, out of sight."""
+    port = Port()
+    port.swap(Controller(epoch="e1"))
+    d = Daemon(port, KEY, tmp_path / "j.sqlite", open_table=True, silence_ms=1500)
+    d.start()
+    try:
+        _play(port, d, 17)
+        left = _bet_placed(d)                   # a T1 bet still on the layout when the wheel goes
+    finally:
+        d.stop()
+    port.swap(Controller(epoch="g1"), serial="s9", key=OTHER_KEY, wheel="T2")
+    d2 = Daemon(port, OTHER_KEY, tmp_path / "j.sqlite", wheel="T2", open_table=True, silence_ms=1500)
+    d2.start()
+    try:
+        assert _wait(lambda: d2.pending is not None), d2.wheel_identity
+        text = d2.pending["text"]
+        assert "autre cylindre (T2, la table connaît T1)" in text and left["id"] in text
+        with pytest.raises(Refused) as e:
+            _bet(d2)
+        assert e.value.code == "wheel_unknown"
+        assert d2.health_reasons() and "non reconnu" in d2.health_reasons()[0]
+        out = A.evaluate({"link_problem": d2.problem()}, A.thresholds({}), time.time())
+        assert [a["code"] for a in out] == ["wheel_unknown"] and "POST /wheel/accept" in out[0]["message"]
+        _, now = d2.accept_wheel("chef Léa")
+        assert now["held"] == [left["id"]]
+        row = d2.j.one("SELECT status, reason FROM bets WHERE id=?", (left["id"],))
+        assert row["status"] == "held" and "chef Léa" in row["reason"]
+        assert d2.wheel_identity["state"] == "known" and d2.health_reasons() == []
+        b = _bet_placed(d2, 8)
+        assert b["id"] != left["id"]                # bet ids are the journal's: T2's first is not B000001
+        port.spin(8)
+        assert _wait(lambda: d2.j.one("SELECT number FROM settlements WHERE wheel='T2' AND spin=1"))
+        assert d2.table.bet(b["id"])["result"]["won"] == 3500
+    finally:
+        d2.stop()
+        port.stop.set()
+
+
+def test_a_brand_new_journal_takes_its_first_wheel_of_any_id_without_asking(tmp_path):
+    port = Port()
+    port.swap(Controller(epoch="g1"), wheel="T2")
+    d = Daemon(port, KEY, tmp_path / "j.sqlite", wheel="T2", open_table=True, silence_ms=1500)
+    d.start()
+    try:
+        _play(port, d, 3)
+        assert d.wheel_identity["state"] == "known" and d.wheel_identity["accepted_by"] == "first contact"
+    finally:
+        d.stop()
+        port.stop.set()

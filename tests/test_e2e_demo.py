@@ -28,6 +28,20 @@ def test_demo_runs_and_reports(tmp_path):
 
 
 @pytest.mark.slow
+def test_a_one_spin_demo_sees_its_whole_game(tmp_path):
+    """Before: with one spin and no pause the wheel played and settled its spin before the demo's
+    first look, and the demo told a game it never saw (no "faites vos jeux", no launch, 0 staked;
+    3 runs of 3). The table now opens once the demo listens."""
+    p = subprocess.run([sys.executable, "-m", "host_tools.cli", "demo", "--spins", "1", "--speed", "60",
+                        "--pause", "0", "--void-rate", "0", "--workdir", str(tmp_path)],
+                       cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    out = p.stdout
+    assert "Croupier : faites vos jeux" in out and "— lancer, coup 1 —" in out and "(coup 1: misé" in out, out
+    assert "Fin de partie: 1 coups payés" in out
+
+
+@pytest.mark.slow
 def test_a_lingering_demo_never_reopens_a_pty_number_another_program_may_get(tmp_path):
     """Its wheel gone, a lingering demo's daemon kept reopening /dev/pts/N: the next program given
     that number (a test's wheel: 'pty /dev/pts/7 also held by: ... host_tools.daemon --port

@@ -36,7 +36,7 @@ class FakeUART:
 @pytest.fixture
 def pico(monkeypatch, tmp_path):
     """The wiring's functions (not its loop), with `/wheel.key` served from tmp_path when asked;
-    main.py only runs `cylindre.board.wiring.main()`."""
+    main.py only runs `cylindre.board.wiring.main()` (builds, then runs its loop)."""
     FakeUART.made = []
     machine = types.ModuleType("machine")
     machine.UART = FakeUART
@@ -48,7 +48,7 @@ def pico(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "micropython", upy)
     src = (ROOT / "firmware" / "main.py").read_text()
     assert "from cylindre.board.wiring import main\n" in src
-    assert '\nif __name__ == "__main__":\n    try:\n        main()\n' in src
+    assert '\nif __name__ == "__main__":\n    try:\n        loop = main(run=False)\n' in src
     monkeypatch.delitem(sys.modules, "cylindre.board.wiring", raising=False)
     files = {}
 

@@ -1,6 +1,8 @@
 """The statistics page (/stats) and every page under the daemon's Content-Security-Policy, in a
-real browser against the running daemon: the family of tests, the croupier on duty, the plots
-and the PDF fetched with the chef's token; the index; no page breaks its own policy."""
+real browser against the running daemon: every test with its sample (three games: none can run,
+and the verdict says so instead of a green badge), the same count of games as the pit, the
+croupier on duty, the plots and the PDF fetched with the chef's token; the index; no page breaks
+its own policy."""
 
 import time
 
@@ -19,6 +21,7 @@ def table(tmp_path):
 
 
 def test_stats_page_and_every_page_under_its_policy(table):
+    table.pit.casino = "Casino de Test"             # the daemon's `casino` setting
     assert table.api("PUT", "/table/croupier", {"croupier": "Marie"}, role="chef")[0] == 200
     table.play(3)
     table.wait_results(3)
@@ -33,7 +36,14 @@ def test_stats_page_and_every_page_under_its_policy(table):
         page.wait_for_selector("body[data-loaded]", timeout=60000)
         load_ms = (time.time() - t0) * 1000
         assert page.locator("#t-games").inner_text() == "3 coups"
-        assert page.locator("#t-verdict").inner_text() == "aucun écart significatif"
+        verdict = page.locator("#t-verdict")
+        assert verdict.inner_text().startswith("pas assez de coups (3 sur ")       # never a green badge on 0 tests
+        assert "ok" not in verdict.get_attribute("class").split()
+        assert "Ce rapport ne dit rien encore" in page.locator("#verdict").inner_text()
+        rows = page.locator("#family tr")
+        assert rows.count() >= 16
+        assert "pas assez de coups (3 sur 185)" in page.locator("#family tr[data-test='numbers']").inner_text()
+        assert "Marie" in page.locator("#family").inner_text()
         assert "Marie" in page.locator("#croupiers").inner_text()
         plots = page.locator("#plots img")
         assert plots.count() >= 4 and all(plots.nth(i).get_attribute("src").startswith("blob:") for i in range(plots.count()))
@@ -41,6 +51,9 @@ def test_stats_page_and_every_page_under_its_policy(table):
             page.locator("#pdf").click()
         assert d.value.suggested_filename == "cylindre-T1-statistiques.pdf"
         assert open(d.value.path(), "rb").read(5) == b"%PDF-"
+        pdfium = pytest.importorskip("pypdfium2")
+        first = pdfium.PdfDocument(d.value.path())[0].get_textpage().get_text_range()
+        assert "Casino de Test" in first and "Pas assez de coups pour conclure" in first
         shot(page, "stats", full=True)
 
         page.goto(table.base + "/")
@@ -51,6 +64,8 @@ def test_stats_page_and_every_page_under_its_policy(table):
         page.goto(table.base + "/pit#token=" + table.tokens["chef"])
         page.wait_for_selector("body[data-loaded]")
         assert page.locator("#t-croupier").inner_text().startswith("croupier : Marie")
+        day = page.locator("#money tr[data-row='jour'] td").first.inner_text()
+        assert day == "3", day                      # the pit counts the same games as the statistics
         assert broken == [], broken                     # no script error, no Content-Security-Policy violation
         print(f"\nstats: load (analysis, 4+ plots and the PDF fetched) {load_ms:.0f} ms")
         b.close()

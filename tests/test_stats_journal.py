@@ -75,8 +75,8 @@ def test_stats_without_the_new_wheel_fields_say_what_is_missing(tmp_path, capsys
     synth.write_journal(tmp_path / "j.sqlite", synth.play(400, seed=4, fields=False))
     assert main(["stats", "--journal", str(tmp_path / "j.sqlite")]) == 0
     out = capsys.readouterr().out
-    assert "ne porte pas drop_angle_x10" in out and "signature: pas de release_pocket" in out
-    assert "Aucune alarme" in out
+    assert "ne porte pas l'angle de chute (drop_angle_x10" in out and "pas de case de lâcher (release_pocket)" in out
+    assert "Aucun écart significatif" in out
 
 
 def test_stats_command_writes_plots_and_a_report_and_exits_1_on_an_alarm(tmp_path, capsys):
@@ -84,7 +84,7 @@ def test_stats_command_writes_plots_and_a_report_and_exits_1_on_an_alarm(tmp_pat
     synth.write_journal(tmp_path / "j.sqlite", rec)
     assert main(["stats", "--journal", str(tmp_path / "j.sqlite"), "--out", str(tmp_path / "out")]) == 1
     out = capsys.readouterr().out
-    assert "ALARMES" in out and "croupier:bruno:" in out
+    assert out.splitlines()[2].startswith("ÉCART SIGNIFICATIF") and "Signature de bruno" in out
     for name in ("numeros", "secteurs", "chute", "cadence", "croupiers"):
         assert (tmp_path / "out" / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (tmp_path / "out" / "report.pdf").read_bytes()[:5] == b"%PDF-"

@@ -1,8 +1,9 @@
 """Run the benchmarks: `python -m host_tools.bench [PART ...] [options]`.
 
 Each part is a module `host_tools.bench.<part>` with `add_arguments(parser)` and `run(args)`;
-it prints its figures and writes them as JSON under bench/out/. With no part named, all run
-with their defaults.
+it prints its figures and writes them as JSON under bench/out/, and may define
+`markdown(figures) -> str`, its section of docs/benchmarks.md. With no part named, all run with
+their defaults. After the parts ran, docs/benchmarks.md is rewritten from bench/out/ (page.py).
 """
 
 from __future__ import annotations
@@ -10,6 +11,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import time
+
+from host_tools.bench import page
 
 PARTS = ["settle", "wheel", "link", "rest", "rp2", "api", "outbox", "floor"]
 
@@ -31,8 +35,24 @@ def main(argv=None) -> int:
         module.add_arguments(parser)
         args, unknown = parser.parse_known_args(rest)
         print(f"=== bench: {part} ===", flush=True)
-        status |= int(module.run(args) or 0)
+        started = time.time()
+        code = int(module.run(args) or 0)
+        page.record_run(part, [part] + _known(rest, unknown) if argv else [], started, code)
+        status |= code
+    print(f"[bench] written {page.write(PARTS)}")
     return status
+
+
+def _known(given: list[str], unknown: list[str]) -> list[str]:
+    """The options of `given` a part's parser took (`unknown`, in order, left out): the command
+    line that reproduces that part alone."""
+    out, i = [], 0
+    for a in given:
+        if i < len(unknown) and a == unknown[i]:
+            i += 1
+        else:
+            out.append(a)
+    return out
 
 
 if __name__ == "__main__":

@@ -293,3 +293,39 @@ def _report(args, after, before) -> int:
                               indent=2) + "\n")
     print(f"  written {out}")
     return 0 if not after["errors"] else 1
+
+
+def markdown(figures: dict) -> str:
+    """This part's section of docs/benchmarks.md (host_tools/bench/page.py)."""
+    a = figures["after"]
+    L = ["## Bets through the API (`api`)", "",
+         f"{a['clients']} clients placing bets through `POST /bets` for {a['seconds']:.0f} s, each answered 201 after "
+         f"its commit to the journal (`make bench ARGS='api'`).", "",
+         "| bets/s | p50 | p99 | max | answers other than 201 | daemon CPU a bet | goal |", "|---|---|---|---|---|---|---|",
+         f"| {a['bets_per_s']:,.0f} | {a['latency_ms_p50']:.1f} ms | {a['latency_ms_p99']:.1f} ms | "
+         f"{a['latency_ms_max']:.1f} ms | {a['errors']:,}"
+         + (" (" + ", ".join(f"{k}: {n:,}" for k, n in sorted(a.get("refused", {}).items())) + ")" if a["errors"] else "")
+         + " | "
+         + (f"{a['daemon_cpu_ms_per_bet']:.2f} ms" if a.get("daemon_cpu_ms_per_bet") is not None else "—")
+         + f" | ≥ {GOAL_BETS_PER_S:,} bets/s with p99 ≤ {GOAL_P99_MS} ms: {'met' if figures['goal_met'] else 'missed'} |"]
+    if a["errors"]:
+        L += ["", "A `409 wheel_not_heard` is the daemon refusing a bet while it has no fresh word from the wheel "
+                  "that betting is open (docs/daemon.md): on a loaded machine the simulated wheel's status frames "
+                  "come late."]
+    p = figures.get("placement_path")
+    if p:
+        L += ["", "Without HTTP (the placement path, 32 threads in one process): " + _path_words(p) + "."]
+    return "\n".join(L) + "\n"
+
+
+def _path_words(p) -> str:
+    if isinstance(p, dict):
+        parts = []
+        names = {"one_by_one": "a transaction a bet", "grouped": "group commit"}
+        for k, v in p.items():
+            if isinstance(v, dict) and "bets_per_s" in v:
+                parts.append(f"{names.get(k, k.replace('_', ' '))} {v['bets_per_s']:,.0f} bets/s"
+                             + (f" (p99 {v['latency_ms_p99']:.1f} ms)" if "latency_ms_p99" in v else ""))
+        if parts:
+            return "; ".join(parts)
+    return json.dumps(p)

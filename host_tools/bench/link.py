@@ -175,3 +175,20 @@ def run(args) -> int:
     p.write_text(json.dumps(out, indent=2) + "\n")
     print(f"written {p}")
     return 0
+
+
+def markdown(figures: dict) -> str:
+    """This part's section of docs/benchmarks.md (host_tools/bench/page.py)."""
+    d = figures["decoder"]
+    L = ["## Serial link (`link`)", "",
+         f"Frames of {d['mean_frame_bytes']:.0f} bytes on average (a result event), {d['frames']:,} of them "
+         "(`make bench ARGS='link'`).", "",
+         "| what | frames/s |", "|---|---|",
+         f"| decode and verify (COBS, CRC-32, HMAC-SHA256), host's HMAC | {d['decode_verify_fps']:,} |",
+         f"| the same with the Pico's plain HMAC code | {d['decode_verify_fps_plain_mac']:,} |",
+         f"| through the whole host link (session, order, JSON) | {d['host_link_fps']:,} |"]
+    m = figures.get("micropython_device")
+    if m:
+        L += ["", f"Device side on MicroPython: {m['alloc_per_event']:,} heap bytes allocated a result event sent, "
+                  f"{m['frame_bytes']} bytes on the wire."]
+    return "\n".join(L) + "\n"

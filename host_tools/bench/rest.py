@@ -248,3 +248,21 @@ def run(args) -> int:
     (out / "rest.json").write_text(json.dumps(figures, indent=1))
     print("figures: %s" % (out / "rest.json"))
     return 0
+
+
+def markdown(figures: dict) -> str:
+    """This part's section of docs/benchmarks.md (host_tools/bench/page.py)."""
+    st = figures["stats"]
+    n = st["spins"]
+    L = ["## The ball at rest (`rest`)", "",
+         f"Confirmation rules (`need:sensors[:span_ms]`: sightings needed, from how many sensors, over at least how "
+         f"long) applied to {n:,} of the simulator's bounces, pocket sensors at "
+         f"{', '.join(f'{s:g}°' for s in figures['sensors'])} (`make bench ARGS='rest'`): the wrong numbers too rare "
+         "for the `wheel` part to see.", "",
+         "| rule | wrong numbers | result after rest, median | p99 |", "|---|---|---|---|"]
+    for name, r in figures["rules"].items():
+        L.append(f"| `{name}` | {r['wrong']:,} of {n:,} | {r['median_s']:.2f} s | {r['p99_s']:.2f} s |")
+    f = st["false_run_span_s"]
+    L += ["", f"The longest run of sightings of a pocket the ball then left: {f['max']:.2f} s "
+              f"({st['false_runs']:,} such runs); drop to rest median {st['drop_to_rest_s']['median']:.2f} s."]
+    return "\n".join(L) + "\n"

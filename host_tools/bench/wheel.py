@@ -41,7 +41,7 @@ def add_arguments(p) -> None:
     p.add_argument("--scenarios", default="all", help="fault scenarios: all (default), none, or a,b,c")
     p.add_argument("--fault-every", type=int, default=4, help="one spin in K carries a fault (default 4)")
     p.add_argument("--imperfect", action="store_true", help="realistic imperfections on every spin")
-    p.add_argument("--noisy", action="store_true", help="--imperfect plus the ball-track artefacts of issue 13 "
+    p.add_argument("--noisy", action="store_true", help="--imperfect plus three ball-track artefacts "
                    "(a stray pulse half a lap after the second pass, one lap mis-timed by 1-3 ms, chattering "
                    "pulses), each on about one spin in five to seven")
     p.add_argument("--wheel", help="wheel constants of the simulator: a preset (dealer: a croupier's signature; "
@@ -537,3 +537,42 @@ def plots(records, traces, out: Path) -> list[Path]:
         ax.legend(fontsize=8)
         paths.append(_save(plt, fig, out / "wheel_latency.png"))
     return paths
+
+
+def markdown(figures: dict) -> str:
+    """This part's section of docs/benchmarks.md (host_tools/bench/page.py)."""
+    f = figures
+    s = lambda us: f"{us / 1e6:.2f} s"                                     # noqa: E731
+    ms = lambda us: f"{us / 1e3:,.0f} ms"                                  # noqa: E731
+    v = f["valid_outcomes"]
+    faults = f.get("faults") or {}
+    fault_spins = sum(x["spins"] for x in faults.values())
+    caught = sum(x["caught"] for x in faults.values())
+    paid = sum(x["paid"] for x in faults.values())
+    lead, err, laps, lat = f["rnvp_lead_us"], f["rnvp_error_us"], f["rnvp_lead_laps"], f["result_latency_us"]
+    L = ["## The firmware on simulated spins (`wheel`)", "",
+         f"The firmware's spin logic (the Pico's own files, on CPython) on {f['spins']:,} simulated spins, one in four "
+         "with an injected fault (`make bench ARGS='wheel'`; `--imperfect`, `--noisy`, `--board FILE` for other wheels, "
+         "docs/simulator.md).", "",
+         "| what | figure |", "|---|---|",
+         f"| valid spins named correctly | {v['correct']:,} of {f['valid']:,} (wrong {v['wrong']}, void {v['void']}, "
+         f"missing {v['missing']}) |",
+         f"| fault spins caught (void or fault) | {caught:,} of {fault_spins:,}, {paid} paid |",
+         f"| *rien ne va plus* before the real drop | min {s(lead['min'])}, median {s(lead['median'])}, "
+         f"p99 {s(lead['p99'])}; late on {f['rnvp_late']} spins |",
+         f"| … in laps of the ball | {laps['min']:.2f} to {laps['p99']:.2f} (median {laps['median']:.2f}) |",
+         f"| predicted drop − real drop, \\|error\\| | median {ms(err['abs_median'])}, p99 {ms(err['abs_p99'])} "
+         f"over all spins |"]
+    if err.get("learnt"):
+        le = err["learnt"]
+        L.append(f"| … from a wheel's 20th spin | median {ms(le['abs_median'])}, p99 {ms(le['abs_p99'])} "
+                 f"({le['n']:,} spins) |")
+    L.append(f"| result after the ball came to rest | median {s(lat['median'])}, p99 {s(lat['p99'])}; "
+             f"over the confirmation rule's own bound by more than 50 ms on {f.get('latency_over_rule_late', 0)} spins |")
+    mp = f.get("micropython")
+    if isinstance(mp, dict) and mp.get("heap_peak_bytes") is not None:
+        L.append(f"| on MicroPython | heap peak {mp['heap_peak_bytes']:,} B |")
+    if faults:
+        L += ["", "| injected fault | spins | caught | paid |", "|---|---|---|---|"]
+        L += [f"| {k} | {x['spins']} | {x['caught']} | {x['paid']} |" for k, x in sorted(faults.items())]
+    return "\n".join(L) + "\n"

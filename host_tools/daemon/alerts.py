@@ -141,7 +141,10 @@ def evaluate(signals: dict, th: dict, now: float) -> list:
         for_s = None if down is None else now - down
         if for_s is None or for_s >= th["link_down_s"]:
             why = f" : {problem[1]}" if problem and problem[0] != "wheel_unknown" else ""
-            out.append(_alert("link_down", f"link_down:{down}", "critical",
+            # keyed by its cause too: when the cause changes (a wrong wheel, then a silent one)
+            # the alert of the old cause ends and one that says the new cause is raised
+            cause = f":{problem[0]}" if problem else ""
+            out.append(_alert("link_down", f"link_down:{down}{cause}", "critical",
                               "liaison avec le cylindre coupée" + ("" if for_s is None else f" depuis {for_s:.0f} s") + why,
                               None if for_s is None else round(for_s, 1), th["link_down_s"]))
     if problem and problem[0] in FAULTS:

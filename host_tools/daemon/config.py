@@ -38,6 +38,7 @@ KEYS = {
     "allowed_hosts": (list, [], "Host header values served besides localhost, 127.0.0.1, [::1] and the bind address"),
     "cors_origins": (list, [], "origins allowed to call the API from a browser (CORS); none: CORS off"),
     "max_body": (int, 16384, "largest request body in bytes (413 above)"),
+    "casino": (str, None, "the casino's name, on the title block of the statistics report (/stats, its PDF)"),
     "alerts": (dict, {}, "[alerts] table: the pit's alert thresholds (docs/pages.md); every key optional"),
     "nats": (str, None, "URL of the casino floor's NATS broker (nats://HOST:4222, tls://...; a cluster's nodes "
                         "comma-separated); none: no floor (docs/floor.md)"),

@@ -32,6 +32,7 @@ from .wheelclock import WheelClock
 
 CLOSED, BETTING, NO_MORE = "closed", "betting", "no_more_bets"
 FRESH_MS = 1000         # two of the link's 500-ms status periods: one lost STATUS is tolerated
+LATE_STATUSES = 4       # this many STATUS in a row too old on arrival (2 s): no bet is possible
 
 
 def _int(x):
@@ -45,17 +46,27 @@ class Window:
         self.fresh_ms = fresh_ms
         self.clock = WheelClock()
         self.evidence = None        # (boot, wheel ms) of the last STATUS that says "not called"
+        self.late = 0               # STATUS frames in a row already older than fresh_ms on arrival
 
-    def on_status(self, boot, status, taken):
-        """A STATUS of wheel boot `boot`, received when events up to `taken` were taken here."""
+    def on_status(self, boot, status, taken, now_ms=None):
+        """A STATUS of wheel boot `boot`, received when events up to `taken` were taken here (at
+        host instant `now_ms`: how old it is on arrival, as a bet would judge it)."""
         self.clock.echo(boot, status.get("echo"))
         at, emitted = status.get("at_ms"), status.get("emitted")
+        w = None if now_ms is None else self.clock.latest_wheel_ms(now_ms)
+        if _int(at) and w is not None and self.clock.boot == boot:
+            self.late = self.late + 1 if w - at > self.fresh_ms else 0
         if not (_int(at) and _int(emitted)) or emitted > taken or status.get("state") in pr.CALLED_STATES:
             # the wheel said something we have not taken yet (maybe its call), or it says called
             self.evidence = None
             return
         if self.evidence is None or self.evidence[0] != boot or at > self.evidence[1]:
             self.evidence = (boot, at)
+
+    def too_late(self, n=LATE_STATUSES) -> bool:
+        """Every STATUS of the last `n` arrived too old to take a bet on (a line so slow that the
+        link is up and no bet is possible: told, the freshness rule is not loosened)."""
+        return self.late >= n
 
     def lost(self):
         """The link lost an event (could not journal it): no evidence until the next STATUS."""

@@ -30,6 +30,10 @@ SCHEMA = """CREATE TABLE IF NOT EXISTS wheels (
     PRIMARY KEY (wheel, n))"""
 
 
+# a locked bet whose spin's settlement is written but not yet tidied (ledger.py) is settled
+_SETTLED = "(b.status='locked' AND b.spin IN (SELECT spin FROM settlements s WHERE s.wheel=b.wheel AND s.pending=1))"
+
+
 def fingerprint(key: bytes) -> str:
     """A key's fingerprint: 16 hex digits of its SHA-256 (tells keys apart, reveals nothing)."""
     return hashlib.sha256(bytes(key)).hexdigest()[:16]
@@ -49,12 +53,36 @@ def seen(info: dict, key_fp: str) -> dict:
             "spin": spin if _int(spin) and spin >= 0 else None}
 
 
-def judge(known: dict | None, now: dict, last_spin: int | None):
+def _epoch_change(known_epoch, now, past_epochs) -> str:
+    """What a counter of another epoch is, said per case: an earlier controller put back (its
+    epoch known before), a counter started again from zero, or another counter altogether."""
+    e, spin = now["epoch"], now["spin"]
+    if e in past_epochs:
+        at = "" if spin is None else f", compteur à {spin}"
+        return f"un contrôleur d'avant remis en place (époque {e}{at}, la table connaît maintenant {known_epoch})"
+    if spin == 0:
+        return f"compteur de coups remis à zéro (nouvelle époque {e}, la table connaît {known_epoch})"
+    at = "" if spin is None else f", à {spin} coups"
+    return f"un autre compteur de coups (époque {e}{at} ; la table connaît {known_epoch})"
+
+
+def judge(known: dict | None, now: dict, last_spin: int | None, others=(), strays=(), past_epochs=()):
     """("same" | "adopt" | "unknown", differences in French). `known`: the wheel on record (None:
-    the table has none yet), `now`: `seen()`, `last_spin`: the table's highest spin number."""
+    the table has none yet), `now`: `seen()`, `last_spin`: the table's highest spin number;
+    `others`: the ids of other wheels this journal has known (a journal that knows T1 meeting T2
+    for the first time: another wheel, the chef decides), `strays`: their bets still open, locked
+    or held (ids), which the chef must see before accepting; `past_epochs`: the counter epochs of
+    this wheel's earlier rows (an earlier controller put back is said so)."""
     base = (known or {}).get("base") or 0
     goes_on = now["spin"] is None or last_spin is None or base + now["spin"] >= last_spin
     if known is None:
+        if others:
+            diffs = ["autre cylindre (%s, la table connaît %s)" % (now.get("wheel") or "?", ", ".join(others))]
+            if strays:
+                shown = ", ".join(strays[:5]) + (" …" if len(strays) > 5 else "")
+                diffs.append("%d mise(s) de %s encore sur la table (%s) : retenues pour le superviseur à l'accord"
+                             % (len(strays), ", ".join(others), shown))
+            return "unknown", diffs
         if goes_on:
             return "adopt", []
         return "unknown", [f"compteur de coups à {now['spin']}, la table en est au coup {last_spin}"]
@@ -64,7 +92,7 @@ def judge(known: dict | None, now: dict, last_spin: int | None):
     if known.get("key") and known["key"] != now["key"]:
         diffs.append(f"autre clé (empreinte {now['key']}, la table connaît {known['key']})")
     if known.get("epoch") and now["epoch"] and known["epoch"] != now["epoch"]:
-        diffs.append(f"compteur de coups remis à zéro (époque {now['epoch']}, la table connaît {known['epoch']})")
+        diffs.append(_epoch_change(known["epoch"], now, past_epochs))
     elif not goes_on:
         diffs.append(f"compteur de coups revenu à {now['spin']}, la table en est au coup {last_spin}")
     if diffs:
@@ -137,6 +165,24 @@ class WheelBook:
                           (self.wheel, n, now.get("serial"), now.get("key"), now.get("epoch"), base, time.time(), by,
                            first_spin, json.dumps(now, sort_keys=True)))
         return self.current()
+
+    def others(self) -> list:
+        """The ids of the other wheels this journal has known (the same journal, another wheel)."""
+        return [r["wheel"] for r in self.j.query("SELECT DISTINCT wheel FROM wheels WHERE wheel<>? ORDER BY wheel",
+                                                 (self.wheel,))]
+
+    def strays(self) -> list:
+        """The bets of other wheels still open, locked or held: no daemon of this id settles them."""
+        return [r["id"] for r in self.j.query("SELECT id FROM bets b WHERE wheel<>? AND status IN ('open','locked','held') "
+                                              "AND NOT " + _SETTLED + " ORDER BY id", (self.wheel,))]
+
+    def hold_strays(self, reason: str) -> list:
+        """Another wheel accepted on this journal (inside the caller's transaction): the old ones'
+        open and locked bets are held for the supervisor (never played on the new wheel)."""
+        ids = [r["id"] for r in self.j.query("SELECT id FROM bets b WHERE wheel<>? AND status IN ('open','locked') "
+                                             "AND NOT " + _SETTLED + " ORDER BY id", (self.wheel,))]
+        self.j.db.executemany("UPDATE bets SET status='held', reason=? WHERE id=?", [(reason, i) for i in ids])
+        return ids
 
     def all(self) -> list:
         return self.j.query("SELECT * FROM wheels WHERE wheel=? ORDER BY n", (self.wheel,))

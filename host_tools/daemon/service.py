@@ -360,7 +360,9 @@ class Daemon:
         with self.table.lock, self.j.tx():
             known = self.wheels.current()
             last = self.wheels.last_spin()
-            verdict, diffs = identity.judge(known, now_id, last)
+            others = self.wheels.others() if known is None else ()
+            verdict, diffs = identity.judge(known, now_id, last, others, self.wheels.strays() if others else (),
+                                            [r["epoch"] for r in self.wheels.all() if r["epoch"]])
             if verdict == "adopt":
                 known = self.wheels.record(now_id, (known or {}).get("base") or 0,
                                            "first contact" if known is None else "the same wheel, saying more")
@@ -398,7 +400,9 @@ class Daemon:
             last = self.wheels.last_spin()
             base = identity.base_for(known, p["identity"], last)
             now = self.wheels.record(p["identity"], base, by, first_spin=base + (p["identity"].get("spin") or 0) + 1)
-            self.table.wheel_replaced("the wheel was replaced (%s), accepted by %s" % ("; ".join(p["differences"]), by))
+            why = "the wheel was replaced (%s), accepted by %s" % ("; ".join(p["differences"]), by)
+            self.table.wheel_replaced(why)
+            strays = self.wheels.hold_strays(why) if known is None else []
         self.base = base
         self.pending = None
         self.table.blocked = None
@@ -406,8 +410,10 @@ class Daemon:
         self._taken = self.link.acked       # nothing of the new wheel's was taken yet
         log.warning("wheel accepted by %s: %s; its spins are the table's from %s on", by, "; ".join(p["differences"]),
                     now["first_spin"])
+        if strays:
+            log.warning("bets of the table's former wheel held for the supervisor: %s", ", ".join(strays))
         self._queue_internal("open_table" if self.want_open else "close_table", {})
-        return known, now
+        return known, dict(now, held=strays)
 
     @property
     def wheel_identity(self) -> dict:
@@ -465,6 +471,12 @@ class Daemon:
             cause = self.watch.cause(now)
             if self.source != "cylindre" and cause is not None and cause[0] != "port_missing":
                 return ("down", self.link.down_reason(), "")    # a Cammegh reader says why itself
+            if cause is None and self.link.in_session and self.table.window.too_late():
+                rtt = getattr(self.link, "rtt_ms", None)
+                return ("slow_line", "liaison lente : les états du cylindre arrivent trop tard pour prendre des mises"
+                        + (f" (aller-retour {rtt:.0f} ms)" if rtt else ""),
+                        "une mise n'est prise que sur un état du cylindre de moins de %d ms : raccourcir la ligne (port USB"
+                        " direct, pas de hub ni de serveur série), soulager la machine" % self.table.window.fresh_ms)
             return cause
 
     def health_reasons(self) -> list:
@@ -472,7 +484,8 @@ class Daemon:
         cause = self.problem()
         if cause is None:
             return []
-        return [cause[1] if cause[0] in ("down", "wheel_unknown") else "link down: " + cause[1]]
+        # a session that is up (an unknown wheel, a line too slow for bets) is not "link down"
+        return [cause[1] if cause[0] in ("down", "wheel_unknown") or self.link.in_session else "link down: " + cause[1]]
 
     # -- status -------------------------------------------------------------------------------------
     def status(self) -> dict:

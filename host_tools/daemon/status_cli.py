@@ -55,7 +55,8 @@ def run(args) -> int:
     ago = f"{time.time() - heard:.1f} s ago" if heard else "never"
     c = link["counts"]
     up = link.get("up", link["session"])
-    print(f"link   {'UP' if up else 'DOWN'} on {link['port']} (port {'open' if link['port_open'] else 'closed'}); "
+    word = "UP" if up else "SLOW" if link.get("session") and (link.get("problem") or {}).get("code") == "slow_line" else "DOWN"
+    print(f"link   {word} on {link['port']} (port {'open' if link['port_open'] else 'closed'}); "
           f"last heard {ago}; wheel boot {link['boot']}; events acked to {link['acked']}"
           + (f"; round trip {link['rtt_ms']:.0f} ms" if link.get("rtt_ms") else ""))
     problem = link.get("problem")

@@ -202,8 +202,15 @@ class Table:
                 st = {"phase": CLOSED, "spin": None, "locked_spin": None, "prisoners": [],
                       "carry": [], "next_bet": 1, "boot": None, "last_number": None,
                       "last_launch": None}
-                self.j.save_state(wheel, st)
                 self.created = True
+            # bet ids are the journal's, not the wheel's: a second wheel id on a journal numbers
+            # its bets on after every bet there (else its first bet collides with B000001)
+            top = self.j.one("SELECT MAX(CAST(substr(id, 2) AS INTEGER)) AS n FROM bets")
+            renumber = bool(top and top["n"] and st.get("next_bet", 1) <= top["n"])
+            if renumber:
+                st = dict(st, next_bet=top["n"] + 1)
+            if self.created or renumber:
+                self.j.save_state(wheel, st)
             self.tapis.load(self.ledger.on_layout(), self._limits)
         self.st = st
 
@@ -393,7 +400,7 @@ class Table:
     def on_status(self, boot, status, taken):
         """A STATUS frame of wheel boot `boot`, taken when events up to `taken` were journaled."""
         with self.lock:
-            self.window.on_status(boot, status, taken)
+            self.window.on_status(boot, status, taken, self.clock())
 
     # -- the wheel's events ------------------------------------------------------------------------
     def on_event(self, boot, seq, ev, frame_rec) -> bool:

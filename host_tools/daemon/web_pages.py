@@ -56,6 +56,7 @@ class Pit:
         self._stats_lock = threading.Lock()
         self._stats = None              # (journal key, analysis, folder of its files or None)
         self._stats_at = 0.0
+        self.casino = None                      # the casino's name on the report (config `casino`)
         host.metrics.registry.register(_AlertCollector(self.store))
 
     # -- the table, as the pages need it -------------------------------------------------------------
@@ -194,7 +195,7 @@ class Pit:
             key, a, folder = self._stats
             if folder is None:
                 folder = Path(tempfile.mkdtemp(prefix="cylindre-stats-"))
-                report.write(a, folder)
+                report.write(a, folder, casino=self.casino)
                 self._stats = (key, a, folder)
         f = folder / name
         return f if f.is_file() else None
@@ -354,6 +355,7 @@ def add_pages(app: FastAPI, host, need, conf: dict) -> Pit:
     """The pages' and the pit's routes on `app`; the Pit (its watch is started by the daemon)."""
     from .web import ERRORS, E, ApiError
     pit = Pit(host, conf.get("alerts") or {})
+    pit.casino = conf.get("casino")             # printed on the statistics report's title block
     host.pit = pit
 
     def page(path: str):

@@ -25,7 +25,7 @@ def add_arguments(p) -> None:
     p.add_argument("--imperfect", action="store_true",
                    help="switch on realistic imperfections (jitter, missed/spurious pulses, contact bounce)")
     p.add_argument("--noisy", action="store_true",
-                   help="--imperfect plus the ball-track artefacts of issue 13 (stray pulse, a mis-timed lap, chatter)")
+                   help="--imperfect plus three ball-track artefacts (a stray pulse, a mis-timed lap, chatter)")
     p.add_argument("--wheel", help="wheel constants: a preset (dealer, biased) or a JSON object (docs/simulator.md)")
     p.add_argument("--imperfections", help='imperfections as JSON, e.g. \'{"jitter_us": 40, "miss": 0.01}\'')
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")

@@ -26,6 +26,7 @@ from collections import Counter
 from cylindre.rules import wheel as W
 
 from . import inference as I
+from . import wording
 from .games import Record, pocket_distance
 
 ALPHA = 0.01                # family-wise error rate of an integrity alarm
@@ -34,6 +35,8 @@ MIN_SECTOR = 100
 MIN_RUNS = 50
 MIN_SIGNATURE = 185         # per croupier (chi-square); the Rayleigh test needs MIN_RAYLEIGH
 MIN_RAYLEIGH = 30
+MINIMUM = {"numbers": MIN_CHI2, "arc": MIN_SECTOR, "sector": MIN_SECTOR, "runs": MIN_RUNS, "serial": MIN_CHI2,
+           "signature": MIN_SIGNATURE, "rayleigh": MIN_RAYLEIGH}
 
 
 def _half(a, b):
@@ -163,14 +166,24 @@ def analyse(rec: Record, alpha: float = ALPHA, hot: int = 5) -> dict:
             "landing_n": len(landing), "landing_hist": land_hist,
             "landing_mean": statistics.fmean(landing) if landing else None}
 
-    # pace: games per clock hour of the journal (hours with at least one game)
-    hours = Counter(int(g["at"] // 3600) for g in games if g.get("at") is not None)
-    per_hour = [hours[h] for h in sorted(hours)]
-    full = per_hour[1:-1] if len(per_hour) >= 3 else per_hour   # the first and last hours are partial
-    pace = {"hours": len(per_hour), "per_hour": per_hour,
+    # pace: games per clock hour of the journal, every hour from the first game's to the last's
+    # (an hour without a game counts 0); only the hours between them are whole hours
+    stamps = [g["at"] for g in games if g.get("at") is not None]
+    first_at, last_at = (min(stamps), max(stamps)) if stamps else (None, None)
+    hours = Counter(int(t // 3600) for t in stamps)
+    h0 = min(hours) if hours else 0
+    per_hour = [hours[h] for h in range(h0, max(hours) + 1)] if hours else []
+    full = per_hour[1:-1]
+    span = (last_at - first_at) if stamps else None
+    pace = {"hours": len(per_hour), "per_hour": per_hour, "first_hour_at": h0 * 3600 if hours else None,
+            "full_hours": len(full),
             "median": statistics.median(full) if full else None,
             "min": min(full) if full else None, "max": max(full) if full else None,
-            "first_at": games[0]["at"] if games else None, "last_at": games[-1]["at"] if games else None}
+            "span_s": span,
+            "rate_per_hour": (len(stamps) - 1) * 3600 / span if span else None,
+            # a session without a whole hour is drawn game by game: seconds from the first
+            "offsets_s": sorted(t - first_at for t in stamps) if stamps and not full else [],
+            "first_at": first_at, "last_at": last_at}
 
     launches = len(rec.launches)
     by_reason = Counter(v["reason"] for v in rec.voids)
@@ -211,7 +224,11 @@ def analyse(rec: Record, alpha: float = ALPHA, hot: int = 5) -> dict:
     adjusted = I.holm(tests)
     family = [{"test": k, "p": tests[k], "p_holm": adjusted[k], "significant": adjusted[k] < alpha}
               for k in sorted(tests, key=lambda k: tests[k])]
-    return {"wheel": rec.wheel, "games": n, "skipped": rec.skipped, "alpha": alpha, "correction": "holm",
-            "numbers": freq, "arc": arc, "sectors": sectors, "runs": runs, "serial": serial, "drop": drop, "pace": pace,
-            "voids": voids, "article53": article53, "croupiers": croupiers, "family": family,
-            "alarms": [f["test"] for f in family if f["significant"]]}
+    out = {"wheel": rec.wheel, "games": n, "skipped": rec.skipped, "alpha": alpha, "correction": "holm",
+           "numbers": freq, "arc": arc, "sectors": sectors, "runs": runs, "serial": serial, "drop": drop, "pace": pace,
+           "voids": voids, "article53": article53, "croupiers": croupiers, "family": family,
+           "alarms": [f["test"] for f in family if f["significant"]]}
+    out["tests"] = wording.tests(out, MINIMUM)
+    out["verdict"] = wording.verdict(out, out["tests"])
+    out["period"] = wording.periode(out)
+    return out

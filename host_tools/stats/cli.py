@@ -12,6 +12,8 @@ def add_arguments(p):
     p.add_argument("--journal", required=True, help="the daemon's SQLite journal (opened read-only)")
     p.add_argument("--wheel", help="the wheel to analyse (default: the one with the most events)")
     p.add_argument("--out", help="folder for the PNG plots and report.pdf (none written without it)")
+    p.add_argument("--casino", help="the casino's name, on the report's title block")
+    p.add_argument("--table", help="the table's name on the report (default: the wheel's id)")
     p.add_argument("--alpha", type=float, default=None, help="family-wise error rate of an alarm (default 0.01)")
     p.add_argument("--hot", type=int, default=5, help="how many hot and cold numbers to list (default 5)")
     p.add_argument("--json", action="store_true", help="print the whole analysis as JSON instead of the summary")
@@ -32,9 +34,10 @@ def run(args) -> int:
     print(json.dumps(a, indent=1) if args.json else report.text(a))
     if args.out:
         try:
-            paths = report.write(a, args.out)
-        except ImportError:
-            print("cylindre stats: --out needs matplotlib, a dependency of cylindre: reinstall it (pip install .)",
+            paths = report.write(a, args.out, casino=args.casino, table=args.table)
+        except ImportError as e:
+            print(f"cylindre stats: --out needs {e.name or 'matplotlib and reportlab'}, a dependency of cylindre: "
+                  "reinstall it (pip install .)",
                   file=sys.stderr)
             return 2
         except OSError as e:

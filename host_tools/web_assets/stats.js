@@ -11,8 +11,8 @@
   let urls = [];
 
   function fail(e) { $("error").textContent = e ? String(e.message || e) : ""; }
-  function p(x) { return x === null || x === undefined ? "—" : x < 0.001 ? x.toExponential(1) : x.toFixed(3); }
-  function ms(m) { return m && m.n ? `${m.mean.toFixed(1)} ± ${m.sd.toFixed(1)}` : "—"; }
+  function p(x) { return (x === null || x === undefined ? "—" : x < 0.0001 ? "< 0,0001" : String(Number(x.toPrecision(2)))).replace(".", ","); }
+  function ms(m) { return m && m.n ? `${m.mean.toFixed(1)} ± ${m.sd.toFixed(1)}`.replaceAll(".", ",") : "—"; }
 
   async function blob(name) {
     const r = await fetch(`/stats/files/${name}`, { headers: { Authorization: "Bearer " + Cyl.token() }, cache: "no-store" });
@@ -29,20 +29,27 @@
       const a = await Cyl.api("GET", "/stats/analysis");
       $("t-wheel").textContent = a.wheel || "?";
       $("t-games").textContent = `${a.games} coups`;
-      const bad = a.alarms.length;
-      $("t-verdict").textContent = bad ? `${bad} test(s) significatif(s)` : "aucun écart significatif";
-      $("t-verdict").className = "pill " + (bad ? "bad" : "ok");
-      $("alpha").textContent = `Seuil global α = ${a.alpha} sur la famille de ${a.family.length} tests (Holm) : ` +
-        "un test est significatif quand son p corrigé est sous α (docs/stats.md).";
-      $("family").replaceChildren(...(a.family.length ? a.family.map((f) => el("tr", { class: f.significant ? "sig" : "" },
-        el("td", {}, f.test), el("td", { class: "n" }, p(f.p)), el("td", { class: "n" }, p(f.p_holm)),
-        el("td", {}, f.significant ? "SIGNIFICATIF" : "—")))
-        : [el("tr", {}, el("td", { colspan: 4, class: "muted" }, "aucun test : pas encore assez de coups pour qu'un test soit valide"))]));
+      $("t-period").textContent = a.period;
+      // the verdict the analysis words (host_tools/stats/wording.py): green only when tests ran
+      $("t-verdict").textContent = a.verdict.short;
+      $("t-verdict").title = a.verdict.text;
+      $("t-verdict").className = "pill " + ({ alarme: "bad", ok: "ok" }[a.verdict.level] || "warn");
+      $("verdict").textContent = a.verdict.text;
+      const done = a.tests.filter((t) => t.ran).length;
+      const byName = new Map(a.tests.map((t) => [t.test, t]));
+      const ran = (name) => { const t = byName.get(name); return t && t.ran ? p(t.p) : "—"; };   // no p without its sample
+      $("alpha").textContent = `${done} test(s) faits sur ${a.tests.length} ; seuil global α = ${String(a.alpha).replace(".", ",")} ` +
+        "sur l'ensemble des tests faits (correction de Holm) : un test est significatif quand son p corrigé est sous α. " +
+        "Un test sans assez de coups n'est pas fait et ne dit rien (docs/stats.md).";
+      $("family").replaceChildren(...a.tests.map((t) => el("tr", { class: t.significant ? "sig" : (t.ran ? "" : "muted"), "data-test": t.test },
+        el("td", {}, t.label), el("td", { class: "n" }, `${t.n} / ${t.needed}`),
+        el("td", { class: "n" }, t.ran ? p(t.p) : "—"), el("td", { class: "n" }, t.ran ? p(t.p_holm) : "—"),
+        el("td", {}, t.status))));
       $("croupiers").replaceChildren(...(a.croupiers.length ? a.croupiers.map((c) => el("tr", {},
         el("td", {}, c.croupier), el("td", { class: "n" }, c.games), el("td", { class: "n" }, ms(c.rotor_rpm)),
         el("td", { class: "n" }, ms(c.laps)), el("td", { class: "n" }, c.signature_n),
-        el("td", { class: "n" }, c.signature_n ? p(c.signature_p) : "—"),
-        el("td", { class: "n" }, c.signature_n ? p(c.signature_rayleigh_p) : "—")))
+        el("td", { class: "n" }, ran(`croupier:${c.croupier}:chi2`)),
+        el("td", { class: "n" }, ran(`croupier:${c.croupier}:rayleigh`))))
         : [el("tr", {}, el("td", { colspan: 7, class: "muted" }, "aucun coup"))]));
       urls.forEach((u) => URL.revokeObjectURL(u));
       urls = [];

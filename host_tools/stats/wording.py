@@ -1,0 +1,176 @@
+"""What the statistics can say, in the words a pit boss reads: each test with its sample size and
+whether it had enough games to say anything, the verdict in one sentence, numbers the French way.
+
+The analysis (analysis.py) computes; this module only words. A test below its minimum sample is
+"pas assez de coups (n sur N)", never a clean bill of health: a verdict is "ok" only when at least
+one test ran and none is significant after Holm's correction.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+NBSP = "\u202f"     # the narrow no-break space French typography puts between thousands
+
+
+def nombre(x, decimals: int = 0) -> str:
+    """1234.5 -> '1 234,5' (narrow no-break space between thousands, decimal comma)."""
+    if x is None:
+        return "—"
+    s = f"{x:,.{decimals}f}"
+    return s.replace(",", NBSP).replace(".", ",").replace("-", "−")
+
+
+def signe(x, decimals: int = 2) -> str:
+    """A z-score or a correlation with its sign: '+1,05', '−0,64'."""
+    return ("+" if x >= 0 else "") + nombre(x, decimals)
+
+
+def p_valeur(p) -> str:
+    """A p-value for a person: two significant digits, decimal comma; '< 0,0001' below that."""
+    if p is None:
+        return "—"
+    if p < 1e-4:
+        return "< 0,0001"
+    return ("%.2g" % p).replace(".", ",") if p < 0.1 or p >= 1 else nombre(p, 2)
+
+
+def pourcent(x, decimals: int = 1) -> str:
+    return "—" if x is None else nombre(100 * x, decimals) + NBSP + "%"
+
+
+def date_heure(at) -> str:
+    return dt.datetime.fromtimestamp(at).strftime("%d/%m/%Y %H:%M") if at else "—"
+
+
+def duree(seconds) -> str:
+    """A span as a person says it: '45 s', '4 min', '2 h 05'."""
+    if seconds is None:
+        return "—"
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{round(s / 60)} min"
+    return f"{s // 3600} h {s % 3600 // 60:02d}"
+
+
+def periode(a: dict) -> str:
+    """The analysis' period: 'du 27/11/2026 08:21 au 27/11/2026 09:40 (1 h 19)'."""
+    pace = a["pace"]
+    if not pace["first_at"]:
+        return "aucun coup"
+    return f"du {date_heure(pace['first_at'])} au {date_heure(pace['last_at'])} ({duree(pace['span_s'])})"
+
+
+def pluriel(n: int, mot: str, pluriel_de: str | None = None) -> str:
+    return f"{nombre(n)} {mot if abs(n) < 2 else (pluriel_de or mot + 's')}"
+
+
+SECTEURS = {
+    "voisins": "voisins du zéro", "tiers": "tiers du cylindre", "orphelins": "orphelins",
+    "moitie_1": "première moitié du cylindre", "moitie_2": "seconde moitié du cylindre",
+    "quart_1": "premier quart du cylindre", "quart_2": "deuxième quart du cylindre",
+    "quart_3": "troisième quart du cylindre", "quart_4": "quatrième quart du cylindre",
+}
+
+# The wheel's void reasons (docs/events.md) and Article 53's violations, as the trade says them.
+MOTIFS = {
+    "few_laps": "moins de 4 tours de bille", "same_direction": "bille et cylindre dans le même sens",
+    "rotor_not_reversed": "cylindre non inversé", "rotor_not_actuated": "cylindre non relancé",
+    "rotor_slow": "cylindre trop lent ou arrêté", "launch_slow": "lancer trop lent",
+    "no_result": "pas de numéro à temps", "ball_off_wheel": "bille sortie du cylindre",
+    "void_button": "bouton coup nul", "sensor_fault": "capteur en défaut",
+    "encoder_mismatch": "compteur du cylindre incohérent", "restart": "redémarrage en cours de coup",
+    "outbox_full": "file d'envoi pleine", "table_closed": "table fermée",
+}
+
+
+def motif(code: str) -> str:
+    """A void reason in French, the wheel's code beside it."""
+    return f"{MOTIFS[code]} ({code})" if code in MOTIFS else code
+
+
+def test_label(name: str) -> str:
+    """The family's test names (analysis.py) in French."""
+    if name == "numbers":
+        return "Fréquence des 37 numéros (khi-deux)"
+    if name == "arc":
+        return "Arc de cases le plus chaud"
+    kind, _, rest = name.partition(":")
+    if kind == "sector":
+        return "Secteur : " + SECTEURS.get(rest, rest)
+    if kind == "runs":
+        return "Séries " + {"rouge": "rouge / noir", "pair": "pair / impair", "manque": "manque / passe"}.get(rest, rest)
+    if name == "serial:lag1":
+        return "Corrélation d'un coup au suivant"
+    if name == "serial:steps":
+        return "Écart sur le cylindre d'un coup au suivant"
+    if kind == "croupier":
+        who, _, how = rest.rpartition(":")
+        return f"Signature de {who} ({'khi-deux' if how == 'chi2' else 'Rayleigh'})"
+    return name
+
+
+def tests(a: dict, minimum: dict) -> list[dict]:
+    """Every test the analysis knows, run or not: name, label, n (games it had), needed, ran,
+    p, p_holm, significant, and `status` in words. `minimum` maps a test name to its N."""
+    fam = {f["test"]: f for f in a["family"]}
+    rows = []
+
+    def add(name, n, needed, p):
+        f = fam.get(name)
+        ran = f is not None
+        if not ran:
+            status = f"pas assez de coups ({nombre(n)} sur {nombre(needed)})"
+        elif f["significant"]:
+            status = "ÉCART SIGNIFICATIF"
+        else:
+            status = "pas d'écart"
+        rows.append({"test": name, "label": test_label(name), "n": n, "needed": needed, "ran": ran,
+                     "p": p, "p_holm": f["p_holm"] if ran else None,
+                     "significant": bool(ran and f["significant"]), "status": status})
+
+    n = a["games"]
+    add("numbers", n, minimum["numbers"], a["numbers"]["p"])
+    add("arc", n, minimum["arc"], a["arc"]["p"])
+    for s in a["sectors"]:
+        add("sector:" + s["name"], n, minimum["sector"], s["p"])
+    for r in a["runs"]:
+        add("runs:" + r["chance"].split("/")[0], r["n"], minimum["runs"], r["p"])
+    add("serial:lag1", n, minimum["serial"], a["serial"]["lag1_p"])
+    add("serial:steps", n, minimum["serial"], a["serial"]["steps_p"])
+    for c in a["croupiers"]:
+        if c["croupier"] == "(inconnu)" or not c["games"]:
+            continue
+        add(f"croupier:{c['croupier']}:chi2", c["signature_n"], minimum["signature"], c["signature_p"])
+        add(f"croupier:{c['croupier']}:rayleigh", c["signature_n"], minimum["rayleigh"], c["signature_rayleigh_p"])
+    return rows
+
+
+def verdict(a: dict, rows: list[dict]) -> dict:
+    """{level: alarme|ok|insuffisant, short (a badge), text (the sentence that opens the report)}."""
+    ran = [r for r in rows if r["ran"]]
+    waiting = [r for r in rows if not r["ran"]]
+    alpha = nombre(a["alpha"], 2 if a["alpha"] >= 0.01 else 3)
+    if not a["games"]:
+        return {"level": "insuffisant", "short": "aucun coup",
+                "text": "Aucun coup dans ce journal : il n'y a rien à tester."}
+    if a["alarms"]:
+        bad = [r["label"] for r in rows if r["significant"]]
+        return {"level": "alarme", "short": f"{pluriel(len(bad), 'écart significatif', 'écarts significatifs')}",
+                "text": f"ÉCART SIGNIFICATIF sur {pluriel(len(bad), 'test')} : {', '.join(bad)} "
+                        f"(p corrigé par Holm sous α = {alpha}). Le cylindre est à faire vérifier."}
+    if not ran:
+        least = min(r["needed"] for r in rows)
+        return {"level": "insuffisant", "short": f"pas assez de coups ({nombre(a['games'])} sur {nombre(least)})",
+                "text": f"Pas assez de coups pour conclure : {pluriel(a['games'], 'coup')}, aucun test n'a "
+                        f"l'échantillon qu'il lui faut (le premier en demande {nombre(least)}). "
+                        "Ce rapport ne dit rien encore de l'intégrité du cylindre."}
+    text = (f"Aucun écart significatif sur {pluriel(len(ran), 'test fait', 'tests faits')} "
+            f"(seuil α = {alpha} pour l'ensemble, correction de Holm).")
+    if waiting:
+        text += (f" {pluriel(len(waiting), 'test')} n'ont pas encore assez de coups et ne disent rien "
+                 "(détail ci-dessous).") if len(waiting) > 1 else \
+                " 1 test n'a pas encore assez de coups et ne dit rien (détail ci-dessous)."
+    return {"level": "ok", "short": f"aucun écart significatif ({len(ran)} sur {len(rows)} tests faits)", "text": text}

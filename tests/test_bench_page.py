@@ -1,0 +1,42 @@
+"""docs/benchmarks.md is written by `make bench` from its own run: after two cheap parts ran in a
+scratch folder, the page has the machine, each part's section from its own `markdown()` with the
+command that reproduces it, a generic table for a part without one, and lists what did not run."""
+
+import json
+import re
+
+from host_tools.bench import __main__ as bench
+from host_tools.bench import page
+
+
+def test_make_bench_writes_the_page_from_its_own_run(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert bench.main(["settle", "link", "--bets", "300", "--repeats", "3", "--micropython", "0",
+                       "--durable-spins", "0", "--no-before", "--frames", "300", "--no-micropython"]) == 0
+    text = (tmp_path / "docs" / "benchmarks.md").read_text()
+    assert text.startswith("# Benchmarks\n") and "do not edit by hand" in text
+    m = page.machine()
+    assert f"| cores | {m['cores']} |" in text and f"CPython {m['python']}" in text
+    settle = json.loads((tmp_path / "bench" / "out" / "settle.json").read_text())
+    assert "## Settlement (`settle`)" in text and f"One spin of {settle['bets_per_spin']:,} mixed" in text
+    assert f"{settle['after_median_spin_s_settle_compiled'] * 1e3:,.2f} ms" in text
+    link = json.loads((tmp_path / "bench" / "out" / "link.json").read_text())
+    assert f"| {link['decoder']['decode_verify_fps']:,} |" in text
+    # each section says how it was measured: that part's options only, date, machine load
+    assert "Measured by `make bench ARGS='settle --bets 300 --repeats 3 --micropython 0 --durable-spins 0 --no-before'`" in text
+    assert "Measured by `make bench ARGS='link --frames 300 --no-micropython'`" in text
+    assert re.search(r"on \d{4}-\d\d-\d\d \d\d:\d\d UTC", text)
+    missing = [p for p in bench.PARTS if p not in ("settle", "link")]
+    assert "Not measured in this checkout's `bench/out/`: " + ", ".join(f"`{p}`" for p in missing) in text
+    # a part that defines no markdown() gets the generic table of its figures
+    (tmp_path / "bench" / "out" / "custom.json").write_text(json.dumps({"rate": {"bets_per_s": 1234.5}, "ok": True}))
+    again = page.render(tmp_path / "bench" / "out", bench.PARTS)
+    assert "## custom" in again and "| `rate.bets_per_s` | 1,234 |" in again and "| `ok` | yes |" in again
+
+
+def test_a_json_of_another_shape_falls_back_to_the_generic_table(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "link.json").write_text(json.dumps({"frames_per_s": 12345}))      # not what link.markdown reads
+    text = page.render(out, ["link"])
+    assert "could not read its figures: KeyError" in text and "| `frames_per_s` | 12,345 |" in text
