@@ -59,7 +59,8 @@
     const lost = t.link !== "up";
     const cls = ["tile", t.open ? "open" : "closed", lost ? "lost" : "", t.alerts ? "alerted" : ""].join(" ");
     const title = t.url ? el("a", { href: t.url.replace(/\/$/, "") + "/pit", target: "_blank", title: "page du chef de table" }, t.table) : t.table;
-    const link = lost ? el("span", { class: "tag bad" }, t.link === "silent" ? "table muette" : "cylindre : " + (t.link || "?"))
+    const link = lost ? (t.link === "silent" ? el("span", { class: "tag bad" }, "table muette")
+                         : el("span", { class: "tag bad", title: "la table : " + (t.link || "?") }, "cylindre non relié"))
       : el("span", { class: "tag ok", title: "la table entend son cylindre" }, "cylindre relié");
     const nums = el("div", { class: "nums" });
     t.numbers.forEach((n, i) => nums.append(el("span", { class: "num" + (i === 0 ? " first" : ""), "data-colour": n.colour }, String(n.n))));
