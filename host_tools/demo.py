@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -357,13 +358,27 @@ def run(args) -> int:
                 except subprocess.TimeoutExpired:
                     p.kill()
         print(f"Journal conservé : {work / 'journal.sqlite'} (les journaux de bord à côté) ; "
-              f"statistiques du cylindre :\n  cylindre stats --journal {work / 'journal.sqlite'}", flush=True)
+              f"statistiques du cylindre (graphiques et rapport PDF dans {work / 'rapport'}) :\n"
+              f"  {_this_command()} stats --journal {work / 'journal.sqlite'} --out {work / 'rapport'}", flush=True)
 
 
 def _unlink_when_gone(proc, path):
     """Remove the daemon's link to the wheel's pty once the wheel has exited."""
     proc.wait()
     path.unlink(missing_ok=True)
+
+
+def _this_command() -> str:
+    """How to run `cylindre` again from here: `.venv/bin/cylindre` after `make demo` (the venv's bin
+    is not on a newcomer's PATH), `cylindre` when it is on the PATH."""
+    exe = Path(sys.argv[0])
+    on_path = shutil.which("cylindre")
+    if exe.name != "cylindre" or (on_path and Path(on_path).resolve() == exe.resolve()):
+        return "cylindre"
+    try:
+        return str(exe.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(exe)
 
 
 def _last_event_id(journal) -> int:

@@ -105,3 +105,11 @@ def test_the_metrics_name_the_cause_while_the_link_is_down(tmp_path):
         assert "cylindre_link_up 0.0" in text and 'cylindre_link_problem{code="port_missing"} 1.0' in text
     finally:
         d.stop()
+
+
+def test_a_missing_port_is_said_in_a_few_words(tmp_path):
+    """pyserial names the port three times in English ("could not open port P: [Errno 2] No such
+    file or directory: 'P'"); the pit and the floor show the cause once, in French."""
+    port = SerialPort(str(tmp_path / "ttyGONE"))
+    assert port.open() is False
+    assert port.error == "introuvable (errno 2)"

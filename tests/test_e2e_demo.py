@@ -24,7 +24,7 @@ def test_demo_runs_and_reports(tmp_path):
     assert re.search(r"Fin de partie: 3 coups payés", out), out[-2000:]
     assert "Avantage théorique" in out and "Résultat de la table" in out
     assert (tmp_path / "journal.sqlite").exists() and (tmp_path / "daemon.log").exists()
-    assert f"cylindre stats --journal {tmp_path / 'journal.sqlite'}" in out      # kept, and said so
+    assert f"cylindre stats --journal {tmp_path / 'journal.sqlite'} --out {tmp_path / 'rapport'}" in out  # kept, and said so
 
 
 @pytest.mark.slow

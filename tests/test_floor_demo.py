@@ -19,7 +19,7 @@ def test_a_floor_of_two_tables(tmp_path):
                           "--workdir", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=240)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert re.search(r"directeur +http://127\.0\.0\.1:\d+/floor#token=cyl_\S+", out.stdout)
-    got = dict(re.findall(r"  (T\d): (\d+ / \d+)", out.stdout))
+    got = dict(re.findall(r"  (T\d) ?: (\d+ / \d+)", out.stdout))
     assert set(got) == {"T1", "T2"}
     for table, counts in got.items():
         journal, floor = map(int, counts.split(" / "))

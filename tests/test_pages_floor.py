@@ -17,7 +17,7 @@ from host_tools.floor.service import FloorService
 from host_tools.floor.web import create_app
 from host_tools.floorlink import command as C
 
-from browserkit import browser, shot
+from browserkit import browser, overflows, shot
 from floorkit import Background, wait
 from test_floor_web import Table
 
@@ -88,7 +88,7 @@ def test_the_floor_page(floor):
         t3 = page.locator(".tile[data-table='T3']").inner_text()
         assert "fermée" in t3 and "17" in t3                       # no event yet: the bucket's last numbers
         # the wheel's link lost: said in French and short on the tile, the table's reason on hover
-        assert "cylindre non relié" in t3 and "Errno" not in t3, t3
+        assert "liaison coupée" in t3 and "Errno" not in t3, t3
         assert "Errno 2" in page.locator(".tile[data-table='T3'] .tag.bad").first.get_attribute("title")
         assert page.locator("#alert-count").inner_text() == "1"
         assert "1 alerte" in page.locator(".tile[data-table='T2']").inner_text()
@@ -114,4 +114,14 @@ def test_the_floor_page(floor):
         watcher.goto(base + "/floor#token=" + tokens["surveillance"])
         watcher.wait_for_selector(".tile[data-table='T1']")
         assert watcher.locator("button.stop").count() == 0 and not watcher.locator("#setting-form").is_visible()
+        # a director on a 1024x768 tablet: the settings form (its long select spilled 3 px out of its
+        # box), the tiles and the amounts fit; the role in French, not the code
+        director = b.new_page(viewport={"width": 1024, "height": 768})
+        director.goto(base + "/floor#token=" + tokens["director"])
+        director.wait_for_selector(".tile[data-table='T1']")
+        director.wait_for_function("document.querySelector('#wheels').textContent.includes('W-17')")
+        assert director.locator("#setting-form").is_visible()
+        assert director.locator("#me").inner_text().endswith("(directeur des jeux)")
+        assert overflows(director, "#pits > *, main > aside > section, header", scroll_y=True) == []
+        shot(director, "floor-1024", full=True)
         b.close()

@@ -132,6 +132,12 @@ def test_a_cut_link_is_told_on_the_marquee_and_the_pit(table, chromium):
     assert marquee.locator("#link").get_attribute("class") == "link down"
     shot(marquee, "marquee_link_cut")
     assert overflows(marquee, PANELS) == []
+    # the notice pushes the board down, it does not cover the banner (it hid "FAITES VOS JEUX" half)
+    for size in ({"width": 1080, "height": 1920}, {"width": 1280, "height": 720}):
+        marquee.set_viewport_size(size)
+        marquee.wait_for_function("document.getElementById('cyl-notice').getBoundingClientRect().bottom"
+                                  " <= document.getElementById('banner').getBoundingClientRect().top + 0.5", timeout=5000)
+        assert overflows(marquee, PANELS) == [], size
     pit.wait_for_function("document.getElementById('t-link').textContent.startsWith('liaison coupée')", timeout=20000)
     assert "bad" in pit.locator("#t-link").get_attribute("class")
     shot(pit, "pit_link_cut", full=True)

@@ -45,6 +45,9 @@ def test_stats_page_and_every_page_under_its_policy(table):
         assert "pas assez de coups (3 sur 185)" in page.locator("#family tr[data-test='numbers']").inner_text()
         assert "Marie" in page.locator("#family").inner_text()
         assert "Marie" in page.locator("#croupiers").inner_text()
+        # a croupier's p before its sample is said in words (was a bare "—"), and no "test(s)"
+        assert "pas assez de coups" in page.locator("#croupiers tr").first.inner_text()
+        assert page.locator("#alpha").inner_text().startswith("Aucun test fait sur ")
         plots = page.locator("#plots img")
         assert plots.count() >= 4 and all(plots.nth(i).get_attribute("src").startswith("blob:") for i in range(plots.count()))
         with page.expect_download() as d:

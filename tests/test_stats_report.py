@@ -12,6 +12,7 @@ import re
 import pytest
 
 from host_tools.cli import main
+from host_tools.daemon import libelles
 from host_tools.stats import analysis, report, synth, wording
 
 A4_PT = (595.28, 841.89)
@@ -78,7 +79,8 @@ def test_french_numbers_and_words():
     assert wording.nombre(1234.5, 1) == "1\u202f234,5"
     assert wording.signe(-0.64) == "−0,64" and wording.signe(1.05) == "+1,05"
     assert wording.p_valeur(0.93) == "0,93" and wording.p_valeur(0.0123) == "0,012" and wording.p_valeur(1e-6) == "< 0,0001"
-    assert wording.motif("same_direction") == "bille et cylindre dans le même sens (same_direction)"
+    assert wording.motif("same_direction") == "bille lancée dans le sens du cylindre (same_direction)"
+    assert wording.motif("rotor_not_actuated") == libelles.VOID["rotor_not_actuated"] + " (rotor_not_actuated)"
     assert wording.test_label("sector:moitie_1") == "Secteur : première moitié du cylindre"
     assert wording.pluriel(1, "heure") == "1 heure" and wording.pluriel(3, "heure") == "3 heures"
 
@@ -123,6 +125,10 @@ def test_the_pdf_report_is_a4_with_the_title_block_and_the_verdict_first(tmp_pat
         assert _flat(wording.test_label(t["test"])) in text
     if spins < 100:
         assert text.count("pas assez de coups") >= len(a["tests"])
+        # the numbers' khi-deux and the sectors' p of a test below its minimum are said to conclude nothing
+        assert text.index("ne concluent rien") < text.index("Khi-deux des 37 numéros")
+    else:
+        assert "ne concluent rien" not in text or any(not t["ran"] for t in a["tests"])
     assert "Annexe : méthode" in text and "Holm" in text
     # each page renders to an image with something on it (and is kept to look at)
     for i in range(len(doc)):

@@ -409,13 +409,19 @@ def _argline(args) -> str:
     return (" " + " ".join(parts)) if parts else ""
 
 
+def _load(f):
+    """The one-minute load average at the start, as a person reads it."""
+    load = f.get("loadavg_start") or ["?"]
+    return f"{load[0]:.2f}" if isinstance(load[0], (int, float)) else str(load[0])
+
+
 def markdown(figures: dict) -> str:
     """The floor's figures as a Markdown section, with the command that produced them."""
     f = figures
     s = f["steady"]
     lines = ["## The casino floor (NATS JetStream, floor service)", "",
              f"`{f['command']}` on this {f['cores']}-core machine (broker, floor service and simulated tables share it; "
-             f"load average {f.get('loadavg_start', ['?'])[0]} at the start). "
+             f"load average {_load(f)} at the start). "
              f"{f['tables']} tables at {f['rate_x']:g} times a fast real table's rate (a coup every {f['game_s']:g} s, "
              f"{f['journaled_per_table_s']} journaled events/s per table, a heartbeat every {f['heartbeat_s']:g} s).", "",
              "| figure | value |", "|---|---|",

@@ -19,6 +19,7 @@ statuses to `Table.on_event` / `Table.on_status` whatever the source.
 
 from __future__ import annotations
 
+import errno
 import logging
 import queue
 import threading
@@ -44,6 +45,20 @@ class Observer:
         """A result frame in hand to its settlement committed took `seconds`."""
 
 
+
+# pyserial's message names the port three times ("could not open port P: [Errno 2] No such file or
+# directory: 'P'"); the pit, the floor and `cylindre status` already name it: the cause in words.
+PORT_ERRORS = {errno.ENOENT: "introuvable", errno.EACCES: "accès refusé (droits sur le port, groupe dialout ?)",
+               errno.EBUSY: "occupé par un autre programme", errno.ENXIO: "périphérique absent",
+               errno.ENODEV: "périphérique absent", errno.EIO: "erreur d'entrée-sortie"}
+
+
+def port_error(e) -> str:
+    """Why a serial port did not open, short: 'introuvable (errno 2)'; other errors as they are."""
+    code = getattr(e, "errno", None)
+    return f"{PORT_ERRORS[code]} (errno {code})" if code in PORT_ERRORS else str(e)
+
+
 class SerialPort:
     """pyserial for devices and pseudo-terminals; `None` from open() means "not there yet"."""
 
@@ -66,7 +81,7 @@ class SerialPort:
             return True
         except (serial.SerialException, OSError, ValueError) as e:
             self.s = None
-            self.error = str(e)
+            self.error = port_error(e)
             return False
 
     def read(self):

@@ -18,6 +18,8 @@ import sys
 import time
 import urllib.request
 
+from host_tools.daemon.libelles import euros
+
 SITE = "CASINO"
 
 
@@ -96,14 +98,15 @@ def run_floor(args) -> int:
                     print("cylindre demo: the floor did not come up; see " + str(work / "floor.log"), file=sys.stderr)
                     return 1
                 time.sleep(0.2)
-        print(f"Cylindre demo: a floor of {args.tables} tables, broker {broker.url}, files in {work}")
+        print(f"Démonstration Cylindre : une salle de {args.tables} tables, courtier NATS {broker.url}, fichiers dans {work}")
         print("La salle (ouvrir dans un navigateur) :")
         print(f"  directeur     {base}/floor#token={tokens['director']}")
         print(f"  surveillance  {base}/floor#token={tokens['surveillance']}")
         for t in names:
             print(f"  table {t:4}    http://127.0.0.1:{ports[t]}/   (journal et pages de la table : {work / t})")
-        print(f"{args.spins} coups par table; chaque table écrit dans {work}/T*/demo.log", flush=True)
-        for t, p in zip(names, tables):     # each table's spins played: it ended, or lingers (its log says so)
+        print(f"{args.spins} coups par table ; chaque table écrit dans {work}/T*/demo.log", flush=True)
+        for t, p in zip(names, tables):
+            # a lingering table never exits: its spins are over once it says it stays open
             while p.poll() is None and not (args.linger is not None and _lingering(work / t / "demo.log")):
                 time.sleep(0.5)
         summary(base, tokens["director"], work, names)
@@ -127,7 +130,7 @@ def run_floor(args) -> int:
 
 
 def _lingering(log) -> bool:
-    """A table demo given --linger has played its spins once it says it stays open (host_tools/demo.py)."""
+    """The table's demo (host_tools/demo.py) has played its spins and stays up (--linger)."""
     try:
         return "La table reste ouverte" in log.read_text(errors="replace")
     except OSError:
@@ -154,5 +157,5 @@ def summary(base, token, work, names, timeout=20.0):
     print("\nLa salle a reçu (coups au journal de la table / coups à la salle) :")
     for t in names:
         x = tiles.get(t, {})
-        print(f"  {t}: {want[t]} / {got[t]}   mises {x.get('turnover', 0) / 100:.2f} €, résultat {x.get('result', 0) / 100:.2f} €"
+        print(f"  {t} : {want[t]} / {got[t]}   mises {euros(x.get('turnover', 0))}, résultat {euros(x.get('result', 0))}"
               + ("" if want[t] == got[t] else "   <- incomplet"))

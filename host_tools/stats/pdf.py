@@ -111,7 +111,7 @@ def story(a: dict, figs, casino: str | None, table: str | None, now: float) -> l
     out = [Paragraph("Rapport d'intégrité du cylindre", S["title"])]
     v = a["voids"]
     title = [
-        ["Casino", casino or "—"],
+        ["Casino", casino or "non renseigné (--casino, ou le réglage casino du démon)"],
         ["Table", table or a["wheel"] or "—"],
         ["Cylindre", a["wheel"] or "—"],
         ["Période", periode(a)],
@@ -160,6 +160,11 @@ def _details(a, figs, S, W):
     fr, arc = a["numbers"], a["arc"]
     T = lambda t: Paragraph(_esc(t), S["base"])      # noqa: E731
     out = [KeepTogether([Paragraph("Numéros", S["h1"]), _image(figs["numeros"], W)])]
+    waiting = [t for t in a.get("tests", []) if not t.get("ran")]
+    if waiting:     # a p beside a test below its minimum must not read as a result
+        out.append(T(f"{pluriel(len(waiting), 'test')} sur {len(a.get('tests', []))} "
+                     + ("n'a" if len(waiting) == 1 else "n'ont") + " pas encore leur minimum de "
+                     "coups : leurs chiffres ci-dessous (khi-deux, z, p) décrivent les coups joués et ne concluent rien."))
     out.append(T(
         f"Khi-deux des 37 numéros : {nombre(fr['chi2'], 1)} pour {fr['df']} degrés de liberté, p = {p_valeur(fr['p'])}. "
         "Numéros chauds : " + ", ".join(f"{k} ({fr['counts'][k]})" for k in fr["hot"])

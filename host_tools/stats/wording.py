@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+from host_tools.daemon.libelles import VOID
+
 NBSP = "\u202f"     # the narrow no-break space French typography puts between thousands
 
 
@@ -74,21 +76,10 @@ SECTEURS = {
     "quart_3": "troisième quart du cylindre", "quart_4": "quatrième quart du cylindre",
 }
 
-# The wheel's void reasons (docs/events.md) and Article 53's violations, as the trade says them.
-MOTIFS = {
-    "few_laps": "moins de 4 tours de bille", "same_direction": "bille et cylindre dans le même sens",
-    "rotor_not_reversed": "cylindre non inversé", "rotor_not_actuated": "cylindre non relancé",
-    "rotor_slow": "cylindre trop lent ou arrêté", "launch_slow": "lancer trop lent",
-    "no_result": "pas de numéro à temps", "ball_off_wheel": "bille sortie du cylindre",
-    "void_button": "bouton coup nul", "sensor_fault": "capteur en défaut",
-    "encoder_mismatch": "compteur du cylindre incohérent", "restart": "redémarrage en cours de coup",
-    "outbox_full": "file d'envoi pleine", "table_closed": "table fermée",
-}
-
-
 def motif(code: str) -> str:
-    """A void reason in French, the wheel's code beside it."""
-    return f"{MOTIFS[code]} ({code})" if code in MOTIFS else code
+    """A void reason (or an Article 53 violation) in French, the wheel's code beside it; the words
+    are libelles.VOID's, the one mapping the pages, the calls and the log use too."""
+    return f"{VOID[code]} ({code})" if code in VOID else code
 
 
 def test_label(name: str) -> str:

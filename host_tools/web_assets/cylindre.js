@@ -208,6 +208,12 @@ const Cyl = (() => {
     return { ok: false, text: text + " (" + heard + ")", short: text.split(" : ")[0], advice: "" };
   }
 
+  /* A phrase as a sentence: a capital first, a full stop unless it already ends with ? ! or . */
+  function sentence(t) {
+    t = String(t || "").trim();
+    return t ? t[0].toUpperCase() + t.slice(1) + (/[.?!]$/.test(t) ? "" : ".") : "";
+  }
+
   function duree(s) {
     if (s < 90) return Math.round(s) + "\u202fs";
     if (s < 5400) return Math.round(s / 60) + "\u202fmin";
@@ -240,7 +246,7 @@ const Cyl = (() => {
     const check = async () => {
       try {
         const info = linkInfo((await api("GET", "/state")).link);
-        notice("link", info.ok ? null : info.text[0].toUpperCase() + info.text.slice(1) + ".", "warn");
+        notice("link", info.ok ? null : sentence(info.text), "warn");
       } catch (e) { /* the token notice or the page's own error says it */ }
     };
     check();
@@ -248,5 +254,5 @@ const Cyl = (() => {
   }
   if (document.body && document.body.hasAttribute("data-watch-link")) watchLink();
 
-  return { api, live, colour, describe, euros, nombre, pourcent, L, linkInfo, duree, notice, onAuth, el, param, token, RED };
+  return { api, live, colour, describe, euros, nombre, pourcent, L, linkInfo, duree, sentence, notice, onAuth, el, param, token, RED };
 })();

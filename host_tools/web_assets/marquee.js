@@ -95,6 +95,8 @@
     }
   }
   window.addEventListener("resize", fitLater);
+  // a notice coming or going at the top resizes the board without resizing the window
+  if (window.ResizeObserver) new ResizeObserver(() => { fitBanner(); fitLater(); }).observe($("marquee"));
   document.querySelector(".bars").addEventListener("transitionend", fitLater);     // the parts grow in 0.4 s
   if (document.fonts) document.fonts.ready.then(fitLater);
 

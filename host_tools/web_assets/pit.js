@@ -43,8 +43,8 @@
     const li = Cyl.linkInfo(link);
     pill("t-link", li.short, li.ok ? "ok" : "bad");
     $("t-link").title = li.text;
-    Cyl.notice("link", li.ok ? null : li.text[0].toUpperCase() + li.text.slice(1) + " — aucune mise n'est prise tant que la liaison n'est pas rétablie."
-               + (li.advice ? " " + li.advice : ""));
+    Cyl.notice("link", li.ok ? null : Cyl.sentence(li.text) + " Aucune mise n'est prise tant que la liaison n'est pas rétablie."
+               + (li.advice ? " À faire : " + Cyl.sentence(li.advice) : ""));
     const bad = Object.entries(ws.sensors || {}).filter(([, v]) => v !== "ok").map(([k, v]) => `capteur ${k} ${L("sensor", v)}`);
     pill("t-state", "cylindre : " + (ws.state ? L("state", ws.state) : "?") + (ws.rotor_rpm_x10 ? ` · rotor ${Cyl.nombre(ws.rotor_rpm_x10 / 10, 1)}\u202ftr/min` : "")
          + (bad.length ? " · " + bad.join(", ") : "") + (li.ok ? "" : " (dernier état connu)"),

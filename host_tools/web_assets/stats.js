@@ -37,8 +37,9 @@
       $("verdict").textContent = a.verdict.text;
       const done = a.tests.filter((t) => t.ran).length;
       const byName = new Map(a.tests.map((t) => [t.test, t]));
-      const ran = (name) => { const t = byName.get(name); return t && t.ran ? p(t.p) : "—"; };   // no p without its sample
-      $("alpha").textContent = `${done} test(s) faits sur ${a.tests.length} ; seuil global α = ${String(a.alpha).replace(".", ",")} ` +
+      // no p without its sample: said in words, the test table above gives "n sur N"
+      const ran = (name) => { const t = byName.get(name); return t && t.ran ? p(t.p) : "pas assez de coups"; };
+      $("alpha").textContent = `${done === 0 ? "Aucun test fait" : done === 1 ? "1 test fait" : done + " tests faits"} sur ${a.tests.length} ; seuil global α = ${String(a.alpha).replace(".", ",")} ` +
         "sur l'ensemble des tests faits (correction de Holm) : un test est significatif quand son p corrigé est sous α. " +
         "Un test sans assez de coups n'est pas fait et ne dit rien (docs/stats.md).";
       $("family").replaceChildren(...a.tests.map((t) => el("tr", { class: t.significant ? "sig" : (t.ran ? "" : "muted"), "data-test": t.test },

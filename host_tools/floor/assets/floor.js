@@ -5,6 +5,7 @@
   "use strict";
   const KEY = "cylindre.floor.token";
   const ROLE_RANK = { surveillance: 0, pit_boss: 1, director: 2, admin: 3 };
+  const ROLE_FR = { surveillance: "surveillance", pit_boss: "chef de partie", director: "directeur des jeux", admin: "administrateur" };
   let me = { name: "", role: "surveillance" }, version = -1, editing = false;
 
   function token() {
@@ -33,7 +34,7 @@
     for (const k of kids) if (k !== null && k !== undefined) e.append(k);
     return e;
   }
-  const euros = c => (c < 0 ? "−" : "") + (Math.abs(c) / 100).toLocaleString("fr-FR", { minimumFractionDigits: 2, maximumFractionDigits: 2 }) + " €";
+  const euros = c => (c < 0 ? "−" : "") + (Math.abs(c) / 100).toLocaleString("fr-FR", { minimumFractionDigits: 2, maximumFractionDigits: 2 }) + "\u202f€";        // never "1 091,00" then "€" on the next line
   const hhmm = at => new Date(at * 1000).toLocaleTimeString("fr-FR", { hour: "2-digit", minute: "2-digit" });
   const PHASE = { betting: "faites vos jeux", spinning: "la bille tourne", no_more_bets: "rien ne va plus", result: "résultat",
     idle: "au repos", closed: "fermée", settling: "paiement" };
@@ -59,8 +60,10 @@
     const lost = t.link !== "up";
     const cls = ["tile", t.open ? "open" : "closed", lost ? "lost" : "", t.alerts ? "alerted" : ""].join(" ");
     const title = t.url ? el("a", { href: t.url.replace(/\/$/, "") + "/pit", target: "_blank", title: "page du chef de table" }, t.table) : t.table;
-    const link = lost ? (t.link === "silent" ? el("span", { class: "tag bad" }, "table muette")
-                         : el("span", { class: "tag bad", title: "la table : " + (t.link || "?") }, "cylindre non relié"))
+    // the table's own reason (its /health, "link down: …") goes in the tag's tooltip: a tile has no room for it
+    const why = String(t.link || "").replace(/^link down: /, "");
+    const link = lost ? el("span", { class: "tag bad", title: t.link === "silent" ? "la table ne publie plus rien" : why },
+      t.link === "silent" ? "table muette" : "cylindre : liaison coupée")
       : el("span", { class: "tag ok", title: "la table entend son cylindre" }, "cylindre relié");
     const nums = el("div", { class: "nums" });
     t.numbers.forEach((n, i) => nums.append(el("span", { class: "num" + (i === 0 ? " first" : ""), "data-colour": n.colour }, String(n.n))));
@@ -185,8 +188,8 @@
       el("div", {}, el("b", {}, w.wheel), ` · ${w.games} coups · ${w.tables.join(", ")}`),
       el("div", { class: "small" + (w.alarms.length ? "" : " muted") }, w.alarms.length ? "alarme : " + w.alarms.join(", ")
         : `aucune alarme · art. 53 ${pc(w.article53.rate)} · annulations ${pc(w.voids.rate)}`)));
-    items.push(el("li", { class: "small muted" }, `${s.family_size} tests, Holm à ${s.alpha} sur tous les cylindres · `
-      + `${s.days} jours, calculé à ${hhmm(s.computed_at)} (${s.compute_s} s)`));
+    items.push(el("li", { class: "small muted" }, `${s.family_size} test${s.family_size > 1 ? "s" : ""}, Holm à ${String(s.alpha).replace(".", ",")} sur tous les cylindres · `
+      + `${s.days} jours, calculé à ${hhmm(s.computed_at)} (${String(s.compute_s).replace(".", ",")} s)`));
     document.getElementById("wheels").replaceChildren(...items);
   }
 
@@ -195,7 +198,7 @@
     if (r.status !== 200) { say("jeton refusé : rechargez la page avec #token=..."); return; }
     me = r.data;
     const m = document.getElementById("me");
-    m.textContent = me.name + " (" + me.role + ")";
+    m.textContent = me.name + " (" + (ROLE_FR[me.role] || me.role) + ")";
     if (!may("director")) document.getElementById("setting-form").hidden = true;
     const rep = document.getElementById("report");
     if (may("pit_boss")) {
