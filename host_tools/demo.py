@@ -186,10 +186,16 @@ def _sse(url, on_event, stop, token, last=None):
             time.sleep(0.2)
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def run(args) -> int:
     if args.spins < 1:
         print("cylindre demo: --spins must be at least 1", file=sys.stderr)
         return 2
+    for sig in (signal.SIGTERM, signal.SIGHUP):     # `kill`, a closed terminal: stop what we started, as Ctrl-C does
+        signal.signal(sig, _interrupt)
     if args.tables > 1:
         from host_tools.floor.demo import run_floor
         return run_floor(args)

@@ -159,3 +159,27 @@ def test_a_daemon_with_its_credentials_publishes_and_takes_commands(secured, tmp
     finally:
         fl.stop()
         t.close()
+
+
+def test_the_floor_service_connects_with_the_credentials_floor_creds_wrote(secured, tmp_path):
+    """`cylindre floor --nats-creds floor.creds.json` (docs/floor.md): the file `floor-creds` writes
+    (JSON user/password, 0600) is what the floor logs in with; it reads every table."""
+    import argparse
+
+    from host_tools.floor.cli import connect_options
+    from host_tools.floor.ingest import Link
+    from host_tools.floor.store import Store
+
+    from floorkit import wait
+    srv, made = secured
+    opts = connect_options(argparse.Namespace(nats_creds=str(made["floor"]), nats_ca=None))
+    store = Store(str(tmp_path / "floor.sqlite"))
+    link = Link(srv.url, store, connect=opts).start()
+    try:
+        wait(lambda: link.connected, "the floor logged in with floor.creds.json", 20)
+    finally:
+        link.stop()
+        store.close()
+    made["floor"].chmod(0o644)
+    with pytest.raises(SystemExit, match="chmod 600"):
+        connect_options(argparse.Namespace(nats_creds=str(made["floor"]), nats_ca=None))

@@ -166,3 +166,26 @@ def test_a_batch_the_store_refused_is_not_acknowledged_and_comes_back(tmp_path):
         link.stop()
         store.close()
         srv.close()
+
+
+@pytest.mark.slow
+def test_a_silent_broker_is_told_within_seconds(tmp_path):
+    """A cut with no FIN or RST (a pulled cable, a frozen broker: SIGSTOP here) is told within
+    seconds, as at the table, not after nats-py's default two pings of 2 minutes each."""
+    import os
+    import signal
+    srv = natsrv.Server(tmp_path / "js").start()
+    store = Store(str(tmp_path / "floor.sqlite"))
+    link = Link(srv.url, store).start()
+    try:
+        wait(lambda: link.connected, "the floor's link", 20)
+        os.kill(srv.pid, signal.SIGSTOP)
+        try:
+            wait(lambda: not link.connected, "the frozen broker told at the floor", 30)
+        finally:
+            os.kill(srv.pid, signal.SIGCONT)
+        wait(lambda: link.connected, "the floor's link back", 30)
+    finally:
+        link.stop()
+        store.close()
+        srv.close()

@@ -51,7 +51,8 @@ def floor(tmp_path):
                                                       "ball_dir": "ccw"})).result(5)
             bg.submit(t.publish(2 * i + 2, "settlement", {"spin": i + 1, "number": n, "staked": 20000, "paid": 7200 * (n == 17),
                                                           "result": 0, "bets": 5})).result(5)
-        bg.submit(t.publish(100, "heartbeat", {"link": "up", "phase": "betting", "open": t.table != "T3",
+        link = "up" if t.table != "T3" else "port /dev/ttyACM0 absent ([Errno 2] No such file or directory)"
+        bg.submit(t.publish(100, "heartbeat", {"link": link, "phase": "betting", "open": t.table != "T3",
                                                "backlog": 0, "clock": now, "last_event_id": 12})).result(5)
     bg.submit(tables[1].publish(50, "alert", {"id": "a7", "code": "misspin_streak", "message": "trois annulations de suite",
                                               "level": "warning", "raised_at": now, "acked_at": None, "acked_by": None,
@@ -86,6 +87,9 @@ def test_the_floor_page(floor):
         assert t1.locator("h3 a").get_attribute("href") == "http://10.0.0.11:8080/pit"
         t3 = page.locator(".tile[data-table='T3']").inner_text()
         assert "fermée" in t3 and "17" in t3                       # no event yet: the bucket's last numbers
+        # the wheel's link lost: said in French and short on the tile, the table's reason on hover
+        assert "liaison coupée" in t3 and "Errno" not in t3, t3
+        assert "Errno 2" in page.locator(".tile[data-table='T3'] .tag.bad").first.get_attribute("title")
         assert page.locator("#alert-count").inner_text() == "1"
         assert "1 alerte" in page.locator(".tile[data-table='T2']").inner_text()
         page.wait_for_function("document.querySelector('#wheels').textContent.includes('W-17')")

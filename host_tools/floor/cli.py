@@ -126,8 +126,13 @@ def verify(args) -> int:
 
 def connect_options(args) -> dict:
     opts = {}
-    if args.nats_creds:
-        opts["user_credentials"] = args.nats_creds
+    if args.nats_creds:                 # the JSON file `cylindre floor-creds` writes (user, password; mode 0600)
+        from host_tools.daemon.floor_publisher import CredsError, load_creds
+        try:
+            creds = load_creds(args.nats_creds)
+        except CredsError as e:
+            raise SystemExit(f"cylindre floor: {e}") from None
+        opts["user"], opts["password"] = creds["user"], creds["password"]
     if args.nats_ca:
         import ssl
         opts["tls"] = ssl.create_default_context(cafile=args.nats_ca)

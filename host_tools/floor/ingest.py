@@ -93,6 +93,9 @@ class Link:
             try:
                 self.nc = await nats.connect(self.url, name="cylindre-floor", max_reconnect_attempts=-1,
                                              reconnect_time_wait=0.5, connect_timeout=2,
+                                             # a silent cut (no FIN: a pulled cable, a frozen broker) told in
+                                             # ~10 s as at the table, not after nats-py's 2 x 120 s pings
+                                             ping_interval=5, max_outstanding_pings=2,
                                              disconnected_cb=disconnected, reconnected_cb=reconnected, error_cb=error,
                                              **self.connect_opts)
                 break
