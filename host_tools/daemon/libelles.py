@@ -52,6 +52,7 @@ FAULT = {
     "game_jump": "numéro de partie sauté",
     "result_mismatch": "numéros contradictoires",
     "number_missing": "ligne du numéro manquante",
+    "slow_line": "liaison lente : états du cylindre trop tardifs pour prendre des mises",
 }
 
 # The pit's alerts (alerts.CODES).
