@@ -38,7 +38,9 @@ def add_arguments(p):
     g.add_argument("--cammegh-replay", metavar="FILE",
                    help="play a recorded reader session (its lines as captured, a status line every 500 ms) on the "
                         "pty at 9600-baud pacing, --speed times real time; answers nothing")
-    g.add_argument("--closed", action="store_true", help="the reader starts stopped (state 6) until it reads *P 1")
+    g.add_argument("--closed", action="store_true",
+                   help="the table starts closed: the reader stays stopped (state 6) until it reads *P 1; "
+                        "a Cylindre wheel's croupier waits until the host opens the table")
     g.add_argument("--close-every", type=int, default=0, metavar="N",
                    help="the reader stops (state 6) after every N games dealt, until it reads *P 1")
     g.add_argument("--garbage", type=float, default=0.0, metavar="RATE",
@@ -386,6 +388,8 @@ def run(args) -> int:
     board = SimulatedBoard(port, key, args.wheel, seed=args.seed, speed=args.speed, pause=args.pause,
                            void_rate=args.void_rate, cammegh=cammegh, log=say, store=store)
     boards.append(board)
+    if args.closed:
+        board.replay.ctl.table_open = False     # launches wait for the host's open_table
     board.cuts = cuts
     try:
         board.play(args.spins)
