@@ -1,7 +1,8 @@
 """docs/benchmarks.md, written by `make bench` from its own run — never edited by hand.
 
 After the parts ran, `host_tools.bench` records how each one ran (bench/out/<part>.run.json: the
-command line, when, how long, the git commit, the machine) and calls `write()`, which rewrites
+command line, when, how long, the git commit, the machine; the page shows all but the commit,
+which stays in that file) and calls `write()`, which rewrites
 the page from bench/out/*.json: one section per part, from the part module's
 `markdown(figures) -> str` where it defines one, else a generic table of its figures. A part
 that never ran on this checkout (no JSON under bench/out/) is listed as not measured.
@@ -118,7 +119,6 @@ def section(part: str, figures: dict, run: dict | None) -> str:
     if run:
         m = run["machine"]
         body += (f"\n*Measured by `{run['command']}` on {run['started']} ({run['seconds']:,} s)"
-                 + (f", commit {run['commit']}" if run.get("commit") else "")
                  + f"; {m['cores']} cores, load average {', '.join(map(str, m['load_average'] or []))} at the end.*\n")
     return body
 
