@@ -141,3 +141,38 @@ def test_a_board_without_its_board_file_says_why_and_keeps_the_prompt():
     chip.run_for(12.0)
     assert chip.resets == []
     assert b"board.json" in bytes(out) or b"ENOENT" in bytes(out) or b"OSError" in bytes(out), bytes(out)[-400:]
+
+
+@pytest.mark.rp2
+@pytest.mark.skipif(not STOCK_UF2.is_file(), reason="no MicroPython UF2 at %s" % STOCK_UF2)
+def test_a_power_cut_stops_the_core_at_once_and_power_on_starts_from_the_reset_state():
+    """A cut scheduled as the bench's feed schedules it (an event fired while the core runs): not
+    one instruction between power off and power on, and the chip leaves reset as silicon leaves
+    a power-on reset (SRAM lost, the flash interface idle). rp2040py reads the RUN pin once per
+    batch of up to 1,000,000 instructions, so a cut from inside a batch used to let the bootrom
+    run on, "powered off", for the rest of the batch (up to its 5 ms wall-clock budget): it
+    started loading the second-stage boot loader over the SSI, and the power-on, which jumps to
+    the flash's entry as the bootrom would, ran boot2 against a half-finished flash read: boot2
+    read garbage for the flash's busy bit and polled it forever (no watchdog yet), the board
+    never came back."""
+    chip = Chip(STOCK_UF2)
+    chip.run_for(0.05)                   # MicroPython running from flash, SRAM in use
+    core = chip.mcu.core
+    seen = {}
+
+    def off():
+        chip.power_off()
+        seen["off"] = (core.cycles, core.pc)
+
+    def on():
+        seen["on"] = (core.cycles, core.pc, chip.mcu.ssi._ssienr, len(chip.mcu.ssi._rx_queue),
+                      any(bytes(chip.mcu.sram)))
+        chip.power_on()
+
+    chip.at(chip.ns + 1e6, off)
+    chip.at(chip.ns + 50e6, on)
+    chip.run_for(0.1)
+    assert seen["on"][:2] == seen["off"], "the core ran while powered off: %s -> %s" % (seen["off"], seen["on"])
+    assert seen["on"][2:] == (0, 0, False), "flash interface or SRAM not in their power-on state: %s" % (seen["on"],)
+    assert chip.resets[-2][1] == "power_off" and chip.resets[-1][1] == "power_on"
+    assert core.cycles > 0 and chip.powered  # running again
