@@ -130,13 +130,16 @@ class Chip:
         self._arm()
         sim = self.sim
         sim.stopped = False
-        while not sim.stopped:
+        while True:
             if self.mcu.run_pin_low:
                 # powered off: nothing runs, time goes to the next event (power back, an edge)
                 self.clock.tick(max(self.clock.nanos_to_next_alarm, 1.0))
             else:
                 execute_batch(sim, 1)
-        sim.stopped = False
+            if sim.stopped:
+                sim.stopped = False
+                if self._stop_at is None:      # `ns` reached (`_due`); else a power cut ended the batch
+                    break
 
     def run_for(self, seconds: float) -> None:
         self.run_until(self.clock.nanos + seconds * 1e9)
@@ -186,8 +189,16 @@ class Chip:
         self._cycles_before += self.mcu.core.cycles
 
     def power_off(self) -> None:
-        """The power goes: the chip stops where it is (RAM lost, flash kept), the USB device
-        leaves the bus, the watchdog stops (its CTRL enable bit cleared: silicon loses it)."""
+        """The power goes: the chip stops at once, where it is (RAM lost, flash kept), the USB
+        device leaves the bus, the watchdog stops (its CTRL enable bit cleared: silicon loses it).
+
+        At once: rp2040py reads the RUN pin once per batch of up to 1,000,000 instructions
+        (`execute_batch`), assuming it only changes between batches; a cut fired from an event
+        inside a batch (a feed's RESET, `power_cut`) let the core run on from the reset vector
+        for the rest of the batch, "powered off": the bootrom got as far as reading boot2 over
+        the SSI, and the power-on (which jumps to the flash's entry, as the bootrom would) ran
+        boot2 against that half-done read: it polled a garbage busy bit forever, the board never
+        came back. So the batch is ended here (`sim.stopped`; `run_until` carries on)."""
         if not self.powered:
             return
         wd = self.mcu.watchdog
@@ -197,12 +208,21 @@ class Chip:
         self.resets.append((self.clock.nanos, "power_off"))
         self.mcu.on_run_pin_held = lambda: self.dev._enter_reset(ResetCause.POWER_ON)
         self.mcu.set_run_pin(low=True)
+        self.sim.stopped = True
 
     def power_on(self) -> None:
+        """The power comes back: the chip leaves a power-on reset. Its blocks go to their reset
+        values again at this instant (peripheral alarms may have fired while it was held), and
+        SRAM and the USB RAM are cleared: silicon loses them, rp2040py keeps them across any
+        reset (MicroPython re-initialises what it uses, but a cut must not leave anything a real
+        power-up would not)."""
         if self.powered:
             return
         self.powered = True
         self.resets.append((self.clock.nanos, "power_on"))
+        self.dev._enter_reset(ResetCause.POWER_ON)
+        for ram in (self.mcu.sram, self.mcu.usb_dpram):
+            ram[:] = bytes(len(ram))
         self._reapply_pins()
         self.mcu.set_run_pin(low=False)
 
