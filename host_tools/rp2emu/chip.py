@@ -14,8 +14,9 @@ What the bench and the tests need of a chip, and nothing more:
   pending until the host has bytes (the CDC object's read hook is wrapped, rp2040py unchanged);
 - `busy_cycles()`: cycles of executed instructions since construction (the emulator counts no
   cycle while the core sleeps: busy share = cycles / (125e6 x emulated seconds));
-- `power_off()` / `power_on()`: a power cut (reset cause POWER_ON; the watchdog stops, as on
-  silicon, which rp2040py 0.3.6 leaves running), and the watchdog's own resets (`resets`).
+- `power_off()` / `power_on()`: a power cut (reset cause POWER_ON; the core stops at once; the
+  watchdog stops, as on silicon, which rp2040py 0.3.6 leaves running; power-on starts from a
+  power-on reset state), and the watchdog's own resets (`resets`).
 """
 
 from __future__ import annotations
