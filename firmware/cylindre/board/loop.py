@@ -57,6 +57,8 @@ class MainLoop:
         now = b.poll()
         read = self._read
         data = read()
+        if data:
+            b.invalidate()
         while data:
             self._link.feed(data)
             data = read()

@@ -238,17 +238,20 @@ class Controller:
         samples: a status goes at the first turn at or after its time, at most one sample
         late, as on the replay's 100 ms ticks (a wake-up of its own cost ~0.5 ms of the
         Pico's core, twice a second)."""
-        d = self.rotor.due()
+        # Attributes, not the ball's accessors: the loop asks at every wake-up, and each method
+        # call costs ~30 us on the Pico.
+        d = self.rotor.next_t
         b = self.ball
         if self.phase == IN_RIM:
             c = self.call_t
-            if c is not None and b.laps_done() >= MIN_FIT_LAPS and c < d:
+            if c is not None and c < d and b.nlaps >= MIN_FIT_LAPS:
                 d = c
             lim = self.s["rnvp_max_lap_us"]
-            if b.pace() * _SLOW_PACE_D >= lim * _SLOW_PACE_N and b.lap_start() + lim < d:
-                d = b.lap_start() + lim
-        if b.running():
-            gone = b.last_pass() + self._drop_wait() + 1
+            laps = b.laps
+            if laps and laps[-1] * _SLOW_PACE_D >= lim * _SLOW_PACE_N and b.last_ref_t + lim < d:
+                d = b.last_ref_t + lim
+        if b.on_track:
+            gone = b.last_pass_t + self._drop_wait() + 1
             if gone < d:
                 d = gone
         return d
@@ -585,15 +588,17 @@ class Controller:
 
     def _drop_wait(self):
         b = self.ball
-        if b.laps_done() == 0:
+        n = b.nlaps
+        if n == 0:
             # No lap yet: a ball slower than this on its first lap was not launched (or noise).
             return self.s["launch_max_lap_us"] * 3
-        base = b.pace() or self.drop_us
+        laps = b.laps
+        base = (laps[-1] if laps else 0) or self.drop_us
         if base > self.drop_us:
             base = self.drop_us             # no lap on the track is slower than the critical one
         if base < self.s["launch_max_lap_us"] // 2:
             base = self.s["launch_max_lap_us"] // 2
-        if b.laps_done() < MIN_FIT_LAPS or (self.pred is not None and self.pred[2] > FAR_LAPS):
+        if n < MIN_FIT_LAPS or (self.pred is not None and self.pred[2] > FAR_LAPS):
             # Far from the drop: survive a lap where every sensor missed the ball.
             return base * _FAR_WAIT_X10 // 10
         return base * self.s["drop_wait_x100"] // 100

@@ -33,6 +33,7 @@ class Rotor:
         self._sc = [0] * _SAMPLES
         self._n = 0                # samples taken
         self._i = 0                # next slot
+        self.next_t = 0            # time of the next sample (0: take one now)
         self.rpm_x10 = 0
         self.dir = 0
         self.start_count = None    # first count seen: judges a silent index before any index
@@ -69,10 +70,9 @@ class Rotor:
         """Take a speed sample if 100 ms have passed since the last one; update rpm and direction."""
         if self.start_count is None:
             self.start_count = count
-        if self._n:
-            last = self._st[(self._i - 1) % _SAMPLES]
-            if t - last < _SAMPLE_US:
-                return
+        if self._n and t < self.next_t:
+            return
+        self.next_t = t + _SAMPLE_US
         self._st[self._i] = t
         self._sc[self._i] = count
         self._i = (self._i + 1) % _SAMPLES
@@ -149,12 +149,12 @@ class Rotor:
         if self.z_t is not None:
             self.z_t = back(self.z_t, d)
         self._act_t = back(self._act_t, d)
+        if self._n:
+            self.next_t = back(self.next_t, d)
 
     def due(self):
         """Controller time of the next speed sample (the Pico's main loop wakes for it)."""
-        if not self._n:
-            return 0
-        return self._st[(self._i - 1) % _SAMPLES] + _SAMPLE_US
+        return self.next_t
 
     def known(self):
         """True once enough samples exist to judge the speed (about 1 s after boot)."""
