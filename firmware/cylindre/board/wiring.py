@@ -159,7 +159,7 @@ def build(board=None, key=False, usb=None, store=None):
     b = Board(board, emit, store=store)
     holder.append(b)
     if link is not None:
-        link.attach(b.ctl, b.clock.now)
+        link.attach(b.ctl, b.clock.now, b.clock.ms)
     b.start(reset_cause())
     from cylindre.board.loop import MainLoop
     return MainLoop(b, read, poll, link, port)

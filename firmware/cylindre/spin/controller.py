@@ -790,19 +790,20 @@ class Controller:
             self._void("void_button", "the croupier pressed the void button")
 
     def _check_stuck(self, t, c):
+        # Every 100 ms: only a sensor active now can be stuck, so the loops look at that first.
         lim = self.s["stuck_us"]
-        for i in range(len(self.ball_up)):
-            u = self.ball_up[i]
+        ups = self.ball_up
+        for i in range(len(ups)):
+            u = ups[i]
             if u is not None and t - u > lim and self.health.set(1 + i, STUCK):
                 self._sensor_fault(1 + i, STUCK, "active for over %d us" % lim)
-        vi = self.void_i
         u = self.void_up
-        if u is not None and t - u > _VOID_STUCK_X * lim and self.health.set(vi, STUCK):
-            self._sensor_fault(vi, STUCK, "void button held for over %d us" % (_VOID_STUCK_X * lim))
+        if u is not None and t - u > _VOID_STUCK_X * lim and self.health.set(self.void_i, STUCK):
+            self._sensor_fault(self.void_i, STUCK, "void button held for over %d us" % (_VOID_STUCK_X * lim))
         p = self.pockets
-        wide = _STUCK_POCKETS * self.s["cpr"] // POCKETS
-        for i in range(p.sensors()):
-            if p.held(i, c, wide):
+        act = p.active
+        for i in range(len(act)):
+            if act[i] and p.held(i, c, _STUCK_POCKETS * self.s["cpr"] // POCKETS):
                 k = 1 + self.nb + i
                 if self.health.set(k, STUCK):
                     self._sensor_fault(k, STUCK,
