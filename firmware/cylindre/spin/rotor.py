@@ -92,13 +92,18 @@ class Rotor:
         a = dc if dc >= 0 else -dc
         self.rpm_x10 = a * 600000 // (self.cpr * dt_ms)
         self.dir = 1 if dc > 0 else (-1 if dc < 0 else 0)
+        d2 = dc
         if self._n >= 3:
             j = (self._i - 3) % _SAMPLES             # the sample 200 ms back
             d2 = count - self._sc[j]
             ms2 = (t - self._st[j]) // 1000
             if ms2 > 0 and (d2 if d2 >= 0 else -d2) * 600000 // (self.cpr * ms2) < REST_RPM_X10:
                 self._resting = True
-        if self._n == _SAMPLES:
+                return
+        # An actuation is judged only while the last 200 ms turn the way the 1 s window does: a
+        # rotor slowing to a stop, or stopped and pushed back, shows the old way in the 1 s
+        # window for a second after, and that second is no actuation of its own.
+        if self._n == _SAMPLES and (d2 > 0) == (dc > 0) and (d2 < 0) == (dc < 0):
             self._actuation(t)
 
     def _actuation(self, t):
