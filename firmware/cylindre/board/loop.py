@@ -66,7 +66,7 @@ class MainLoop:
         wait = b.due() - now
         if wait > 0:
             wait = (wait + 999) // 1000
-            self._poller.poll(wait if wait < MAX_WAIT_MS else MAX_WAIT_MS)
+            self._poller.ipoll(wait if wait < MAX_WAIT_MS else MAX_WAIT_MS)   # allocates nothing
         self.wakes += 1
 
     def run(self):
