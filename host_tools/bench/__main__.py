@@ -12,7 +12,6 @@ import argparse
 import importlib
 import sys
 import time
-from pathlib import Path
 
 from host_tools.bench import page
 
@@ -40,7 +39,7 @@ def main(argv=None) -> int:
         code = int(module.run(args) or 0)
         # beside the part's figures: a run with --out elsewhere must not stamp bench/out's
         page.record_run(part, [part] + _known(rest, unknown) if argv else [], started, code,
-                        out=Path(getattr(args, "out", None) or page.OUT))
+                        out=getattr(args, "out", None) or page.OUT)
         status |= code
     print(f"[bench] written {page.write(PARTS)}")
     return status
