@@ -37,9 +37,7 @@ def main(argv=None) -> int:
         print(f"=== bench: {part} ===", flush=True)
         started = time.time()
         code = int(module.run(args) or 0)
-        # beside the part's figures: a run with --out elsewhere must not stamp bench/out's
-        page.record_run(part, [part] + _known(rest, unknown) if argv else [], started, code,
-                        out=getattr(args, "out", None) or page.OUT)
+        page.record_run(part, [part] + _known(rest, unknown) if argv else [], started, code)
         status |= code
     print(f"[bench] written {page.write(PARTS)}")
     return status
