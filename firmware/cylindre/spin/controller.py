@@ -238,8 +238,8 @@ class Controller:
         samples: a status goes at the first turn at or after its time, at most one sample
         late, as on the replay's 100 ms ticks (a wake-up of its own cost ~0.5 ms of the
         Pico's core, twice a second)."""
-        # Attributes, not the ball's accessors: the loop asks at every wake-up, and each method
-        # call costs ~30 us on the Pico.
+        # Attributes, not the ball's accessors: the loop asks after every tick and every edge,
+        # and on the Pico a method call costs far more than an attribute read.
         d = self.rotor.next_t
         b = self.ball
         if self.phase == IN_RIM:
