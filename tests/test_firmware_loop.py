@@ -59,6 +59,10 @@ class Wheel:
                 wheel.clock["us"] = end
                 return []
 
+            def ipoll(self, timeout=-1, flags=0):
+                """MicroPython's allocation-free poll: the same wait, an iterator."""
+                return iter(self.poll(timeout))
+
         return Poll()
 
 

@@ -140,6 +140,10 @@ class Table:
                     else:
                         table.play()
 
+            def ipoll(self, timeout=-1, flags=0):
+                """MicroPython's allocation-free poll: the same wait, an iterator."""
+                return iter(self.poll(timeout))
+
         return Poll()
 
 
@@ -194,7 +198,7 @@ def test_the_board_comes_back_from_a_power_cut_mid_spin(wired, monkeypatch, tmp_
         FakeSM.count = staticmethod(table.quad)
         table.powered = True
         table.rx.clear()
-        table.port = types.SimpleNamespace(read=lambda n: table._take(n))
+        table.port = types.SimpleNamespace(read=lambda n: table._take(n), readinto=lambda b: table._take_into(b))
         out = types.SimpleNamespace(write=lambda d: table.tx.extend(d) if table.powered else None)
         return wiring.main(board, key=KEY, usb=(out, table.port), store=FlashStore(store), run=False)
 
@@ -203,7 +207,13 @@ def test_the_board_comes_back_from_a_power_cut_mid_spin(wired, monkeypatch, tmp_
         del table.rx[:n]
         return d
 
+    def take_into(b):
+        d = take(len(b))
+        b[:len(d)] = d
+        return len(d)
+
     table._take = take
+    table._take_into = take_into
     loop = power_on()
     end = changes[-1][0] + 3_000_000
     busy = 0

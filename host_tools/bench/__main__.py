@@ -15,7 +15,7 @@ import time
 
 from host_tools.bench import page
 
-PARTS = ["settle", "wheel", "link", "rest", "rp2", "api", "outbox", "floor"]
+PARTS = ["settle", "wheel", "link", "rest", "rp2", "rp2prof", "api", "outbox", "floor"]
 
 
 def main(argv=None) -> int:

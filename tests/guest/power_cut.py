@@ -163,6 +163,12 @@ class Table:
         self.rx = self.rx[n:]
         return d
 
+    def readinto(self, b):
+        n = min(len(b), len(self.rx))
+        b[:n] = self.rx[:n]
+        self.rx = self.rx[n:]
+        return n
+
     def write(self, d):
         if self.powered:
             self.tx.extend(d)
@@ -249,6 +255,9 @@ class Poll:
                 table.run_to(table.next_host)
             else:
                 table.play()
+
+    def ipoll(self, timeout=-1, flags=0):
+        return iter(self.poll(timeout))
 
 
 sel.poll = Poll

@@ -57,6 +57,8 @@ class MainLoop:
         now = b.poll()
         read = self._read
         data = read()
+        if data:
+            b.invalidate()
         while data:
             self._link.feed(data)
             data = read()
@@ -64,7 +66,7 @@ class MainLoop:
         wait = b.due() - now
         if wait > 0:
             wait = (wait + 999) // 1000
-            self._poller.poll(wait if wait < MAX_WAIT_MS else MAX_WAIT_MS)
+            self._poller.ipoll(wait if wait < MAX_WAIT_MS else MAX_WAIT_MS)   # allocates nothing
         self.wakes += 1
 
     def run(self):

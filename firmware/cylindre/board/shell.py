@@ -127,9 +127,16 @@ class Board:
         """Controller time of the next thing to do without an edge: the controller's next work
         (`Controller.next_due`: a speed sample, rien ne va plus, the drop). The LED changes at
         the first turn at or after its time (turns come at least every 100 ms): a wake-up of
-        its own for a blink cost as much as a speed sample. Kept for the next `poll`."""
-        d = self._due = self.ctl.next_due()
+        its own for a blink cost as much as a speed sample. Asked of the controller only after
+        what can move it (a tick, edges, the host's bytes: `invalidate`), ~0.3 ms a time."""
+        d = self._due
+        if d is None:
+            d = self._due = self.ctl.next_due()
         return d
+
+    def invalidate(self):
+        """The host's bytes may have changed the controller (a command): ask `next_due` again."""
+        self._due = None
 
     def poll(self):
         """Drain the edges, tick when the controller has work due, move the time origin when the

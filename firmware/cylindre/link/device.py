@@ -129,10 +129,14 @@ class DeviceLink:
         self.wall_offset_ms = None
 
     # -- wiring ---------------------------------------------------------------------------
-    def attach(self, controller, now_us):
-        """Give the link the controller that commands drive and the controller's clock."""
+    def attach(self, controller, now_us, clock_ms=None):
+        """Give the link the controller that commands drive and the controller's clock; and
+        `clock_ms`, the board's own millisecond clock, once it exists (the link reads it at
+        every loop turn: a bound method, not a closure around it, saves a call each time)."""
         self._ctl = controller
         self._now_us = now_us
+        if clock_ms is not None:
+            self._clock = clock_ms
 
     @property
     def in_session(self):
@@ -374,7 +378,8 @@ class DeviceLink:
         if self._sent and now - self._progress_ms >= self.rto_ms:
             self._sent = 0           # go back to the oldest unacknowledged event
             self._progress_ms = now
-        self._pump()
+        if self._sent < len(self._seqs):
+            self._pump()
 
     def _pump(self):
         if self._dn is None:

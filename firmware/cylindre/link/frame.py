@@ -54,9 +54,8 @@ def build(hmac, ftype, seq, ack, payload, sender_nonce, receiver_nonce):
         raise FrameError("too_long", "payload of %d bytes" % len(payload))
     header = struct.pack(HEADER, VERSION, ftype, seq, ack, len(payload))
     tag = hmac.digest(DOMAIN, sender_nonce, receiver_nonce, header, payload)
-    crc = crc32(tag, crc32(payload, crc32(header))) & 0xFFFFFFFF
-    body = b"".join((header, payload, tag, struct.pack(">I", crc)))
-    return cobs.encode(body, True)
+    body = b"".join((header, payload, tag))
+    return cobs.encode(body + struct.pack(">I", crc32(body) & 0xFFFFFFFF), True)
 
 
 class Frame:

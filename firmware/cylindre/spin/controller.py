@@ -238,17 +238,20 @@ class Controller:
         samples: a status goes at the first turn at or after its time, at most one sample
         late, as on the replay's 100 ms ticks (a wake-up of its own cost ~0.5 ms of the
         Pico's core, twice a second)."""
-        d = self.rotor.due()
+        # Attributes, not the ball's accessors: the loop asks after every tick and every edge,
+        # and on the Pico a method call costs far more than an attribute read.
+        d = self.rotor.next_t
         b = self.ball
         if self.phase == IN_RIM:
             c = self.call_t
-            if c is not None and b.laps_done() >= MIN_FIT_LAPS and c < d:
+            if c is not None and c < d and b.nlaps >= MIN_FIT_LAPS:
                 d = c
             lim = self.s["rnvp_max_lap_us"]
-            if b.pace() * _SLOW_PACE_D >= lim * _SLOW_PACE_N and b.lap_start() + lim < d:
-                d = b.lap_start() + lim
-        if b.running():
-            gone = b.last_pass() + self._drop_wait() + 1
+            laps = b.laps
+            if laps and laps[-1] * _SLOW_PACE_D >= lim * _SLOW_PACE_N and b.last_ref_t + lim < d:
+                d = b.last_ref_t + lim
+        if b.on_track:
+            gone = b.last_pass_t + self._drop_wait() + 1
             if gone < d:
                 d = gone
         return d
@@ -585,15 +588,17 @@ class Controller:
 
     def _drop_wait(self):
         b = self.ball
-        if b.laps_done() == 0:
+        n = b.nlaps
+        if n == 0:
             # No lap yet: a ball slower than this on its first lap was not launched (or noise).
             return self.s["launch_max_lap_us"] * 3
-        base = b.pace() or self.drop_us
+        laps = b.laps
+        base = (laps[-1] if laps else 0) or self.drop_us
         if base > self.drop_us:
             base = self.drop_us             # no lap on the track is slower than the critical one
         if base < self.s["launch_max_lap_us"] // 2:
             base = self.s["launch_max_lap_us"] // 2
-        if b.laps_done() < MIN_FIT_LAPS or (self.pred is not None and self.pred[2] > FAR_LAPS):
+        if n < MIN_FIT_LAPS or (self.pred is not None and self.pred[2] > FAR_LAPS):
             # Far from the drop: survive a lap where every sensor missed the ball.
             return base * _FAR_WAIT_X10 // 10
         return base * self.s["drop_wait_x100"] // 100
@@ -785,19 +790,20 @@ class Controller:
             self._void("void_button", "the croupier pressed the void button")
 
     def _check_stuck(self, t, c):
+        # Every 100 ms: only a sensor active now can be stuck, so the loops look at that first.
         lim = self.s["stuck_us"]
-        for i in range(len(self.ball_up)):
-            u = self.ball_up[i]
+        ups = self.ball_up
+        for i in range(len(ups)):
+            u = ups[i]
             if u is not None and t - u > lim and self.health.set(1 + i, STUCK):
                 self._sensor_fault(1 + i, STUCK, "active for over %d us" % lim)
-        vi = self.void_i
         u = self.void_up
-        if u is not None and t - u > _VOID_STUCK_X * lim and self.health.set(vi, STUCK):
-            self._sensor_fault(vi, STUCK, "void button held for over %d us" % (_VOID_STUCK_X * lim))
+        if u is not None and t - u > _VOID_STUCK_X * lim and self.health.set(self.void_i, STUCK):
+            self._sensor_fault(self.void_i, STUCK, "void button held for over %d us" % (_VOID_STUCK_X * lim))
         p = self.pockets
-        wide = _STUCK_POCKETS * self.s["cpr"] // POCKETS
-        for i in range(p.sensors()):
-            if p.held(i, c, wide):
+        act = p.active
+        for i in range(len(act)):
+            if act[i] and p.held(i, c, _STUCK_POCKETS * self.s["cpr"] // POCKETS):
                 k = 1 + self.nb + i
                 if self.health.set(k, STUCK):
                     self._sensor_fault(k, STUCK,

@@ -14,12 +14,14 @@ class Health:
     def __init__(self, names):
         self.names = names          # the controller's list, not a copy: it is never changed
         self.state = [OK] * len(self.names)
+        self._snap = None           # the last snapshot, until a state changes
 
     def set(self, i, state):
         """Record signal i's state; True when it changed."""
         if self.state[i] == state:
             return False
         self.state[i] = state
+        self._snap = None
         return True
 
     def is_(self, i, state):
@@ -34,7 +36,12 @@ class Health:
         return sorted([self.names[i] for i in range(len(self.names)) if self.state[i] == STUCK])
 
     def snapshot(self):
-        d = {}
-        for i in range(len(self.names)):
-            d[self.names[i]] = self.state[i]
+        """{name: state}, in every status (twice a second): made again only after a change, so
+        statuses share it (nobody changes an event once emitted)."""
+        d = self._snap
+        if d is None:
+            d = {}
+            for i in range(len(self.names)):
+                d[self.names[i]] = self.state[i]
+            self._snap = d
         return d

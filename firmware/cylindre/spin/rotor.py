@@ -33,6 +33,7 @@ class Rotor:
         self._sc = [0] * _SAMPLES
         self._n = 0                # samples taken
         self._i = 0                # next slot
+        self.next_t = 0            # time of the next sample (0: take one now)
         self.rpm_x10 = 0
         self.dir = 0
         self.start_count = None    # first count seen: judges a silent index before any index
@@ -69,10 +70,9 @@ class Rotor:
         """Take a speed sample if 100 ms have passed since the last one; update rpm and direction."""
         if self.start_count is None:
             self.start_count = count
-        if self._n:
-            last = self._st[(self._i - 1) % _SAMPLES]
-            if t - last < _SAMPLE_US:
-                return
+        if self._n and t < self.next_t:
+            return
+        self.next_t = t + _SAMPLE_US
         self._st[self._i] = t
         self._sc[self._i] = count
         self._i = (self._i + 1) % _SAMPLES
@@ -92,13 +92,18 @@ class Rotor:
         a = dc if dc >= 0 else -dc
         self.rpm_x10 = a * 600000 // (self.cpr * dt_ms)
         self.dir = 1 if dc > 0 else (-1 if dc < 0 else 0)
+        d2 = dc
         if self._n >= 3:
             j = (self._i - 3) % _SAMPLES             # the sample 200 ms back
             d2 = count - self._sc[j]
             ms2 = (t - self._st[j]) // 1000
             if ms2 > 0 and (d2 if d2 >= 0 else -d2) * 600000 // (self.cpr * ms2) < REST_RPM_X10:
                 self._resting = True
-        if self._n == _SAMPLES:
+                return
+        # An actuation is judged only while the last 200 ms turn the way the 1 s window does: a
+        # rotor slowing to a stop, or stopped and pushed back, shows the old way in the 1 s
+        # window for a second after, and that second is no actuation of its own.
+        if self._n == _SAMPLES and (d2 > 0) == (dc > 0) and (d2 < 0) == (dc < 0):
             self._actuation(t)
 
     def _actuation(self, t):
@@ -149,12 +154,12 @@ class Rotor:
         if self.z_t is not None:
             self.z_t = back(self.z_t, d)
         self._act_t = back(self._act_t, d)
+        if self._n:
+            self.next_t = back(self.next_t, d)
 
     def due(self):
         """Controller time of the next speed sample (the Pico's main loop wakes for it)."""
-        if not self._n:
-            return 0
-        return self._st[(self._i - 1) % _SAMPLES] + _SAMPLE_US
+        return self.next_t
 
     def known(self):
         """True once enough samples exist to judge the speed (about 1 s after boot)."""
