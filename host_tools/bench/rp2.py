@@ -29,9 +29,12 @@ from pathlib import Path
 
 OUT = Path("bench/out")
 HZ = 125e6
-PHASES = ("idle", "ball", "pockets")
+# "cut": the spin cut by a power failure, from its launch to its end: the reboot is in it, so it
+# is kept out of the normal spins' phases.
+PHASES = ("idle", "ball", "pockets", "cut")
 LABEL = {"idle": "idle (between spins)", "ball": "ball on the track (launch to drop)",
-         "pockets": "ball in the pockets (drop to rest)", "spin": "spin (launch to rest)"}
+         "pockets": "ball in the pockets (drop to rest)", "spin": "spin (launch to rest)",
+         "cut": "spin cut by power, reboot in it"}
 
 
 def add_arguments(p) -> None:
@@ -90,7 +93,10 @@ def run_one(name: str, uf2: Path | None, frozen: bool, folder: Path, changes, tr
     t0 = chip.ns + 0.5e9
     bounds = []
     for tr in truths:
-        if tr.get("launch_us") is not None:
+        if tr.get("scenario") == "power_cut" and tr.get("launch_us") is not None:
+            bounds.append((t0 + tr["launch_us"] * 1e3, "cut"))
+            bounds.append((t0 + (tr.get("rest_us") or tr["end_us"]) * 1e3, "idle"))
+        elif tr.get("launch_us") is not None:
             bounds.append((t0 + tr["launch_us"] * 1e3, "ball"))
             if tr.get("drop_us") is not None:
                 bounds.append((t0 + tr["drop_us"] * 1e3, "pockets"))
@@ -162,7 +168,7 @@ def check_outcomes(truths, outcomes, host) -> dict:
         seen = ["%s:%s" % (e["ev"], e.get("number") if e["ev"] == "result" else e.get("reason")) for e in got]
         ok = len(seen) == 1 and (seen[0] == want or (want == "void" and seen[0].startswith("void:")))
         right += ok
-        rows.append({"spin": i, "want": want, "got": seen})
+        rows.append({"spin": i, "want": want, "got": seen, "ok": ok})
     spins = {e.get("spin") for e in outcomes}
     return {"spins": len(truths), "right": right, "rows": rows,
             "doubled": sum(1 for v in by_spin.values() if len(v) > 1),
@@ -208,7 +214,9 @@ def text(r: dict) -> str:
     c, h, o, ln = r["cpu_percent"], r["heap"], r["outcomes"], r["link"]
     lines = ["rp2 bench: %s" % r["deployment"],
              "  boot: session after %.2f emulated s, %.1f M cycles" % (r["boot"]["emulated_s"], r["boot"]["cycles"] / 1e6)]
-    for k in ("spin", "ball", "pockets", "idle"):
+    for k in ("spin", "ball", "pockets", "idle", "cut"):
+        if k == "cut" and c.get(k) is None:
+            continue
         lines.append("  CPU %-38s %s %%" % (LABEL[k], "-" if c.get(k) is None else "%.2f" % c[k]))
     lines.append("  heap live: %s B after boot, peak %s B (%d marks)" % (h["after_boot"], h["peak"], h["marks"]))
     lines.append("  outcomes: %d of %d right, %d doubled; %s" % (o["right"], o["spins"], o["doubled"],
@@ -244,4 +252,19 @@ def markdown(figures: dict) -> str:
             "{:,}".format(h["after_boot"]) if h["after_boot"] else "-", "{:,}".format(h["peak"]) if h["peak"] else "-",
             o["right"], o["spins"], r["wall_per_emulated_s"]))
     out.append("")
+    if figures.get("power_cut"):
+        out += ["The spin cut by a power failure (the ball on the track, the host talking all through), then a "
+                "normal spin: what the host saw.", "",
+                "| deployment | sessions | boots (reset cause, spin interrupted) | outcomes | delivered twice | "
+                "CPU from the cut spin's launch to its end (the reboot in it) |", "|---|---|---|---|---|---|"]
+        for r in figures.get("runs", []):
+            o, c = r["outcomes"], r["cpu_percent"]
+            out.append("| %s | %d | %s | %s | %d | %s |" % (
+                r["deployment"], r["link"]["sessions"],
+                "; ".join(b["reset_cause"] + ("" if b["interrupted"] is None else ", spin %s interrupted" % b["interrupted"])
+                          for b in o["boots"]),
+                "; ".join("spin %d %s (%s)" % (w["spin"], ",".join(w["got"]) or "none",
+                                               "right" if w.get("ok") else "want " + w["want"]) for w in o["rows"]),
+                o["doubled"], "-" if c.get("cut") is None else "%.2f %%" % c["cut"]))
+        out.append("")
     return "\n".join(out)
