@@ -144,7 +144,7 @@ class Players:
                 self.labels[body["id"]] = body["label"]
                 self.say(f"  {player:6} mise {body['label']}: {_eur(body['stake'])}")
             else:
-                self.say(f"  {player:6} mise refusée ({st}): {REFUSAL.get(body.get('error'), body.get('message'))}")
+                self.say(f"  {player:6} mise refusée ({st}) : {REFUSAL.get(body.get('error'), body.get('message'))}")
         if self.rng.random() < 0.3:     # Alice changes her mind about a bet
             st, body = self.place("Alice", {"type": "carre", "numbers": [1, 2, 4, 5], "stake": 500})
             if st == 201:
@@ -155,7 +155,7 @@ class Players:
         st, body = self.api.call("POST", "/bets", {"player": "Eve", "type": "plein", "numbers": [self.rng.randrange(37)], "stake": 10000})
         if st == 409:
             self.refused += 1
-            self.say(f"  Eve    pose un plein après l'annonce: refusé ({body.get('error')})")
+            self.say(f"  Eve    pose un plein après l'annonce : refusé ({body.get('error')})")
 
 
 def _sse(url, on_event, stop, token, last=None):
@@ -474,14 +474,17 @@ def report(api, players, say):
     st, state = api.call("GET", "/state")
     c = state["link"]["counts"]
     say("=" * 72)
-    say(f"Fin de partie: {s['spins']} coups payés ({s['zeros']} zéro(s)); mises refusées après rien ne va plus (poussettes): {players.refused}")
-    say(f"Total misé: {_eur(s['staked'])}")
+    n, z = s['spins'], s['zeros']
+    coups = f"{n} coup payé" if n == 1 else f"{n} coups payés"
+    zeros = f"{z} zéro" if z <= 1 else f"{z} zéros"
+    say(f"Fin de partie : {coups} ({zeros}) ; mises refusées après rien ne va plus (poussettes) : {players.refused}")
+    say(f"Total misé : {_eur(s['staked'])}")
     pct = 100.0 * s["house"] / s["staked"] if s["staked"] else 0.0
     exp = float(s["expected"])
     epct = 100.0 * exp / s["staked"] if s["staked"] else 0.0
-    say(f"Résultat de la table (banque): {_eur(s['house'])} ({'+' if pct > 0 else ''}{pourcent(pct, 2)} des mises)")
-    say(f"Avantage théorique: {_eur(round(exp))} ({pourcent(epct, 2)} : 1/37 = {pourcent(100 / 37, 2)}, "
+    say(f"Résultat de la table (banque) : {_eur(s['house'])} ({'+' if pct > 0 else ''}{pourcent(pct, 2)} des mises)")
+    say(f"Avantage théorique : {_eur(round(exp))} ({pourcent(epct, 2)} : 1/37 = {pourcent(100 / 37, 2)}, "
         f"chances simples 1/74 = {pourcent(100 / 74, 2)})")
     if s["imprisoned_at_end"]:
-        say(f"Encore en prison à la fin: {_eur(s['imprisoned_at_end'])}")
+        say(f"Encore en prison à la fin : {_eur(s['imprisoned_at_end'])}")
     say(f"Liaison : {c['frames']} trames, {c['events']} événements, {c['duplicates']} renvoyés, {c['rejects']} refusés")

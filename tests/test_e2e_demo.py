@@ -21,7 +21,7 @@ def test_demo_runs_and_reports(tmp_path):
     assert p.returncode == 0, p.stderr
     out = p.stdout
     assert "faites vos jeux" in out and "rien ne va plus" in out
-    assert re.search(r"Fin de partie: 3 coups payés", out), out[-2000:]
+    assert re.search(r"Fin de partie : 3 coups payés", out), out[-2000:]
     assert "Avantage théorique" in out and "Résultat de la table" in out
     assert (tmp_path / "journal.sqlite").exists() and (tmp_path / "daemon.log").exists()
     assert f"cylindre stats --journal {tmp_path / 'journal.sqlite'} --out {tmp_path / 'rapport'}" in out  # kept, and said so
@@ -38,7 +38,7 @@ def test_a_one_spin_demo_sees_its_whole_game(tmp_path):
     assert p.returncode == 0, p.stderr
     out = p.stdout
     assert "Croupier : faites vos jeux" in out and "— lancer, coup 1 —" in out and "(coup 1: misé" in out, out
-    assert "Fin de partie: 1 coups payés" in out
+    assert "Fin de partie : 1 coup payé" in out
 
 
 @pytest.mark.slow

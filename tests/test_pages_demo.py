@@ -38,7 +38,7 @@ def test_demo_prints_the_pages_and_lingers_serving_them(tmp_path):
             if line.startswith("La table reste ouverte"):
                 break
         text = "".join(out)
-        assert "Fin de partie: 2 coups payés" in text, text[-2000:]
+        assert "Fin de partie : 2 coups payés" in text, text[-2000:]
         urls = dict(re.findall(r"^\s+(tableau des numéros|chef de table|statistiques)\s+(\S+)$", text, re.M))
         base, marquee_token = urls["tableau des numéros"].split("/marquee#token=")
         pit_token = urls["chef de table"].split("#token=")[1]
