@@ -24,8 +24,8 @@ import json
 import time
 from pathlib import Path
 
-from host_tools.rp2emu.chip import FS_LAYOUT, WATCHDOG_SCRATCH
-from host_tools.rp2emu.table import KEY, STOCK_UF2, Feed, Host, rest_levels
+from host_tools.rp2emu.chip import WATCHDOG_SCRATCH
+from host_tools.rp2emu.table import Feed, Host, deploy, rest_levels
 
 OUT = Path("bench/out")
 FLAG = WATCHDOG_SCRATCH + 4        # SCRATCH1: the harness asks the probe for a dump
@@ -123,31 +123,19 @@ def add_arguments(p) -> None:
 
 
 def _read_prof(chip) -> dict:
-    from littlefs import LittleFS, UserContext
+    from host_tools.rp2emu import flash
 
-    size = FS_LAYOUT.fs_blocksize * FS_LAYOUT.fs_blockcount
-    ctx = UserContext(buffsize=size)
-    ctx.buffer[:] = bytes(chip.mcu.flash[FS_LAYOUT.fs_start:FS_LAYOUT.fs_start + size])
-    fs = LittleFS(context=ctx, block_size=FS_LAYOUT.fs_blocksize, block_count=FS_LAYOUT.fs_blockcount,
-                  prog_size=256, mount=True)
-    with fs.open("prof.json", "r") as f:
-        text = f.read()
     # MicroPython's repr of two dicts of str -> int: JSON once the quotes are double
-    acc, n = json.loads(text.replace("'", '"'))
+    acc, n = json.loads(flash.read(chip.mcu.flash, "/prof.json").decode().replace("'", '"'))
     return {"us": acc, "calls": n}
 
 
 def _session(mode: str, seed: int, ball_s: float, log=print) -> dict:
     """One emulated spin read in the three windows; `mode` plain, alloc or profiled."""
     from host_tools.bench.rp2 import spins
-    from host_tools.rp2emu import flash
-    from host_tools.rp2emu.chip import Chip
 
-    folder = flash.build_firmware("pico")
     profiled = mode != "plain"
-    extra = {"/boot.py": probe_source(wrap=mode == "profiled")} if profiled else None
-    chip = Chip(STOCK_UF2, flash.image(flash.files_of(folder, KEY, extra=extra)))
-    chip.board = json.loads((folder / "board.json").read_text())
+    chip = deploy(boot_py=probe_source(wrap=mode == "profiled") if profiled else None)
     for g, v in rest_levels(chip.board).items():
         chip.pin(g, v)
     host = Host(chip)

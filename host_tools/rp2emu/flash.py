@@ -65,3 +65,17 @@ def image(files: dict[str, bytes]) -> bytes:
             f.write(files[path])
     fs.unmount()
     return bytes(fs.context.buffer)
+
+
+def read(flash: bytes, path: str) -> bytes:
+    """A file of the file system in a chip's flash (`Chip.mcu.flash`), as the firmware left it:
+    `image()`'s counterpart, for what a probe writes on the Pico."""
+    from littlefs import LittleFS, UserContext
+
+    size = FS_LAYOUT.fs_blocksize * FS_LAYOUT.fs_blockcount
+    ctx = UserContext(buffsize=size)
+    ctx.buffer[:] = bytes(flash[FS_LAYOUT.fs_start:FS_LAYOUT.fs_start + size])
+    fs = LittleFS(context=ctx, block_size=FS_LAYOUT.fs_blocksize, block_count=FS_LAYOUT.fs_blockcount,
+                  prog_size=256, mount=True)
+    with fs.open(path.lstrip("/"), "rb") as f:
+        return f.read()

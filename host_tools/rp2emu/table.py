@@ -79,14 +79,16 @@ def uf2_default() -> Path:
 
 
 def deploy(uf2: Path | None = None, frozen: bool = False, board: str = "pico", key: bytes | None = KEY,
-           probe: bool = False, folder: Path | None = None) -> Chip:
+           probe: bool = False, folder: Path | None = None, boot_py: bytes | None = None) -> Chip:
     """A chip with the firmware deployed: the stock UF2 and the compiled package on the file
     system (`make flash`), or `frozen=True` with a UF2 that has the package frozen in (only
     main.py, board.json and the key on the file system). `folder`: an existing build
-    (build/firmware/<board>), else one is built."""
+    (build/firmware/<board>), else one is built. `probe`: the heap probe as /boot.py;
+    `boot_py`: another /boot.py (a bench's own probe)."""
     uf2 = Path(uf2) if uf2 is not None else STOCK_UF2
     folder = folder if folder is not None else flash.build_firmware(board)
-    extra = {"/boot.py": PROBE} if probe else None
+    boot_py = PROBE if probe else boot_py
+    extra = {"/boot.py": boot_py} if boot_py is not None else None
     fs = flash.image(flash.files_of(folder, key, frozen=frozen, extra=extra))
     chip = Chip(uf2, fs)
     chip.board = json.loads((Path(folder) / "board.json").read_text())
