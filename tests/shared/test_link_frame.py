@@ -43,6 +43,20 @@ def test_cobs_round_trip_edges():
         assert cobs.decode(enc) == data
 
 
+def test_cobs_wire_bytes_are_the_published_examples():
+    """Cheshire and Baker's encoding (the examples of its Wikipedia page, delimiter included):
+    the host and the Pico share this module, so a round trip alone would not catch a change of
+    the bytes on the wire."""
+    h = unhexlify
+    for data, wire in ((h("00"), h("010100")), (h("0000"), h("01010100")),
+                       (h("001100"), h("0102110100")), (h("11220033"), h("031122023300")),
+                       (h("11223344"), h("051122334400")), (h("11000000"), h("021101010100")),
+                       (bytes(range(1, 255)), b"\xff" + bytes(range(1, 255)) + h("0100")),
+                       (bytes(range(0, 255)), h("01ff") + bytes(range(1, 255)) + h("0100"))):
+        assert cobs.encode(data, True) == wire
+        assert cobs.decode(wire[:-1]) == data
+
+
 def test_cobs_rejects_overrun():
     try:
         cobs.decode(b"\x05ab")

@@ -52,10 +52,18 @@ def build(hmac, ftype, seq, ack, payload, sender_nonce, receiver_nonce):
     """Return the wire bytes (COBS-encoded, with the 0x00 delimiter) of one frame."""
     if len(payload) > MAX_PAYLOAD:
         raise FrameError("too_long", "payload of %d bytes" % len(payload))
-    header = struct.pack(HEADER, VERSION, ftype, seq, ack, len(payload))
-    tag = hmac.digest(DOMAIN, sender_nonce, receiver_nonce, header, payload)
-    body = b"".join((header, payload, tag))
-    return cobs.encode(body + struct.pack(">I", crc32(body) & 0xFFFFFFFF), True)
+    # one buffer, the parts written in place: each join or concatenation was a copy and an
+    # allocation, for every frame the Pico sends
+    n = len(payload)
+    end = HEADER_SIZE + n
+    body = bytearray(end + MAC_SIZE + CRC_SIZE)
+    view = memoryview(body)
+    struct.pack_into(HEADER, body, 0, VERSION, ftype, seq, ack, n)
+    body[HEADER_SIZE:end] = payload
+    body[end:end + MAC_SIZE] = hmac.digest(DOMAIN, sender_nonce, receiver_nonce, view[:HEADER_SIZE],
+                                           payload)
+    struct.pack_into(">I", body, end + MAC_SIZE, crc32(view[:end + MAC_SIZE]) & 0xFFFFFFFF)
+    return cobs.encode(body, True)
 
 
 class Frame:
