@@ -77,7 +77,9 @@ def _held(w):
 def test_sensors_held_across_moves_of_the_origin_are_stuck_at_the_same_instant():
     want, got, moves, _ = _both(_held, 110000000, 2000000, stuck_us=5000000)
     faults = [(e["code"], e["signal"], e["t"]) for e in want if e["ev"] == "fault"]
-    assert faults == [("sensor_stuck", "BALL0", 9010000), ("sensor_stuck", "VOID", 65010000)]
+    # stuck once held over stuck_us, told at the next of the checks made every 500 ms
+    assert [f[:2] for f in faults] == [("sensor_stuck", "BALL0"), ("sensor_stuck", "VOID")]
+    assert 9000000 < faults[0][2] <= 9510000 and 65000000 < faults[1][2] <= 65510000, faults
     assert [e["ev"] for e in want if e["ev"] in ("launch", "result")] == ["launch", "result"]
     assert moves > 30 and got == want
 

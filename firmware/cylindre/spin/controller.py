@@ -50,6 +50,7 @@ _REST_US = const(4000000)    # before the result's turns (bounces and settling)
 _SPARE_TURNS = const(4)      # turns for the pocket sensors to miss the ball a few times
 _US_X10_MIN = const(600000000)  # us in a minute x10: a turn's us from rpm_x10
 _SLOW_TURN_US = const(12000000)  # a turn while the rotor's speed is unknown (5 rpm)
+_CHECK_US = const(500000)    # the checks without a time of their own (see tick) this often
 
 IDLE = "idle"
 IN_RIM = "ball_in_rim"
@@ -197,6 +198,7 @@ class Controller:
             self.launch.absorb(t_us + self.drop_us * _ABSORB_X2 // 2)
         self._save(None)
         self.next_status = t_us
+        self.check_t = t_us
 
     def signal(self, t_us, name, level):
         """One sensor change by name (replays, tests), in time order: see `edge`."""
@@ -232,15 +234,24 @@ class Controller:
 
     def next_due(self):
         """Controller time of its next work without an edge, for the Pico's loop to wake then:
-        the rotor's next speed sample (every 100 ms), and in a spin the call of rien ne va plus
-        on the prediction or on a slow lap, and the drop (no pass for `_drop_wait`). The other
-        timeouts (a result's wait, a stuck sensor) and the periodic status ride on the rotor's
-        samples: a status goes at the first turn at or after its time, at most one sample
-        late, as on the replay's 100 ms ticks (a wake-up of its own cost ~0.5 ms of the
-        Pico's core, twice a second)."""
-        # Attributes, not the ball's accessors: the loop asks after every tick and every edge,
-        # and on the Pico a method call costs far more than an attribute read.
+        the rotor's next speed sample (every 100 ms) or the earliest of `_timed`."""
         d = self.rotor.next_t
+        e = self._timed()
+        return e if e < d else d
+
+    def _timed(self):
+        """The earliest work with a time of its own: the periodic status, the checks every
+        `_CHECK_US` (a result's wait, stuck and silent sensors, the rotor's speed in a spin), and
+        in a spin the call of rien ne va plus on the prediction or on a slow lap, and the drop
+        (no pass for `_drop_wait`). Before it `tick` only takes the speed sample, unless a
+        launch's group may end without a second sensor (`Launch.window_over`) or the ball is
+        in the pockets (the result's wait, a silent pocket sensor: `_dropped_tick`), which are
+        checked at every tick."""
+        # Attributes, not the ball's accessors: asked at every tick and after every edge, and on
+        # the Pico a method call costs far more than an attribute read.
+        d = self.next_status
+        if self.check_t < d:
+            d = self.check_t
         b = self.ball
         if self.phase == IN_RIM:
             c = self.call_t
@@ -271,6 +282,7 @@ class Controller:
         self.epoch += d
         self.t = t - d
         self.next_status = back(self.next_status, d)
+        self.check_t = back(self.check_t, d)
         ups = self.ball_up
         for i in range(len(ups)):
             if ups[i] is not None:
@@ -314,11 +326,16 @@ class Controller:
             # a new actuation: in flash at once, so a power cut before the launch keeps it
             self.saved_act = r.act
             self._save(self.spin if self.phase in _SPINNING else None)
-        self._check_index_health(t_us, c)
-        self._check_stuck(t_us, c)
+        L = self.launch
+        if t_us < self._timed() and self.phase != DROPPED and not (L.candidate and L.pending):
+            return
+        if t_us >= self.check_t:
+            self.check_t = t_us + _CHECK_US
+            self._check_index_health(t_us, c)
+            self._check_stuck(t_us, c)
         ph = self.phase
         b = self.ball
-        p = self.launch.window_over(t_us)
+        p = L.window_over(t_us)
         if p:
             # No group ever held two sensors: one is dead. Launch (a misspin: no direction).
             self._launch(t_us, p)     # the group is over and gave no direction
