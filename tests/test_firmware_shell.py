@@ -193,3 +193,33 @@ def test_bad_board_file_is_refused(pico, tmp_path):
     board["pins"]["enc_b"] = 9
     with pytest.raises(ValueError, match="adjacent"):
         shell.Board(board, print, store_path=str(tmp_path / "rec"))
+
+
+def test_the_led_blinks_its_pattern_and_is_written_only_when_it_changes(pico, tmp_path):
+    """Idle: on 50 ms every 2 s; a spin: steady; a fault: 250 ms on, 250 ms off. The main loop
+    asks at every turn; the pin is written at the pattern's changes only (and once a second
+    while steady)."""
+    shell, clock = pico
+    b = shell.Board(_board(), lambda ev: None, store_path=str(tmp_path / "rec"))
+    led = b.led
+
+    def want(state, t):
+        if state == "fault":
+            return (t // 250000) & 1
+        if state == "ball_in_rim":
+            return 1
+        return 1 if t % 2000000 < 50000 else 0
+
+    t = 0
+    for state in ("idle", "ball_in_rim", "fault", "idle"):
+        b.state = state
+        led.history = []
+        end = t + 6000000
+        while t < end:
+            b._led(t)
+            assert led.raw == want(state, t), (state, t)
+            t += 5000
+        assert len(led.history) <= 30, (state, len(led.history))      # 1200 turns
+    b._led_until = 0            # as after a move of the time origin (Board.poll)
+    b._led(1000)
+    assert led.raw == 1

@@ -95,6 +95,8 @@ class Board:
         self._irq = self._on_edge           # bound once: the IRQ must not allocate
         self.wdt = machine.WDT(timeout=WDT_MS) if watchdog else None
         self.state = "idle"
+        self._led_state = None              # the state and time the LED was last set for
+        self._led_until = 0
         self._lost = 0
         self._due = None                    # the controller's next_due as `due` last read it
 
@@ -179,6 +181,7 @@ class Board:
                 # so its times stay small ints; the clock follows. The LED's cycle divides d.
                 clock.rebase(d)
                 now -= d
+                self._led_until = 0
         if self.wdt is not None:
             self.wdt.feed()
         self._led(now)
@@ -200,13 +203,21 @@ class Board:
             self.lamp.value(on)
 
     def _led(self, now):
-        """LED: steady while a spin runs, blinking on a fault, a short blink every 2 s idle."""
+        """LED: steady while a spin runs, blinking on a fault, a short blink every 2 s idle. Set
+        at its changes only (`_led_until`): the main loop asks at every turn."""
         st = self.state
+        if now < self._led_until and st is self._led_state:
+            return
         if st == "fault":
             on = (now // 250000) & 1
+            until = now - now % 250000 + 250000
         elif st in ("ball_in_rim", "no_more_bets", "ball_dropped"):
             on = 1
+            until = now + 1000000
         else:
             p = now % 2000000
             on = 1 if p < 50000 else 0
+            until = now - p + (50000 if on else 2000000)
+        self._led_state = st
+        self._led_until = until
         self.led.value(on)
