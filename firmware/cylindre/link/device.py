@@ -43,7 +43,6 @@ from binascii import hexlify, unhexlify
 from cylindre.link import frame as fr
 from cylindre.link import protocol as pr
 from cylindre.link.mac import Hmac, parse_key
-from cylindre.link.status import StatusJson
 
 try:
     from micropython import const
@@ -125,7 +124,6 @@ class DeviceLink:
         self.overrun = 0
         self.rejected = 0
         self.last_status = None
-        self._status_json = StatusJson()
         self._status_at = 0
         self._echo = None           # [host ms of the last ACK's stamp, our clock when it came]
         self.wall_offset_ms = None
@@ -267,10 +265,14 @@ class DeviceLink:
         if self._dn is None:
             return
         st = self.last_status or {"ev": pr.STATUS, "state": "unknown"}
+        out = {}
+        out.update(st)      # a copy in C: the controller's event stays as it was told
+        out["at_ms"] = now
+        out["emitted"] = self._next_seq - 1
+        out["echo"] = self._echo
         self._status_at = now
         self._status_seq += 1
-        self._send(fr.STATUS, self._status_seq, 0,
-                   self._status_json.payload(st, now, self._next_seq - 1, self._echo))
+        self._send(fr.STATUS, self._status_seq, 0, _json(out))
 
     def _stamp(self, payload, now):
         """An ACK may carry the host's clock (`{"h": ms}`): kept with ours, echoed in STATUS."""
