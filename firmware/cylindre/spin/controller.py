@@ -99,6 +99,7 @@ class Controller:
         self.accepting = True
         self.t = 0
         self.next_status = 0
+        self.check_t = 0
         self._new_spin_state()
         self._setup()
 
@@ -241,7 +242,7 @@ class Controller:
 
     def _timed(self):
         """The earliest work with a time of its own: the periodic status, the checks every
-        `_CHECK_US` (a result's wait, stuck and silent sensors, the rotor's speed in a spin), and
+        `_CHECK_US` (stuck sensors, the index's health, the rotor's speed in a spin), and
         in a spin the call of rien ne va plus on the prediction or on a slow lap, and the drop
         (no pass for `_drop_wait`). Before it `tick` only takes the speed sample, unless a
         launch's group may end without a second sensor (`Launch.window_over`) or the ball is
