@@ -235,24 +235,21 @@ class Controller:
 
     def next_due(self):
         """Controller time of its next work without an edge, for the Pico's loop to wake then:
-        the rotor's next speed sample (every 100 ms) or the earliest of `_timed`."""
+        the rotor's next speed sample (every 100 ms) or the earliest of `_timed`. The periodic
+        status and the checks every `_CHECK_US` ride on the samples: a status goes at the first
+        sample at or after its time, at most one sample late, as on the replay's ticks (a
+        wake-up of its own cost ~0.6 ms of the Pico's core, four times a second)."""
         d = self.rotor.next_t
         e = self._timed()
         return e if e < d else d
 
     def _timed(self):
-        """The earliest work with a time of its own: the periodic status, the checks every
-        `_CHECK_US` (stuck sensors, the index's health, the rotor's speed in a spin), and
-        in a spin the call of rien ne va plus on the prediction or on a slow lap, and the drop
-        (no pass for `_drop_wait`). Before it `tick` only takes the speed sample, unless a
-        launch's group may end without a second sensor (`Launch.window_over`) or the ball is
-        in the pockets (the result's wait, a silent pocket sensor: `_dropped_tick`), which are
-        checked at every tick."""
+        """In a spin, the earliest work with a time of its own: the call of rien ne va plus on
+        the prediction or on a slow lap, and the drop (no pass for `_drop_wait`); half a second
+        from now when none comes sooner."""
         # Attributes, not the ball's accessors: asked at every tick and after every edge, and on
         # the Pico a method call costs far more than an attribute read.
-        d = self.next_status
-        if self.check_t < d:
-            d = self.check_t
+        d = self.t + _CHECK_US
         b = self.ball
         if self.phase == IN_RIM:
             c = self.call_t
@@ -327,8 +324,12 @@ class Controller:
             # a new actuation: in flash at once, so a power cut before the launch keeps it
             self.saved_act = r.act
             self._save(self.spin if self.phase in _SPINNING else None)
+        # Before its next timed work a tick only takes the sample; the ball in the pockets (the
+        # result's wait, a silent pocket sensor) and a launch whose group may end without a
+        # second sensor (`Launch.window_over`) are looked at every tick.
         L = self.launch
-        if t_us < self._timed() and self.phase != DROPPED and not (L.candidate and L.pending):
+        if t_us < self.next_status and t_us < self.check_t and t_us < self._timed() \
+                and self.phase != DROPPED and not (L.candidate and L.pending):
             return
         if t_us >= self.check_t:
             self.check_t = t_us + _CHECK_US
