@@ -8,8 +8,8 @@ every 100 ms, rien ne va plus and the drop in a spin). The periodic status and t
 those turns (at most one sample late). The watchdog is fed at every turn, so at least ten
 times a second.
 
-The controller's other timeouts (the result's wait, stuck sensors) are checked at 100 ms steps
-or at the next edge: on the wheel bench a 100 ms tick left every result, void and fault
+The controller's other checks ride on the samples: the result's wait at each one, stuck sensors
+every 500 ms (docs/firmware.md); on the wheel bench this left every result, void and fault
 unchanged. The CPU it takes is measured on the emulated chip (`make bench ARGS=rp2`,
 docs/firmware.md).
 """

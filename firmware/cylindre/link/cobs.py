@@ -51,11 +51,13 @@ def decode(data):
     n = len(data)
     if not n:
         return b""
-    out = bytearray(memoryview(data)[1:])
     idx = data[0]
+    if idx == 255:
+        return _decode_blocks(data)
+    out = bytearray(memoryview(data)[1:])
     while idx < n:
         code = data[idx]
-        if code == 255 or data[0] == 255:
+        if code == 255:
             return _decode_blocks(data)
         out[idx - 1] = 0
         idx += code

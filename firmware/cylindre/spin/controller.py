@@ -809,7 +809,7 @@ class Controller:
             self._void("void_button", "the croupier pressed the void button")
 
     def _check_stuck(self, t, c):
-        # Every 100 ms: only a sensor active now can be stuck, so the loops look at that first.
+        # Every 500 ms: only a sensor active now can be stuck, so the loops look at that first.
         lim = self.s["stuck_us"]
         ups = self.ball_up
         for i in range(len(ups)):
