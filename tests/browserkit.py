@@ -3,6 +3,10 @@ against the real daemon serving them: the table app (web.py, with the pages and 
 of web_pages.py) on uvicorn, as `cylindre daemon` runs it, its alert watch started, fed by the
 simulated wheel over a pseudo-terminal. `make browser` installs /usr/bin/chromium when it is
 missing (`make test` runs it first).
+
+A `wait_for_function` predicate is written as an arrow function (`"() => ..."`): playwright evals a
+string once under the debugger, then at every poll in the page, where the pages' policy (no
+'unsafe-eval') refuses it; a function is evaluated once and then called.
 """
 
 from __future__ import annotations

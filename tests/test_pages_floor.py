@@ -92,12 +92,12 @@ def test_the_floor_page(floor):
         assert "Errno 2" in page.locator(".tile[data-table='T3'] .tag.bad").first.get_attribute("title")
         assert page.locator("#alert-count").inner_text() == "1"
         assert "1 alerte" in page.locator(".tile[data-table='T2']").inner_text()
-        page.wait_for_function("document.querySelector('#wheels').textContent.includes('W-17')")
+        page.wait_for_function("() => document.querySelector('#wheels').textContent.includes('W-17')")
         assert "aucune alarme" in page.locator("#wheels").inner_text()
         shot(page, "floor", full=True)
         page.fill("#alerts input[name=comment]", "croupier remplacé, cylindre vérifié")
         page.click("#alerts button[type=submit]")
-        page.wait_for_function("document.querySelector('#alert-count').textContent === ''")
+        page.wait_for_function("() => document.querySelector('#alert-count').textContent === ''")
         assert "acquittée en salle par pit_boss-1" in page.locator("#alerts").inner_text()
         assert tables[1].taken[-1]["op"] == "ack_alert"
         page.locator(".tile[data-table='T1'] button.stop").click()
@@ -105,7 +105,7 @@ def test_the_floor_page(floor):
              "the close command and the acknowledgement audited at the floor")
         assert tables[0].taken[-1]["op"] == "close" and tables[0].taken[-1]["who"] == "pit_boss-1"
         page.click("#report")
-        page.wait_for_function("document.querySelector('#error').textContent.startsWith('rapport signé')")
+        page.wait_for_function("() => document.querySelector('#error').textContent.startsWith('rapport signé')")
         day = next((tmp / "reports").iterdir())
         assert sorted(f.name for f in day.iterdir() if f.suffix == ".pdf") == \
             ["permanence-T1.pdf", "permanence-T2.pdf"]
@@ -119,7 +119,7 @@ def test_the_floor_page(floor):
         director = b.new_page(viewport={"width": 1024, "height": 768})
         director.goto(base + "/floor#token=" + tokens["director"])
         director.wait_for_selector(".tile[data-table='T1']")
-        director.wait_for_function("document.querySelector('#wheels').textContent.includes('W-17')")
+        director.wait_for_function("() => document.querySelector('#wheels').textContent.includes('W-17')")
         assert director.locator("#setting-form").is_visible()
         assert director.locator("#me").inner_text().endswith("(directeur des jeux)")
         assert overflows(director, "#pits > *, main > aside > section, header", scroll_y=True) == []

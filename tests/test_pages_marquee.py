@@ -34,7 +34,7 @@ def test_marquee_shows_each_number_and_keeps_them_through_a_broken_stream(table)
         page = b.new_page(viewport={"width": 1920, "height": 1080}, bypass_csp=True)   # the test evaluates its own scripts
         t0 = time.time()
         page.goto(table.base + "/marquee?hold=1#token=" + table.tokens["display"])
-        page.wait_for_function("document.getElementById('link').className.includes('up')")
+        page.wait_for_function("() => document.getElementById('link').className.includes('up')")
         load_ms = (time.time() - t0) * 1000
         assert page.locator("#phase").inner_text().lower() == "faites vos jeux"
         assert "token" not in page.url                      # the token left the address bar
@@ -49,10 +49,10 @@ def test_marquee_shows_each_number_and_keeps_them_through_a_broken_stream(table)
         for player, chance in (("ana", "rouge"), ("bo", "noir")):      # one of them wins unless zero comes
             assert table.bet({"player": player, "type": chance, "stake": 1000})[0] == 201
         table.play(2)
-        page.wait_for_function("document.getElementById('marquee').dataset.phase === 'result'", timeout=20000)
+        page.wait_for_function("() => document.getElementById('marquee').dataset.phase === 'result'", timeout=20000)
         shot(page, "marquee_result")
         games = table.wait_results(2)
-        page.wait_for_function("document.querySelectorAll('#strip li').length === 2")
+        page.wait_for_function("() => document.querySelectorAll('#strip li').length === 2")
         spin, number, settled_at = games[-1]
         assert page.locator("#number").inner_text() == str(number)
         assert page.locator("#number").get_attribute("data-colour") == colour_of(number)
@@ -74,12 +74,12 @@ def test_marquee_shows_each_number_and_keeps_them_through_a_broken_stream(table)
         # the stream breaks and stays broken while two games are played: nothing is lost
         page.route("**/events", lambda route: route.abort())
         table.drop_streams()
-        page.wait_for_function("document.getElementById('link').className.includes('down')")
+        page.wait_for_function("() => document.getElementById('link').className.includes('down')")
         table.play(2)
         games = table.wait_results(4)
         assert len(strip(page)) == 2
         page.unroute("**/events")
-        page.wait_for_function("document.querySelectorAll('#strip li').length === 4", timeout=15000)
+        page.wait_for_function("() => document.querySelectorAll('#strip li').length === 4", timeout=15000)
         assert strip(page) == [g[1] for g in reversed(games)]
         assert page.locator("#number").inner_text() == str(games[-1][1])     # the latest, played while away
         shot(page, "marquee_after_reconnect")

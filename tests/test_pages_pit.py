@@ -84,13 +84,13 @@ def test_pit_refunds_a_held_bet_and_acknowledges_the_alert_of_the_outage(table):
         assert table.api("GET", "/audit?action=alert_ack", role="chef")[1][0]["who"] == "chef-1"
 
         page.locator(f"[data-bet='{held['id']}'] button.stop").click()         # Rembourser
-        page.wait_for_function("document.getElementById('n-held').textContent === ''")
+        page.wait_for_function("() => document.getElementById('n-held').textContent === ''")
         assert table.api("GET", f"/bets/{held['id']}")[1]["status"] == "refunded"
         assert table.api("GET", "/audit?action=bet_resolve", role="chef")[1][0]["after"]["action"] == "refund"
 
         page.locator("#croupier").fill("Marie")
         page.locator("#f-croupier button").click()
-        page.wait_for_function("document.getElementById('t-croupier').textContent.includes('Marie')")
+        page.wait_for_function("() => document.getElementById('t-croupier').textContent.includes('Marie')")
         assert table.api("GET", "/state")[1]["table"]["croupier"] == "Marie"
 
         spin = int(games.nth(0).locator("td").nth(0).inner_text())
@@ -111,7 +111,7 @@ def test_pit_refunds_a_held_bet_and_acknowledges_the_alert_of_the_outage(table):
         n = len(table.settled())
         table.play(1)
         settled_at = table.wait_results(n + 1)[-1][2]
-        page.wait_for_function("document.querySelectorAll('#games tr').length === 2")
+        page.wait_for_function("() => document.querySelectorAll('#games tr').length === 2")
         update_ms = page.evaluate("window.__row") - settled_at * 1000
 
         # that game's recall: bo's and cy's bets with their outcome, the winners in the paying order
@@ -131,9 +131,9 @@ def test_pit_refunds_a_held_bet_and_acknowledges_the_alert_of_the_outage(table):
 
         page.once("dialog", lambda d: d.accept())                                # "Fermer la table ?"
         page.locator("#b-close").click()
-        page.wait_for_function("document.getElementById('t-open').textContent === 'fermée'")
+        page.wait_for_function("() => document.getElementById('t-open').textContent === 'fermée'")
         assert table.api("GET", "/state")[1]["table"]["phase"] == "closed"
         page.locator("#b-open").click()
-        page.wait_for_function("document.getElementById('t-open').textContent.startsWith('ouverte')")
+        page.wait_for_function("() => document.getElementById('t-open').textContent.startsWith('ouverte')")
         print(f"\npit: load {load_ms:.0f} ms; settlement to the new game's row on the page {update_ms:.0f} ms")
         b.close()

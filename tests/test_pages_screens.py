@@ -41,8 +41,8 @@ def test_the_marquee_fits_every_screen_with_its_strip_full(table, chromium):
     page = b.new_page(viewport={"width": 1920, "height": 1080}, bypass_csp=True)   # the test evaluates its probe
     page.goto(table.base + "/marquee#token=" + table.tokens["display"])
     page.wait_for_selector("#link.up")
-    page.wait_for_function("document.querySelectorAll('#strip li').length === 18")
-    page.wait_for_function("document.getElementById('limits').textContent.includes('plein')")
+    page.wait_for_function("() => document.querySelectorAll('#strip li').length === 18")
+    page.wait_for_function("() => document.getElementById('limits').textContent.includes('plein')")
     for w, h in SIZES:
         page.set_viewport_size({"width": w, "height": h})
         page.wait_for_function("([w, h]) => innerWidth === w && innerHeight === h", arg=[w, h])
@@ -55,7 +55,7 @@ def test_the_marquee_fits_every_screen_with_its_strip_full(table, chromium):
         rows = len({top for top, _ in chips})
         assert len(chips) == 17 and rows <= (2 if h > w else 1), (w, h, rows)
         assert min(width for _, width in chips) >= 0.04 * min(w, h), (w, h, chips)      # readable from afar
-        page.wait_for_function("[...document.querySelectorAll('.bars span')].some((s) => s.textContent.includes('%'))")
+        page.wait_for_function("() => [...document.querySelectorAll('.bars span')].some((s) => s.textContent.includes('%'))")
     page.close()
 
 
@@ -80,7 +80,7 @@ def test_a_refused_token_is_told_on_screen_and_retried_quietly(table, chromium):
     notice.locator("input").fill(table.tokens["display"])
     notice.locator("button").click()
     page.wait_for_selector("#link.up", timeout=15000)
-    page.wait_for_function("document.querySelectorAll('#strip li').length === 18")
+    page.wait_for_function("() => document.querySelectorAll('#strip li').length === 18")
     assert page.locator("#cyl-notice [data-notice='token']").count() == 0
     page.close()
 
@@ -103,7 +103,7 @@ def test_the_api_explorer_is_served_by_the_daemon_with_no_outside_request(table,
     page.on("console", lambda m: broken.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: broken.append(str(e)))
     page.goto(table.base + "/docs")
-    page.wait_for_function("document.querySelectorAll('.opblock').length >= 10", timeout=30000)
+    page.wait_for_function("() => document.querySelectorAll('.opblock').length >= 10", timeout=30000)
     ops = page.locator(".opblock-summary-path").all_inner_texts()
     for path in ("/bets", "/state", "/history", "/spins/{spin}", "/health"):
         assert any(o.replace("\u200b", "") == path for o in ops), (path, ops[:5])
@@ -135,10 +135,10 @@ def test_a_cut_link_is_told_on_the_marquee_and_the_pit(table, chromium):
     # the notice pushes the board down, it does not cover the banner (it hid "FAITES VOS JEUX" half)
     for size in ({"width": 1080, "height": 1920}, {"width": 1280, "height": 720}):
         marquee.set_viewport_size(size)
-        marquee.wait_for_function("document.getElementById('cyl-notice').getBoundingClientRect().bottom"
+        marquee.wait_for_function("() => document.getElementById('cyl-notice').getBoundingClientRect().bottom"
                                   " <= document.getElementById('banner').getBoundingClientRect().top + 0.5", timeout=5000)
         assert overflows(marquee, PANELS) == [], size
-    pit.wait_for_function("document.getElementById('t-link').textContent.startsWith('liaison coupée')", timeout=20000)
+    pit.wait_for_function("() => document.getElementById('t-link').textContent.startsWith('liaison coupée')", timeout=20000)
     assert "bad" in pit.locator("#t-link").get_attribute("class")
     shot(pit, "pit_link_cut", full=True)
     marquee.close()
