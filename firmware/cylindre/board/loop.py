@@ -1,12 +1,13 @@
 """The Pico's main loop (boucle principale): it wakes for work, not for time.
 
-One turn (`step`): drain the sensor edges and tick the controller (`Board.poll`), take the
-link's bytes, let the link resend and pace itself, then wait in `select.poll` until an edge is
-in the ring (`EdgeWake`), a byte arrives on the link's port, or the next deadline
-(`Board.due`): the controller's next work (`Controller.next_due`: the rotor's next speed sample
-every 100 ms, rien ne va plus and the drop in a spin). The periodic status and the LED ride on
-those turns (at most one sample late). The watchdog is fed at every turn, so at least ten
-times a second.
+One turn (`step`): empty the edges' wake-up signal, drain the sensor edges and tick the
+controller (`Board.poll`), take the link's bytes, let the link resend and pace itself, then wait
+in `select.poll` until an edge is signalled (`Board.wake`, a `micropython.RingIO` the pin
+interrupt writes a byte to, asked in C; without one, `EdgeWake`), a byte arrives on the link's
+port, or the next deadline (`Board.due`): the controller's next work (`Controller.next_due`: the
+rotor's next speed sample every 100 ms, rien ne va plus and the drop in a spin). The periodic
+status and the LED ride on those turns (at most one sample late). The watchdog is fed at every
+turn, so at least ten times a second.
 
 The controller's other checks ride on the samples: the result's wait at each one, stuck sensors
 every 500 ms (docs/firmware.md); on the wheel bench this left every result, void and fault
@@ -18,11 +19,13 @@ import io
 import select
 
 MAX_WAIT_MS = 1000      # a turn at least this often whatever happens (the watchdog's 8 s)
+DRAIN = 16              # the wake-up signal's bytes taken at once: all of it (shell.WAKE)
 
 
 class EdgeWake(io.IOBase):
-    """Pollable by `select.poll`: readable while the edge ring holds edges. The hard interrupt
-    only moves the ring's head; the core wakes from its wait on any interrupt and asks again."""
+    """Pollable by `select.poll` where there is no RingIO (CPython, stand-ins): readable while the
+    edge ring holds edges. The core wakes from its wait on any interrupt and asks again, and
+    `select` calls this Python `ioctl` at each of those wakes (~35 us on the Pico's core)."""
 
     def __init__(self, ring):
         self.ring = ring
@@ -47,12 +50,23 @@ class MainLoop:
         self.port = port
         self.wakes = 0
         self._poller = select.poll()
-        self._poller.register(EdgeWake(board.ring), select.POLLIN)
+        wake = board.wake
+        if wake is None:
+            self._poller.register(EdgeWake(board.ring), select.POLLIN)
+            self._drain = _nothing
+        else:
+            self._poller.register(wake, select.POLLIN)      # asked in C
+            self._drain = wake.readinto
+        self._drained = bytearray(DRAIN)
         if port is not None:
             self._poller.register(port, select.POLLIN)
 
     def step(self):
-        """One turn: edges and tick, the link's bytes and its pacing, then wait for work."""
+        """One turn: edges and tick, the link's bytes and its pacing, then wait for work.
+
+        The signal is emptied before the ring is drained: an edge the interrupt puts in the ring
+        after this has its byte written after it too, so the wait below ends at once for it."""
+        self._drain(self._drained)
         b = self.board
         now = b.poll()
         read = self._read
@@ -72,3 +86,7 @@ class MainLoop:
     def run(self):
         while True:
             self.step()
+
+
+def _nothing(buf):
+    """No signal to empty: `EdgeWake` asks the ring itself."""

@@ -15,12 +15,25 @@ from cylindre.board.store import FlashStore
 from cylindre.spin.controller import Controller
 from cylindre.spin.origin import REBASE_AT_US
 
+try:
+    from micropython import RingIO      # C stream: select.poll asks it in C (MicroPython >= 1.23)
+except ImportError:
+    RingIO = None                       # CPython, stand-ins: the loop polls the ring (loop.EdgeWake)
+
 # Edges the ring holds between two turns of the main loop: a turn takes a few ms on the Pico and
 # the sensors make at most a few hundred edges a second (pocket sensors at 60 rpm), so 128 is
 # over 0.4 s of slack; a chattering sensor fills it anyway, and that is a fault (edges_lost).
 # 9 bytes an entry (docs/firmware.md, "CPU load and heap").
 RING = 128
 WDT_MS = 8000          # the RP2040's watchdog tops out at 8388 ms
+# The wake-up signal (`Board.wake`): a byte an edge, emptied at every turn of the main loop
+# (loop.DRAIN bytes at a time). More edges than this between two turns: the interrupt's byte is
+# dropped and the signal stays readable, so the loop still wakes; the ring holds the edges.
+WAKE = 16
+
+
+def _no_signal(b):
+    """The interrupt's signal where there is no RingIO (the loop then polls the ring itself)."""
 
 
 def board_settings(board):
@@ -92,6 +105,10 @@ class Board:
         if self.ctl.nb != nb or self.ctl.void_i != 1 + nb + npk:
             raise ValueError("board.json: %d ball and %d pocket pins, the controller's signals %s"
                              % (nb, npk, " ".join(self.ctl.names)))
+        # The main loop's wake-up: the interrupt writes a byte after each edge it puts in the
+        # ring, `select.poll` finds the RingIO readable in C (loop.py). None: no RingIO here.
+        self.wake = RingIO(WAKE) if RingIO is not None else None
+        self._signal = self.wake.write if self.wake is not None else _no_signal
         self._irq = self._on_edge           # bound once: the IRQ must not allocate
         self.wdt = machine.WDT(timeout=WDT_MS) if watchdog else None
         self.state = "idle"
@@ -107,6 +124,7 @@ class Board:
         if self._low:
             v = 1 - v
         self.ring.put((i << 1) | v, self._counted[i])
+        self._signal(b"\x01")              # after the edge: a constant, nothing allocated
 
     def start(self, reset="power"):
         """Boot the controller, then let the interrupts in; inputs already active are told."""
