@@ -15,7 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent / "shared"))
 import test_spin_kit as kit  # noqa: E402
-from test_firmware_shell import FakePin, FakeSM, _board, pico  # noqa: E402,F401
+from test_firmware_shell import FakePin, FakeSM, FakeTimer, _board, pico  # noqa: E402,F401
 
 
 class Wheel:
@@ -49,6 +49,7 @@ class Wheel:
                 end = wheel.clock["us"] + timeout * 1000
                 if wheel.edges and wheel.edges[0][0] <= end:
                     t = wheel.edges[0][0]
+                    FakeTimer.fire_until(t)               # the speed samples do not end a wait
                     while wheel.edges and wheel.edges[0][0] == t:
                         _, name, level = wheel.edges.pop(0)
                         wheel.clock["us"] = t
@@ -56,7 +57,7 @@ class Wheel:
                         pin.raw = 1 - level              # active low
                         pin.handler(pin)
                     return [(o, 1) for o in self.objs if getattr(o, "ioctl", None) and o.ioctl(3, 1)]
-                wheel.clock["us"] = end
+                FakeTimer.fire_until(end)
                 return []
 
             def ipoll(self, timeout=-1, flags=0):
@@ -89,24 +90,30 @@ def _make(shell, clock, sel, loop, tmp_path, edges=(), count=None):
     return loop.MainLoop(b, lambda: None, lambda: None, None, None), wheel, events
 
 
-def test_an_idle_wheel_wakes_ten_times_a_second_and_keeps_its_status_period(loop_mod, tmp_path):
+def test_an_idle_wheel_wakes_for_its_status_and_takes_its_speed_samples_by_the_timer(loop_mod, tmp_path):
     shell, clock, sel, loop = loop_mod
     ml, wheel, events = _make(shell, clock, sel, loop, tmp_path)
+    samples = []
+    take = ml.board.ctl.rotor.take
+    ml.board.ctl.rotor.take = lambda t, c: (samples.append(t), take(t, c))
     while clock["us"] < 10_000_000:
         ml.step()
-    assert 95 <= ml.wakes <= 115, ml.wakes                    # was 2000 with the 5 ms sleep
+    assert 19 <= ml.wakes <= 25, ml.wakes           # the status every 500 ms (100 with a wake-up a sample)
     st = [e["t"] for e in events if e["ev"] == "status"]
     assert len(st) == 20 and {b - a for a, b in zip(st, st[1:])} == {500_000}
-    assert max(wheel.waits) <= 100
+    assert max(wheel.waits) <= 500
+    # every 100 ms, those since the last turn waiting in the ring
+    assert len(samples) + len(ml.board.ring) == clock["us"] // 100_000 and {b - a for a, b in zip(samples, samples[1:])} == {100_000}
 
 
 def test_an_edge_ends_the_wait_at_its_instant(loop_mod, tmp_path):
     shell, clock, sel, loop = loop_mod
     ml, wheel, events = _make(shell, clock, sel, loop, tmp_path, edges=[(1_234_567, "VOID", 1), (1_300_000, "VOID", 0)])
-    while clock["us"] < 1_200_000:
+    while clock["us"] < 1_000_000:
         ml.step()
-    ml.step()                               # this wait ends at the edge, not at its deadline
-    assert clock["us"] == 1_234_567 and len(ml.board.ring) == 1
+    assert clock["us"] == 1_000_000
+    ml.step()                               # this wait ends at the edge, not at its deadline (1.5 s)
+    assert clock["us"] == 1_234_567 and ml.board.ring.wake and len(ml.board.ring) == 3   # 2 samples, the edge
     ml.step()                               # drained at once; this wait ends at the release
     assert ml.board.ctl.void_up == 1_234_567 and clock["us"] == 1_300_000
 

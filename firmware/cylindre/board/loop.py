@@ -1,17 +1,16 @@
 """The Pico's main loop (boucle principale): it wakes for work, not for time.
 
-One turn (`step`): drain the sensor edges and tick the controller (`Board.poll`), take the
-link's bytes, let the link resend and pace itself, then wait in `select.poll` until an edge is
-in the ring (`EdgeWake`), a byte arrives on the link's port, or the next deadline
-(`Board.due`): the controller's next work (`Controller.next_due`: the rotor's next speed sample
-every 100 ms, rien ne va plus and the drop in a spin). The periodic status and the LED ride on
-those turns (at most one sample late). The watchdog is fed at every turn, so at least ten
-times a second.
+One turn (`step`): hand the ring's edges and the timer's speed samples to the controller and
+tick it when due (`Board.poll`), take the link's bytes, let the link resend and pace itself,
+then wait in `select.poll` until an edge is in the ring (`EdgeWake`), a byte arrives on the
+link's port, or the next deadline (`Board.due`): the controller's next work
+(`Controller.next_due`: the status and the checks every 500 ms, rien ne va plus and the drop in
+a spin, every 100 ms with the ball in the pockets). The LED rides on those turns. The watchdog
+is fed at every turn, so at least once a second (`MAX_WAIT_MS`).
 
-The controller's other checks ride on the samples: the result's wait at each one, stuck sensors
-every 500 ms (docs/firmware.md); on the wheel bench this left every result, void and fault
-unchanged. The CPU it takes is measured on the emulated chip (`make bench ARGS=rp2`,
-docs/firmware.md).
+The speed samples (every 100 ms, by a hard timer interrupt) do not wake the loop: they wait in
+the ring for its next turn, and the controller takes them in time order with the edges. The CPU
+it takes is measured on the emulated chip (`make bench ARGS=rp2`, docs/firmware.md).
 """
 
 import io
@@ -21,8 +20,9 @@ MAX_WAIT_MS = 1000      # a turn at least this often whatever happens (the watch
 
 
 class EdgeWake(io.IOBase):
-    """Pollable by `select.poll`: readable while the edge ring holds edges. The hard interrupt
-    only moves the ring's head; the core wakes from its wait on any interrupt and asks again."""
+    """Pollable by `select.poll`: readable once an edge came since `Board.poll` began its drain
+    (the pin interrupt sets the ring's `wake`; the timer's samples do not). The core wakes from
+    its wait on any interrupt and asks again."""
 
     def __init__(self, ring):
         self.ring = ring
@@ -30,7 +30,7 @@ class EdgeWake(io.IOBase):
     def ioctl(self, req, arg):
         if req == 3:                    # MP_STREAM_POLL
             r = self.ring
-            return (arg & 1) if r.head != r.tail else 0
+            return (arg & 1) if r.wake else 0
         return -1
 
 

@@ -10,7 +10,7 @@ import sys
 import time
 
 from cylindre.board.clock import Clock
-from cylindre.board.ring import Ring
+from cylindre.board.ring import Ring, SAMPLE
 from cylindre.board.store import FlashStore
 from cylindre.spin.controller import Controller
 from cylindre.spin.origin import REBASE_AT_US
@@ -93,6 +93,8 @@ class Board:
             raise ValueError("board.json: %d ball and %d pocket pins, the controller's signals %s"
                              % (nb, npk, " ".join(self.ctl.names)))
         self._irq = self._on_edge           # bound once: the IRQ must not allocate
+        self._tick_irq = self._on_sample
+        self.timer = None
         self.wdt = machine.WDT(timeout=WDT_MS) if watchdog else None
         self.state = "idle"
         self._led_state = None              # the state and time the LED was last set for
@@ -108,6 +110,12 @@ class Board:
             v = 1 - v
         self.ring.put((i << 1) | v, self._counted[i])
 
+    def _on_sample(self, timer):
+        """The rotor's speed sample every 100 ms: the time and the count into the ring, for the
+        loop's next turn (it does not wake the loop). The pin and timer interrupts run at the
+        same priority (the SDK's default), so neither cuts into the other's `put`."""
+        self.ring.stamp(SAMPLE, True)
+
     def start(self, reset="power"):
         """Boot the controller, then let the interrupts in; inputs already active are told."""
         now = self.clock.now()
@@ -119,6 +127,13 @@ class Board:
             if v:
                 self.ctl.edge(now, i, 1)
             p.irq(self._irq, Pin.IRQ_RISING | Pin.IRQ_FALLING, hard=True)
+        # The speed samples by a hard timer interrupt: the core does not wake the loop ten times
+        # a second for them (each wake-up costs ~1 ms of Python). A `machine` without a Timer
+        # (the CPython stand-ins of some tests) leaves them to the ticks.
+        Timer = getattr(machine, "Timer", None)
+        if Timer is not None:
+            self.ctl.sampler = True
+            self.timer = Timer(mode=Timer.PERIODIC, period=100, callback=self._tick_irq, hard=True)
 
     # -- main loop ----------------------------------------------------------------------------
     def _count(self):
@@ -154,16 +169,20 @@ class Board:
         clock = self.clock
         now = clock.now()
         due = self._due
+        r.wake = 0                          # before the drain: an edge after it wakes again
         while r.tail != r.head:
-            due = None
             j = r.tail
             code = r.code[j]
-            i = code >> 1
             t = clock.at(r.t[j])
-            if self._counted[i]:
-                self._pending = r.k[j]
-            ctl.edge(t, i, code & 1)
-            self._pending = None
+            if code == SAMPLE:
+                ctl.sample(t, r.k[j])
+            else:
+                due = None
+                i = code >> 1
+                if self._counted[i]:
+                    self._pending = r.k[j]
+                ctl.edge(t, i, code & 1)
+                self._pending = None
             j += 1
             r.tail = 0 if j == r.size else j
         if r.lost != self._lost:
