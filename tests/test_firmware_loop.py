@@ -45,18 +45,23 @@ class Wheel:
                 self.objs.append(obj)
 
             def poll(self, timeout=-1):
+                """Interrupts come at their instants; the wait ends when one of them made an
+                object readable (the timer's samples, an edge that only waits in the ring do
+                not), else at its timeout."""
                 wheel.waits.append(timeout)
                 end = wheel.clock["us"] + timeout * 1000
-                if wheel.edges and wheel.edges[0][0] <= end:
+                while wheel.edges and wheel.edges[0][0] <= end:
                     t = wheel.edges[0][0]
-                    FakeTimer.fire_until(t)               # the speed samples do not end a wait
+                    FakeTimer.fire_until(t)
                     while wheel.edges and wheel.edges[0][0] == t:
                         _, name, level = wheel.edges.pop(0)
                         wheel.clock["us"] = t
                         pin = FakePin.pins[wheel.gpio[name]]
                         pin.raw = 1 - level              # active low
                         pin.handler(pin)
-                    return [(o, 1) for o in self.objs if getattr(o, "ioctl", None) and o.ioctl(3, 1)]
+                    ready = [(o, 1) for o in self.objs if getattr(o, "ioctl", None) and o.ioctl(3, 1)]
+                    if ready:
+                        return ready
                 FakeTimer.fire_until(end)
                 return []
 
@@ -106,7 +111,7 @@ def test_an_idle_wheel_wakes_for_its_status_and_takes_its_speed_samples_by_the_t
     assert len(samples) + len(ml.board.ring) == clock["us"] // 100_000 and {b - a for a, b in zip(samples, samples[1:])} == {100_000}
 
 
-def test_an_edge_ends_the_wait_at_its_instant(loop_mod, tmp_path):
+def test_an_active_edge_ends_the_wait_at_its_instant_a_release_waits_for_the_next_turn(loop_mod, tmp_path):
     shell, clock, sel, loop = loop_mod
     ml, wheel, events = _make(shell, clock, sel, loop, tmp_path, edges=[(1_234_567, "VOID", 1), (1_300_000, "VOID", 0)])
     while clock["us"] < 1_000_000:
@@ -114,8 +119,10 @@ def test_an_edge_ends_the_wait_at_its_instant(loop_mod, tmp_path):
     assert clock["us"] == 1_000_000
     ml.step()                               # this wait ends at the edge, not at its deadline (1.5 s)
     assert clock["us"] == 1_234_567 and ml.board.ring.wake and len(ml.board.ring) == 3   # 2 samples, the edge
-    ml.step()                               # drained at once; this wait ends at the release
-    assert ml.board.ctl.void_up == 1_234_567 and clock["us"] == 1_300_000
+    ml.step()                 # drained at once; the release waits in the ring: the wait ends at 1.5 s
+    assert ml.board.ctl.void_up == 1_234_567 and 1_500_000 <= clock["us"] < 1_501_000 and len(ml.board.ring) == 4
+    ml.step()
+    assert ml.board.ctl.void_up is None                 # the release, handed over at that turn
 
 
 def test_a_spin_through_the_loop_names_its_number(loop_mod, tmp_path):

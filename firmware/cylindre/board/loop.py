@@ -2,15 +2,15 @@
 
 One turn (`step`): hand the ring's edges and the timer's speed samples to the controller and
 tick it when due (`Board.poll`), take the link's bytes, let the link resend and pace itself,
-then wait in `select.poll` until an edge is in the ring (`EdgeWake`), a byte arrives on the
+then wait in `select.poll` until a sensor turns active (`EdgeWake`), a byte arrives on the
 link's port, or the next deadline (`Board.due`): the controller's next work
 (`Controller.next_due`: the status and the checks every 500 ms, rien ne va plus and the drop in
 a spin, every 100 ms with the ball in the pockets). The LED rides on those turns. The watchdog
 is fed at every turn, so at least once a second (`MAX_WAIT_MS`).
 
-The speed samples (every 100 ms, by a hard timer interrupt) do not wake the loop: they wait in
-the ring for its next turn, and the controller takes them in time order with the edges. The CPU
-it takes is measured on the emulated chip (`make bench ARGS=rp2`, docs/firmware.md).
+The speed samples (every 100 ms, by a hard timer interrupt), the index's edges and the
+sensors' releases do not wake the loop: they wait in the ring for its next turn, and the
+controller takes them in time order with the edges that woke it. The CPU it takes is measured on the emulated chip (`make bench ARGS=rp2`, docs/firmware.md).
 """
 
 import io

@@ -80,11 +80,17 @@ class Board:
         self._codes = {}
         self._pins = []
         self._counted = []
+        # The edges the main loop wakes for: a ball, pocket or void sensor turning active. The
+        # others (the index Z, every release) wait in the ring for its next turn, in order: what
+        # they tell (the index's check, a pulse's width, a sensor no longer stuck) has no time
+        # of its own, and the checks every 500 ms drain the ring first.
+        self._wakes = []
         for i, g in enumerate(gpio):
             p = Pin(g, Pin.IN, Pin.PULL_UP if low else Pin.PULL_DOWN)
             self._pins.append(p)
             self._codes[p] = i
             self._counted.append(i == 0 or nb < i <= nb + npk)
+            self._wakes.append(i > 0)
         self.lamp = Pin(pins["lamp"], Pin.OUT, value=0) if pins.get("lamp") is not None else None
         self.led = Pin(pins.get("led", 25), Pin.OUT, value=0)
         self.store = store if store is not None else FlashStore(store_path)
@@ -108,7 +114,10 @@ class Board:
         v = pin.value()
         if self._low:
             v = 1 - v
-        self.ring.put((i << 1) | v, self._counted[i])
+        if v and self._wakes[i]:
+            self.ring.put((i << 1) | v, self._counted[i])
+        else:
+            self.ring.stamp((i << 1) | v, self._counted[i])
 
     def _on_sample(self, timer):
         """The rotor's speed sample every 100 ms: the time and the count into the ring, for the
