@@ -17,7 +17,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent / "shared"))
 import test_spin_kit as kit  # noqa: E402
-from test_firmware_shell import FakePin, FakeSM, _board, pico  # noqa: E402,F401
+from test_firmware_shell import FakePin, FakeSM, FakeTimer, _board, pico  # noqa: E402,F401
 
 
 class RingIO:
@@ -78,22 +78,28 @@ class Wheel:
                 return [(o, 1) for o in self.objs if getattr(o, "ioctl", None) and o.ioctl(3, 1)]
 
             def poll(self, timeout=-1):
+                """Interrupts come at their instants; the wait ends when one of them made an
+                object readable (the timer's samples, an edge that only waits in the ring do
+                not), else at its timeout."""
                 wheel.waits.append(timeout)
                 r = self.ready()                 # as select: what is ready already ends the wait
                 if r:
                     wheel.woken_at_once += 1
                     return r
                 end = wheel.clock["us"] + timeout * 1000
-                if wheel.edges and wheel.edges[0][0] <= end:
+                while wheel.edges and wheel.edges[0][0] <= end:
                     t = wheel.edges[0][0]
+                    FakeTimer.fire_until(t)
                     while wheel.edges and wheel.edges[0][0] == t:
                         _, name, level = wheel.edges.pop(0)
                         wheel.clock["us"] = t
                         pin = FakePin.pins[wheel.gpio[name]]
                         pin.raw = 1 - level              # active low
                         pin.handler(pin)
-                    return self.ready()
-                wheel.clock["us"] = end
+                    ready = self.ready()
+                    if ready:
+                        return ready
+                FakeTimer.fire_until(end)
                 return []
 
             def ipoll(self, timeout=-1, flags=0):
@@ -127,26 +133,34 @@ def _make(shell, clock, sel, loop, tmp_path, edges=(), count=None, read=lambda: 
     return loop.MainLoop(b, read, lambda: None, None, None), wheel, events
 
 
-def test_an_idle_wheel_wakes_ten_times_a_second_and_keeps_its_status_period(loop_mod, tmp_path):
+def test_an_idle_wheel_wakes_for_its_status_and_takes_its_speed_samples_by_the_timer(loop_mod, tmp_path):
     shell, clock, sel, loop = loop_mod
     ml, wheel, events = _make(shell, clock, sel, loop, tmp_path)
+    samples = []
+    take = ml.board.ctl.rotor.take
+    ml.board.ctl.rotor.take = lambda t, c: (samples.append(t), take(t, c))
     while clock["us"] < 10_000_000:
         ml.step()
-    assert 95 <= ml.wakes <= 115, ml.wakes                    # was 2000 with the 5 ms sleep
+    assert 19 <= ml.wakes <= 25, ml.wakes           # the status every 500 ms (100 with a wake-up a sample)
     st = [e["t"] for e in events if e["ev"] == "status"]
     assert len(st) == 20 and {b - a for a, b in zip(st, st[1:])} == {500_000}
-    assert max(wheel.waits) <= 100
+    assert max(wheel.waits) <= 500
+    # every 100 ms, those since the last turn waiting in the ring
+    assert len(samples) + len(ml.board.ring) == clock["us"] // 100_000 and {b - a for a, b in zip(samples, samples[1:])} == {100_000}
 
 
-def test_an_edge_ends_the_wait_at_its_instant(loop_mod, tmp_path):
+def test_an_active_edge_ends_the_wait_at_its_instant_a_release_waits_for_the_next_turn(loop_mod, tmp_path):
     shell, clock, sel, loop = loop_mod
     ml, wheel, events = _make(shell, clock, sel, loop, tmp_path, edges=[(1_234_567, "VOID", 1), (1_300_000, "VOID", 0)])
-    while clock["us"] < 1_200_000:
+    while clock["us"] < 1_000_000:
         ml.step()
-    ml.step()                               # this wait ends at the edge, not at its deadline
-    assert clock["us"] == 1_234_567 and len(ml.board.ring) == 1
-    ml.step()                               # drained at once; this wait ends at the release
-    assert ml.board.ctl.void_up == 1_234_567 and clock["us"] == 1_300_000
+    assert clock["us"] == 1_000_000
+    ml.step()                               # this wait ends at the edge, not at its deadline (1.5 s)
+    assert clock["us"] == 1_234_567 and _signalled(ml.board) and len(ml.board.ring) == 3   # 2 samples, the edge
+    ml.step()                 # drained at once; the release waits in the ring: the wait ends at 1.5 s
+    assert ml.board.ctl.void_up == 1_234_567 and 1_500_000 <= clock["us"] < 1_501_000 and len(ml.board.ring) == 4
+    ml.step()
+    assert ml.board.ctl.void_up is None                 # the release, handed over at that turn
 
 
 def test_a_spin_through_the_loop_names_its_number(loop_mod, tmp_path):
@@ -168,6 +182,21 @@ def test_a_spin_through_the_loop_names_its_number(loop_mod, tmp_path):
     assert kinds == ["boot", "launch", "rnvp", "drop", "result"], kinds
     assert [e["number"] for e in events if e["ev"] == "result"] == [17]
     assert ml.wakes < 40 * 40                                # 8000 turns with the 5 ms sleep
+
+
+def _signalled(board):
+    """The wake-up says an edge came: the RingIO holds a byte, or (without one) the ring's flag."""
+    return board.wake.any() > 0 if board.wake is not None else bool(board.ring.wake)
+
+
+def _edges_in(ring):
+    """Edges waiting in the ring (not the timer's speed samples, which do not wake the loop)."""
+    from cylindre.board.ring import SAMPLE
+    n, j = 0, ring.tail
+    while j != ring.head:
+        n += ring.code[j] != SAMPLE
+        j = 0 if j + 1 == ring.size else j + 1
+    return n
 
 
 def _interrupt(wheel, name, level):
@@ -195,9 +224,9 @@ def test_an_edge_after_the_turn_drained_the_ring_ends_the_wait_at_once(loop_mod,
     t = clock["us"]
     late.append(lambda: _interrupt(wheel, "VOID", 1))
     ml.step()
-    assert clock["us"] == t and len(ml.board.ring) == 1         # woken at once, edge waiting
+    assert clock["us"] == t and _edges_in(ml.board.ring) == 1         # woken at once, edge waiting
     ml.step()
-    assert ml.board.ctl.void_up == t and len(ml.board.ring) == 0
+    assert ml.board.ctl.void_up == t and _edges_in(ml.board.ring) == 0
     assert clock["us"] > t                                        # the signal spent: it waited
 
 
@@ -208,7 +237,7 @@ def test_more_edges_between_two_turns_than_the_signal_holds_all_wake_the_loop(lo
     does not stay set and spin the loop)."""
     shell, clock, sel, loop = loop_mod
     assert loop.DRAIN >= shell.WAKE                  # one read empties the signal
-    burst = 2 * shell.WAKE + 8
+    burst = 2 * (shell.WAKE + 8)                 # every other one active: WAKE + 8 signalled
     late = []
 
     def read():
@@ -226,9 +255,9 @@ def test_more_edges_between_two_turns_than_the_signal_holds_all_wake_the_loop(lo
     late.append(chatter)
     ml.step()
     t = clock["us"]
-    assert len(ml.board.ring) == burst and wheel.woken_at_once == 1
+    assert _edges_in(ml.board.ring) == burst and wheel.woken_at_once == 1
     ml.step()
-    assert len(ml.board.ring) == 0 and ml.board.ring.lost == 0
+    assert _edges_in(ml.board.ring) == 0 and ml.board.ring.lost == 0
     assert clock["us"] > t and wheel.woken_at_once == 1            # waited again
     assert not [e for e in events if e["ev"] == "fault"]
     if ml.board.wake is not None:
@@ -253,7 +282,7 @@ def test_an_edge_between_the_signal_and_the_ring_costs_one_turn_at_most(loop_mod
 
     ml.board.poll = poll
     ml.step()
-    assert ml.board.ctl.void_up == fired[0] and len(ml.board.ring) == 0
+    assert ml.board.ctl.void_up == fired[0] and _edges_in(ml.board.ring) == 0
     before = clock["us"]
     ml.step()
     ml.step()

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_firmware_shell import FakePin, FakeSM, _board, pico  # noqa: E402,F401
+from test_firmware_shell import FakePin, FakeSM, FakeTimer, _board, pico  # noqa: E402,F401
 
 from cylindre.board.store import FlashStore  # noqa: E402
 from cylindre.link.host import HostLink  # noqa: E402
@@ -79,10 +79,10 @@ class Table:
 
     def run_to(self, t):
         while self.next_host <= t:
-            self.clock["us"] = max(self.clock["us"], self.next_host)
+            FakeTimer.fire_until(self.next_host)    # the speed samples (none while the power is off)
             self._host_turn()
             self.next_host += HOST_TURN_US
-        self.clock["us"] = max(self.clock["us"], t)
+        FakeTimer.fire_until(t)
 
     # -- the wheel -----------------------------------------------------------------------------
     def play(self):
@@ -221,6 +221,7 @@ def test_the_board_comes_back_from_a_power_cut_mid_spin(wired, monkeypatch, tmp_
         if table.off:
             table.powered = False
             table.quad = None
+            FakeTimer.timers.clear()
             while table.off:
                 table.play()
             back = clock["us"]

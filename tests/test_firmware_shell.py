@@ -1,7 +1,8 @@
 """The Pico shell (firmware/cylindre/board/shell.py) on CPython with stand-ins for `machine`,
 `rp2` and the MicroPython `time` functions: interrupts stamp edges into the ring, the main loop
 drains them in order with the encoder count taken at the edge, the lamp follows rien ne va plus,
-the watchdog is fed, a full ring is a fault, and the spin ends in the flash store."""
+the rotor's speed samples come by the timer's interrupt through the same ring, the watchdog is
+fed, a full ring is a fault, and the spin ends in the flash store."""
 
 from __future__ import annotations
 
@@ -55,6 +56,31 @@ class FakeWDT:
         FakeWDT.fed += 1
 
 
+class FakeTimer:
+    """machine.Timer with a hard periodic callback; the tests' wheel time fires it
+    (`fire_until`), never moving the clock back."""
+    PERIODIC, ONE_SHOT = 1, 0
+    timers: list["FakeTimer"] = []
+    clock: dict = {"us": 0}
+
+    def __init__(self, mode=PERIODIC, period=-1, callback=None, hard=False):
+        assert mode == self.PERIODIC and period > 0 and hard
+        self.period = period * 1000
+        self.callback = callback
+        self.next = FakeTimer.clock["us"] + self.period
+        FakeTimer.timers.append(self)
+
+    @classmethod
+    def fire_until(cls, t):
+        clock = cls.clock
+        for tm in cls.timers:
+            while tm.next <= t:
+                clock["us"] = max(clock["us"], tm.next)
+                tm.callback(tm)
+                tm.next += tm.period
+        clock["us"] = max(clock["us"], t)
+
+
 class FakeSM:
     count = staticmethod(lambda: 0)
 
@@ -81,6 +107,7 @@ def pico(monkeypatch):
     machine = types.ModuleType("machine")
     machine.Pin = FakePin
     machine.WDT = FakeWDT
+    machine.Timer = FakeTimer
     machine.PWRON_RESET, machine.WDT_RESET = 1, 3
     machine.reset_cause = lambda: 1
     rp2 = types.ModuleType("rp2")
@@ -96,6 +123,8 @@ def pico(monkeypatch):
         sys.modules.pop(m, None)
     FakePin.pins = {}
     FakeWDT.fed = 0
+    FakeTimer.timers = []
+    FakeTimer.clock = clock
     from cylindre.board import encoder, shell
     encoder._PROGRAM = None
     yield shell, clock
@@ -108,7 +137,8 @@ def _board():
 
 
 def _drive(b, board, wheel, clock, t_end, start=0):
-    """Replay the kit wheel's edges as pin interrupts; the main loop polls every 5 ms."""
+    """Replay the kit wheel's edges as pin interrupts and the speed samples as the timer's; the
+    main loop polls every 5 ms."""
     gpio = {"Z": board["pins"]["z"]}
     for i, g in enumerate(board["pins"]["ball"]):
         gpio["BALL%d" % i] = g
@@ -122,12 +152,14 @@ def _drive(b, board, wheel, clock, t_end, start=0):
     while t <= t_end:
         while i < len(ev) and ev[i][0] <= t:
             te, name, level = ev[i]
+            FakeTimer.fire_until(te)
             clock["us"] = te
             wheel.now = te
             pin = FakePin.pins[gpio[name]]
             pin.raw = 1 - level                  # active low: the sensor pulls the line down
             pin.handler(pin)                     # the hard IRQ
             i += 1
+        FakeTimer.fire_until(t)
         clock["us"] = t
         wheel.now = t
         b.poll()
@@ -139,7 +171,7 @@ def test_a_spin_through_the_shell(pico, tmp_path):
     board = _board()
     wheel = kit.Wheel(kit.board(**{k: board[k] for k in ("cpr", "index_offset_deg", "ball_sensors_deg",
                                                           "pocket_sensors_deg")}), rotor_rpm=20.0)
-    FakeSM.count = staticmethod(wheel.count)
+    FakeSM.count = staticmethod(lambda: wheel.count_at(clock["us"]))    # the PIO's count at any instant
     events = []
     b = shell.Board(board, events.append, store_path=str(tmp_path / "rec"))
     assert b.encoder.sign == 1 and b.encoder.sm.in_base is FakePin.pins[2]

@@ -85,7 +85,6 @@ def _run(self):
     while True:
         self.step()
         if m[0x%(flag)X]:
-            m[0x%(flag)X] = 0
             if _state[0]:
                 _acc["bytes allocated"] = gc.mem_alloc() - _state[1]
                 _n["bytes allocated"] = 1
@@ -100,6 +99,7 @@ def _run(self):
             elif _state[0]:
                 _state[0] = 0
             m[0x%(flag)X + 4] = 0
+            m[0x%(flag)X] = 0           # last: the harness reads the file once this is clear
 
 
 _loop.MainLoop.run = _run
@@ -145,19 +145,22 @@ def _session(mode: str, seed: int, ball_s: float, log=print) -> dict:
     chip.run_for(0.5)
     windows = {}
 
+    def dump():
+        """Ask the probe for its figures: it writes them at the main loop's next turn."""
+        chip.set_scratch(1, 1)
+        if not chip.run_while(lambda: chip.scratch(1) != 0, 3.0):
+            raise RuntimeError("the probe on the emulated board did not answer in 3 emulated s")
+        return _read_prof(chip)
+
     def window(label, secs, hold_gc=False):
         if profiled:
             chip.set_scratch(2, 1 if hold_gc else 0)
-            chip.set_scratch(1, 1)
-            chip.run_for(0.3)
-            before = _read_prof(chip)
+            before = dump()
         c0, t0 = chip.busy_cycles(), chip.ns
         chip.run_for(secs)
         w = {"seconds": secs, "busy_percent": round(100 * (chip.busy_cycles() - c0) / 125e6 / ((chip.ns - t0) / 1e9), 2)}
         if profiled:
-            chip.set_scratch(1, 1)
-            chip.run_for(0.3)
-            after = _read_prof(chip)
+            after = dump()
             calls = []
             for k, v in after["us"].items():
                 n = after["calls"].get(k, 0) - before["calls"].get(k, 0)

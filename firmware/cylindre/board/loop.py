@@ -1,18 +1,18 @@
 """The Pico's main loop (boucle principale): it wakes for work, not for time.
 
-One turn (`step`): empty the edges' wake-up signal, drain the sensor edges and tick the
-controller (`Board.poll`), take the link's bytes, let the link resend and pace itself, then wait
-in `select.poll` until an edge is signalled (`Board.wake`, a `micropython.RingIO` the pin
-interrupt writes a byte to, asked in C; without one, `EdgeWake`), a byte arrives on the link's
-port, or the next deadline (`Board.due`): the controller's next work (`Controller.next_due`: the
-rotor's next speed sample every 100 ms, rien ne va plus and the drop in a spin). The periodic
-status and the LED ride on those turns (at most one sample late). The watchdog is fed at every
-turn, so at least ten times a second.
+One turn (`step`): empty the edges' wake-up signal, hand the ring's edges and the timer's speed
+samples to the controller and tick it when due (`Board.poll`), take the link's bytes, let the
+link resend and pace itself, then wait in `select.poll` until a sensor turns active (the pin
+interrupt writes a byte to `Board.wake`, a `micropython.RingIO` that `select` asks in C; without
+one, `EdgeWake`), a byte arrives on the link's port, or the next deadline (`Board.due`): the
+controller's next work (`Controller.next_due`: the status and the checks every 500 ms, rien ne
+va plus and the drop in a spin, every 100 ms with the ball in the pockets). The LED rides on
+those turns. The watchdog is fed at every turn, so at least once a second (`MAX_WAIT_MS`).
 
-The controller's other checks ride on the samples: the result's wait at each one, stuck sensors
-every 500 ms (docs/firmware.md); on the wheel bench this left every result, void and fault
-unchanged. The CPU it takes is measured on the emulated chip (`make bench ARGS=rp2`,
-docs/firmware.md).
+The speed samples (every 100 ms, by a hard timer interrupt), the index's edges and the
+sensors' releases do not wake the loop: they wait in the ring for its next turn, and the
+controller takes them in time order with the edges that woke it. The CPU it takes is measured
+on the emulated chip (`make bench ARGS=rp2`, docs/firmware.md).
 """
 
 import io
@@ -23,9 +23,11 @@ DRAIN = 16              # the wake-up signal's bytes taken at once: all of it (s
 
 
 class EdgeWake(io.IOBase):
-    """Pollable by `select.poll` where there is no RingIO (CPython, stand-ins): readable while the
-    edge ring holds edges. The core wakes from its wait on any interrupt and asks again, and
-    `select` calls this Python `ioctl` at each of those wakes (~35 us on the Pico's core)."""
+    """Pollable by `select.poll` where there is no RingIO (CPython, stand-ins): readable once an
+    edge came since `Board.poll` began its drain (the ring's `wake`, which the pin interrupt
+    sets for the edges that wake the loop). The core wakes from its wait on any interrupt and
+    asks again: `select` calls this Python `ioctl` at each of those wakes (~36 us on the Pico's
+    core, `make bench ARGS=rp2prof`)."""
 
     def __init__(self, ring):
         self.ring = ring
@@ -33,7 +35,7 @@ class EdgeWake(io.IOBase):
     def ioctl(self, req, arg):
         if req == 3:                    # MP_STREAM_POLL
             r = self.ring
-            return (arg & 1) if r.head != r.tail else 0
+            return (arg & 1) if r.wake else 0
         return -1
 
 
@@ -89,4 +91,4 @@ class MainLoop:
 
 
 def _nothing(buf):
-    """No signal to empty: `EdgeWake` asks the ring itself."""
+    """No signal to empty: `Board.poll` clears the ring's flag, which `EdgeWake` reads."""

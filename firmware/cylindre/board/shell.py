@@ -10,7 +10,7 @@ import sys
 import time
 
 from cylindre.board.clock import Clock
-from cylindre.board.ring import Ring
+from cylindre.board.ring import Ring, SAMPLE
 from cylindre.board.store import FlashStore
 from cylindre.spin.controller import Controller
 from cylindre.spin.origin import REBASE_AT_US
@@ -26,14 +26,11 @@ except ImportError:
 # 9 bytes an entry (docs/firmware.md, "CPU load and heap").
 RING = 128
 WDT_MS = 8000          # the RP2040's watchdog tops out at 8388 ms
-# The wake-up signal (`Board.wake`): a byte an edge, emptied at every turn of the main loop
-# (loop.DRAIN bytes at a time). More edges than this between two turns: the interrupt's byte is
-# dropped and the signal stays readable, so the loop still wakes; the ring holds the edges.
+# The wake-up signal (`Board.wake`): a byte for each edge the loop wakes for, emptied at every
+# turn of the main loop (loop.DRAIN bytes at a time). More such edges than this between two
+# turns: the interrupt's byte is dropped and the signal stays readable, so the loop still wakes;
+# the ring holds the edges.
 WAKE = 16
-
-
-def _no_signal(b):
-    """The interrupt's signal where there is no RingIO (the loop then polls the ring itself)."""
 
 
 def board_settings(board):
@@ -93,11 +90,17 @@ class Board:
         self._codes = {}
         self._pins = []
         self._counted = []
+        # The edges the main loop wakes for: a ball, pocket or void sensor turning active. The
+        # others (the index Z, every release) wait in the ring for its next turn, in order: what
+        # they tell (the index's check, a pulse's width, a sensor no longer stuck) has no time
+        # of its own, and the checks every 500 ms drain the ring first.
+        self._wakes = []
         for i, g in enumerate(gpio):
             p = Pin(g, Pin.IN, Pin.PULL_UP if low else Pin.PULL_DOWN)
             self._pins.append(p)
             self._codes[p] = i
             self._counted.append(i == 0 or nb < i <= nb + npk)
+            self._wakes.append(i > 0)
         self.lamp = Pin(pins["lamp"], Pin.OUT, value=0) if pins.get("lamp") is not None else None
         self.led = Pin(pins.get("led", 25), Pin.OUT, value=0)
         self.store = store if store is not None else FlashStore(store_path)
@@ -105,11 +108,13 @@ class Board:
         if self.ctl.nb != nb or self.ctl.void_i != 1 + nb + npk:
             raise ValueError("board.json: %d ball and %d pocket pins, the controller's signals %s"
                              % (nb, npk, " ".join(self.ctl.names)))
-        # The main loop's wake-up: the interrupt writes a byte after each edge it puts in the
-        # ring, `select.poll` finds the RingIO readable in C (loop.py). None: no RingIO here.
+        # The main loop's wake-up: the interrupt writes a byte after each edge it wakes the loop
+        # for; `select.poll` finds the RingIO readable in C (loop.py). None: no RingIO here.
         self.wake = RingIO(WAKE) if RingIO is not None else None
-        self._signal = self.wake.write if self.wake is not None else _no_signal
+        self._signal = self.wake.write if self.wake is not None else self._flag
         self._irq = self._on_edge           # bound once: the IRQ must not allocate
+        self._tick_irq = self._on_sample
+        self.timer = None
         self.wdt = machine.WDT(timeout=WDT_MS) if watchdog else None
         self.state = "idle"
         self._led_state = None              # the state and time the LED was last set for
@@ -123,8 +128,19 @@ class Board:
         v = pin.value()
         if self._low:
             v = 1 - v
-        self.ring.put((i << 1) | v, self._counted[i])
-        self._signal(b"\x01")              # after the edge: a constant, nothing allocated
+        self.ring.stamp((i << 1) | v, self._counted[i])
+        if v and self._wakes[i]:
+            self._signal(b"\x01")          # after the edge: a constant, nothing allocated
+
+    def _on_sample(self, timer):
+        """The rotor's speed sample every 100 ms: the time and the count into the ring, for the
+        loop's next turn (it does not wake the loop). The pin and timer interrupts run at the
+        same priority (the SDK's default), so neither cuts into the other's `put`."""
+        self.ring.stamp(SAMPLE, True)
+
+    def _flag(self, b):
+        """The wake-up where there is no RingIO: the ring's flag, which loop.EdgeWake reads."""
+        self.ring.wake = 1
 
     def start(self, reset="power"):
         """Boot the controller, then let the interrupts in; inputs already active are told."""
@@ -137,6 +153,13 @@ class Board:
             if v:
                 self.ctl.edge(now, i, 1)
             p.irq(self._irq, Pin.IRQ_RISING | Pin.IRQ_FALLING, hard=True)
+        # The speed samples by a hard timer interrupt: the core does not wake the loop ten times
+        # a second for them (each wake-up costs ~1 ms of Python). A `machine` without a Timer
+        # (the CPython stand-ins of some tests) leaves them to the ticks.
+        Timer = getattr(machine, "Timer", None)
+        if Timer is not None:
+            self.ctl.sampler = True
+            self.timer = Timer(mode=Timer.PERIODIC, period=100, callback=self._tick_irq, hard=True)
 
     # -- main loop ----------------------------------------------------------------------------
     def _count(self):
@@ -172,16 +195,20 @@ class Board:
         clock = self.clock
         now = clock.now()
         due = self._due
+        r.wake = 0                          # before the drain: an edge after it wakes again
         while r.tail != r.head:
-            due = None
             j = r.tail
             code = r.code[j]
-            i = code >> 1
             t = clock.at(r.t[j])
-            if self._counted[i]:
-                self._pending = r.k[j]
-            ctl.edge(t, i, code & 1)
-            self._pending = None
+            if code == SAMPLE:
+                ctl.sample(t, r.k[j])
+            else:
+                due = None
+                i = code >> 1
+                if self._counted[i]:
+                    self._pending = r.k[j]
+                ctl.edge(t, i, code & 1)
+                self._pending = None
             j += 1
             r.tail = 0 if j == r.size else j
         if r.lost != self._lost:

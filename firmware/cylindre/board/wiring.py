@@ -91,20 +91,21 @@ def make_link(board, clock_ms, cammegh_power=None, key=False, usb=None):
         one = bytearray(1)
         ipoll = poller.ipoll
 
-        def waiting():
-            for _ in ipoll(0):          # ipoll: no list, no tuple made (poll makes both)
-                return True
-            return False
+        readinto = inp.readinto
 
         def read_usb():
             """Every byte waiting (at most READ_MAX), in one piece, or None: the link then cuts
             and checks a frame at a time (it copies them: the buffer is the next call's).
-            USB CDC's stdin has no "how many": a byte is read while the poll says one is there,
-            into a buffer made once (a bytes object a byte cost an allocation each, ~30 us of
-            the Pico's core)."""
+            USB CDC's stdin has no "how many" and its read blocks until every byte asked for
+            came: a byte is read while the poll says one is there (`ipoll`: no list, no tuple
+            made), into a buffer made once (a bytes object a byte cost an allocation each)."""
             n = 0
-            while n < READ_MAX and waiting():
-                inp.readinto(one)
+            while n < READ_MAX:
+                for _ in ipoll(0):
+                    break
+                else:
+                    break
+                readinto(one)
                 buf[n] = one[0]
                 n += 1
             return view[:n] if n else None

@@ -51,6 +51,7 @@ _SPARE_TURNS = const(4)      # turns for the pocket sensors to miss the ball a f
 _US_X10_MIN = const(600000000)  # us in a minute x10: a turn's us from rpm_x10
 _SLOW_TURN_US = const(12000000)  # a turn while the rotor's speed is unknown (5 rpm)
 _CHECK_US = const(500000)    # the checks without a time of their own (see tick) this often
+_SAMPLE_US = const(100000)   # the rotor's speed samples (spin/rotor.py), and the ticks that need them
 
 IDLE = "idle"
 IN_RIM = "ball_in_rim"
@@ -75,6 +76,9 @@ class Controller:
         self.epoch = 0              # the time origin, us since boot (spin/origin.py; `rebase`)
         self.store = store          # None: nothing is kept (replays and tests: cylindre.replay.MemoryStore)
         self.count = count if count is not None else _zero
+        # True when the board's timer takes the speed samples (`sample`); else each tick takes
+        # one (replays, tests)
+        self.sampler = False
         self.phase = IDLE
         self.spin = 0
         # the spin counter's epoch (époque du compteur): a random id made when the counter starts
@@ -234,13 +238,24 @@ class Controller:
             raise ValueError("no signal %d (this board has 0-%d)" % (i, self.void_i))
 
     def next_due(self):
-        """Controller time of its next work without an edge, for the Pico's loop to wake then:
-        the rotor's next speed sample (every 100 ms) or the earliest of `_timed`. The periodic
-        status and the checks every `_CHECK_US` ride on the samples: a status goes at the first
-        sample at or after its time, at most one sample late, as on the replay's ticks (a
-        wake-up of its own cost ~0.6 ms of the Pico's core, four times a second)."""
-        d = self.rotor.next_t
+        """Controller time of its next work without an edge, for the Pico's loop to wake then.
+        With the board's timer taking the speed samples (`sampler`): the status, the checks every
+        `_CHECK_US`, the earliest of `_timed`, and every 100 ms in the phases a tick looks at
+        each time. Without it, the rotor's next sample (every 100 ms) or `_timed`, the status and
+        the checks riding on the samples (at most one sample late), as on the replay's ticks."""
         e = self._timed()
+        if not self.sampler:
+            d = self.rotor.next_t
+            return e if e < d else d
+        # The samples come by the timer: a tick at the status, the checks, the timed work, and
+        # every 100 ms while the ball is in the pockets or a launch's group may end.
+        d = self.next_status
+        if self.check_t < d:
+            d = self.check_t
+        if self.phase == DROPPED or (self.launch.candidate and self.launch.pending):
+            s = self.t + _SAMPLE_US
+            if s < d:
+                d = s
         return e if e < d else d
 
     def _timed(self):
@@ -317,13 +332,13 @@ class Controller:
     def tick(self, t_us):
         """Time passes: speed, timeouts, rien ne va plus on time, health, periodic status."""
         self.t = t_us
-        c = self.count()
         r = self.rotor
-        r.sample(t_us, c)
-        if r.act != self.saved_act:
-            # a new actuation: in flash at once, so a power cut before the launch keeps it
-            self.saved_act = r.act
-            self._save(self.spin if self.phase in _SPINNING else None)
+        if self.sampler:
+            c = None
+        else:
+            c = self.count()
+            r.sample(t_us, c)
+            self._acted()
         # Before its next timed work a tick only takes the sample; the ball in the pockets (the
         # result's wait, a silent pocket sensor) and a launch whose group may end without a
         # second sensor (`Launch.window_over`) are looked at every tick.
@@ -331,6 +346,8 @@ class Controller:
         if t_us < self.next_status and t_us < self.check_t and t_us < self._timed() \
                 and self.phase != DROPPED and not (L.candidate and L.pending):
             return
+        if c is None:
+            c = self.count()
         if t_us >= self.check_t:
             self.check_t = t_us + _CHECK_US
             self._check_index_health(t_us, c)
@@ -365,6 +382,19 @@ class Controller:
         if t_us >= self.next_status:
             self.next_status = t_us + self.s["status_us"]
             self._status(t_us)
+
+    def sample(self, t_us, count):
+        """A speed sample the board's timer took at t_us (`sampler`), given in time order with
+        the edges: the ticks then take none."""
+        self.t = t_us
+        self.rotor.take(t_us, count)
+        self._acted()
+
+    def _acted(self):
+        if self.rotor.act != self.saved_act:
+            # a new actuation: in flash at once, so a power cut before the launch keeps it
+            self.saved_act = self.rotor.act
+            self._save(self.spin if self.phase in _SPINNING else None)
 
     def open_table(self, t_us):
         self.t = t_us

@@ -67,11 +67,18 @@ class Rotor:
         self._continues = continues
 
     def sample(self, t, count):
-        """Take a speed sample if 100 ms have passed since the last one; update rpm and direction."""
+        """Take a speed sample if 100 ms have passed since the last one (a tick's sample)."""
+        if self._n and t < self.next_t:
+            if self.start_count is None:
+                self.start_count = count
+            return
+        self.take(t, count)
+
+    def take(self, t, count):
+        """One speed sample, 100 ms after the one before (the Pico's timer takes them on time:
+        board/shell.py): update rpm, direction and the actuations."""
         if self.start_count is None:
             self.start_count = count
-        if self._n and t < self.next_t:
-            return
         self.next_t = t + _SAMPLE_US
         self._st[self._i] = t
         self._sc[self._i] = count
