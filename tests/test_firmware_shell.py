@@ -255,3 +255,34 @@ def test_the_led_blinks_its_pattern_and_is_written_only_when_it_changes(pico, tm
     b._led_until = 0            # as after a move of the time origin (Board.poll)
     b._led(1000)
     assert led.raw == 1
+
+
+def test_what_an_interrupt_stamps_during_the_drain_waits_for_the_next_turn(pico, tmp_path):
+    """The tick at `now` must follow everything the controller was given: an edge stamped after
+    the turn read its clock stays in the ring for the next turn."""
+    shell, clock = pico
+    board = _board()
+    b = shell.Board(board, lambda ev: None, store_path=str(tmp_path / "rec"), watchdog=False)
+    b.start("power")
+    void = FakePin.pins[board["pins"]["void"]]
+    given = []
+    edge = b.ctl.edge
+
+    def edge_while_an_interrupt_comes(t, i, level):
+        given.append((t, level))
+        if len(given) == 1:                   # the release, 300 us after the turn's `now`
+            clock["us"] += 300
+            void.raw = 1
+            void.handler(void)
+        return edge(t, i, level)
+
+    b.ctl.edge = edge_while_an_interrupt_comes
+    clock["us"] = 1000
+    void.raw = 0                              # active low: pressed
+    void.handler(void)
+    clock["us"] = 2000
+    now = b.poll()
+    assert now == 2000 and given == [(1000, 1)] and len(b.ring) == 1 and b.ctl.t == 2000
+    clock["us"] = 3000
+    b.poll()
+    assert given == [(1000, 1), (2300, 0)] and len(b.ring) == 0

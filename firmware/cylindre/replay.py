@@ -8,7 +8,9 @@ controller is lost at its rising edge and a new one boots at its falling edge wi
 as on the Pico: feed time less `origin`, which is `boot_at` (the feed time of the last boot, 0
 until a RESET) until the controller moves it forward. It does so by the Pico's rule, run after
 each tick as the Pico's shell runs it (`Controller.rebase`: idle and past `rebase_at`, by whole
-`rebase_step`s; spin/origin.py); `rebase_at=None` never moves it. Its events leave the
+`rebase_step`s; spin/origin.py); `rebase_at=None` never moves it. `pico=True` schedules the
+controller as the Pico's shell does instead (board/shell.py): a speed sample every 100 ms
+(`Controller.sample`, the timer's) and a tick only at `Controller.next_due`. Its events leave the
 controller in time since its boot; they are handed on in feed time (`shift_times`), so that they
 line up with the feed and its truth across power cuts; `feed_clock=False` hands them on as the
 controller said them.
@@ -20,6 +22,7 @@ from cylindre.spin.quadrature import Quadrature
 
 GEOMETRY_KEYS = ("cpr", "index_offset_deg", "ball_sensors_deg", "pocket_sensors_deg")
 TICK_US = 10000
+SAMPLE_US = 100000          # the Pico's timer: a speed sample this often (pico=True)
 def settings_from(header, overrides=None):
     """Controller settings: the feed header's geometry plus spin-setting overrides (a dict)."""
     s = {}
@@ -49,8 +52,12 @@ class Replay:
     """Drive a Controller from (t_us, signal, level) changes; `emit` receives every event dict."""
 
     def __init__(self, header, emit, overrides=None, tick_us=TICK_US, store=None, feed_clock=True,
-                 rebase_at=REBASE_AT_US, rebase_step=REBASE_STEP_US):
+                 rebase_at=REBASE_AT_US, rebase_step=REBASE_STEP_US, pico=False):
         self.settings = settings_from(header, overrides)
+        self.pico = pico
+        self.next_sample = 0
+        self.due = 0                # pico: feed time of the controller's next_due
+        self.at = 0                 # pico: feed time of the last change (a tick is never before)
         self.out = emit
         self.feed_clock = feed_clock
         self.tick_us = tick_us
@@ -83,12 +90,15 @@ class Replay:
         self.boot_at = t_us
         self.origin = t_us
         self.ctl = Controller(self.settings, self.emit, store=self.store, count=q)
+        self.ctl.sampler = self.pico
         self.ctl.boot(0, reset_cause=cause)
         self.boots += 1
         for name in sorted(self.levels):
             if self.levels[name]:
                 self.ctl.signal(0, name, 1)
         self.next_tick = t_us + self.tick_us
+        self.next_sample = t_us + SAMPLE_US
+        self.due = self.ctl.next_due() + self.origin
 
     def now_us(self, t):
         """Controller time at feed time t (for a link or a command driving the controller)."""
@@ -98,6 +108,8 @@ class Replay:
         """Boot at `start_us` (unless already on) and replay an iterable of changes in order."""
         if self.ctl is None and self.boots == 0:
             self.power_on(start_us)
+        if self.pico:
+            return self._run_pico(changes)
         tick_us = self.tick_us
         ctl = self.ctl
         quad_edge = self.quad.edge if self.quad is not None else None
@@ -140,10 +152,59 @@ class Replay:
         self.changes += n
         return n
 
+    def _run_pico(self, changes):
+        """`run` on the Pico's schedule: before each change, the samples and the ticks due by
+        then, in time order; after a sensor change, the controller's next_due asked again."""
+        n = 0
+        for t, sig, level in changes:
+            n += 1
+            self._until(t)
+            self.at = t
+            if sig == "A" or sig == "B":
+                if sig == "A":
+                    self.a = level
+                else:
+                    self.b = level
+                if self.quad is not None:
+                    self.quad.edge(sig, level)
+            elif sig == "RESET":
+                if level and self.ctl is not None:
+                    self.ctl = None
+                    self.quad = None
+                elif not level and self.ctl is None:
+                    self.power_on(t)
+            else:
+                self.levels[sig] = level
+                if self.ctl is not None:
+                    self.ctl.signal(t - self.origin, sig, level)
+                    self.due = self.ctl.next_due() + self.origin
+        self.changes += n
+        return n
+
+    def _until(self, t):
+        ctl = self.ctl
+        while ctl is not None:
+            s = self.next_sample
+            d = self.due
+            if s <= d and s <= t:
+                ctl.sample(s - self.origin, self.quad())
+                self.next_sample = s + SAMPLE_US
+            elif d < s and d <= t:
+                ctl.tick((d if d > self.at else self.at) - self.origin)
+                self.ticks += 1
+                if self.rebase_at is not None:
+                    self._rebase(ctl)
+                self.due = ctl.next_due() + self.origin
+            else:
+                return
+
     def finish(self, end_us):
         """Let feed time run on to `end_us` (ticks only), e.g. past the last line."""
         ctl = self.ctl
         if ctl is None:
+            return
+        if self.pico:
+            self._until(end_us)
             return
         while self.next_tick <= end_us:
             ctl.tick(self.next_tick - self.origin)

@@ -52,6 +52,9 @@ def add_arguments(p) -> None:
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: all cores)")
     p.add_argument("--mpy-spins", type=int, default=4, help="spins measured on MicroPython (default 4, 0: skip)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--schedule", choices=("ticks", "pico"), default="ticks",
+                   help="ticks: a tick every 10 ms (default); pico: the Pico's shell, a speed sample every "
+                        "100 ms and a tick at the controller's next_due (cylindre.replay, pico=True)")
     p.add_argument("--out", type=Path, default=OUT, help="output folder (default bench/out)")
 
 
@@ -70,11 +73,11 @@ def run_chunk(job) -> dict:
     from host_tools.sim import WheelSimulator
     from host_tools.sim.decode import Decoder
 
-    seed, index, scenarios, imperfections, traces, geometry, overrides, wheel = job
+    seed, index, scenarios, imperfections, traces, geometry, overrides, wheel, pico = job
     sim = WheelSimulator(geometry, seed=[seed, index], imperfections=imperfections, wheel=wheel)
     events: list[dict] = []
     # events in feed time (the replay moves them from the controller's since-boot clock)
-    rp = Replay(sim.geometry, events.append, overrides=overrides)
+    rp = Replay(sim.geometry, events.append, overrides=overrides, pico=pico)
     need, sensors, min_us, span_us = confirm_rule(sim.geometry, overrides)
     dec = Decoder(sim.geometry)            # the pocket pulses as the geometry reads them
     truths, spins_changes, trace, rules = [], 0, [], []
@@ -301,7 +304,8 @@ def _jobs(args):
         n = min(CHUNK, args.spins - i * CHUNK)
         # faults rotate through the list across chunks; the first spin of a chunk is never one
         chunk_plan = plan(n, scen[i % len(scen):] + scen[:i % len(scen)] if scen else [], args.fault_every)
-        jobs.append((args.seed, i, chunk_plan, imp, 3 if i == 0 else 0, args.geometry, args.overrides, wheel))
+        jobs.append((args.seed, i, chunk_plan, imp, 3 if i == 0 else 0, args.geometry, args.overrides, wheel,
+                     args.schedule == "pico"))
     return jobs
 
 

@@ -168,10 +168,11 @@ class Board:
 
     def due(self):
         """Controller time of the next thing to do without an edge: the controller's next work
-        (`Controller.next_due`: a speed sample, rien ne va plus, the drop). The LED changes at
-        the first turn at or after its time (turns come at least every 100 ms): a wake-up of
-        its own for a blink cost as much as a speed sample. Asked of the controller only after
-        what can move it (a tick, edges, the host's bytes: `invalidate`), ~0.3 ms a time."""
+        (`Controller.next_due`: the status, the checks, rien ne va plus, the drop). The LED
+        changes at the first turn at or after its time (turns come at least every 500 ms at
+        work, every second at most): a wake-up of its own for a blink costs as much as a turn.
+        Asked of the controller only after what can move it (a tick, edges, the host's bytes:
+        `invalidate`), ~0.2 ms a time."""
         d = self._due
         if d is None:
             d = self._due = self.ctl.next_due()
@@ -182,14 +183,16 @@ class Board:
         self._due = None
 
     def poll(self):
-        """Drain the edges, tick when the controller has work due, move the time origin when the
-        controller allows it, feed the watchdog. Returns controller time now.
+        """Hand the ring's edges and speed samples up to now to the controller in time order,
+        tick when it has work due, move the time origin when the controller allows it, feed the
+        watchdog. Returns controller time now.
 
         A wake-up for an edge or for the host's bytes alone does not tick: the controller's
-        timed work (speed samples, rien ne va plus, the drop, and what rides on the samples)
-        has its time in `next_due`, which the edges drained here may move, so it is asked again
-        only after edges. As the replay, which ticks every 100 ms whatever the edges. (A tick
-        with nothing due cost ~0.5 ms of the Pico's core, at every edge and every ACK.)"""
+        timed work (the status, the checks, rien ne va plus, the drop) has its time in
+        `next_due`, which the edges drained here may move, so it is asked again only after
+        edges (`Replay(pico=True)` runs the controller on this schedule). What the interrupts
+        stamp after `now` waits for the next turn, so the tick at `now` follows everything the
+        controller was given."""
         r = self.ring
         ctl = self.ctl
         clock = self.clock
@@ -200,6 +203,8 @@ class Board:
             j = r.tail
             code = r.code[j]
             t = clock.at(r.t[j])
+            if t > now:
+                break
             if code == SAMPLE:
                 ctl.sample(t, r.k[j])
             else:

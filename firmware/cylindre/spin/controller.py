@@ -252,7 +252,7 @@ class Controller:
         d = self.next_status
         if self.check_t < d:
             d = self.check_t
-        if self.phase == DROPPED or (self.launch.candidate and self.launch.pending):
+        if (self.launch.candidate and self.launch.pending):
             s = self.t + _SAMPLE_US
             if s < d:
                 d = s
@@ -260,8 +260,9 @@ class Controller:
 
     def _timed(self):
         """In a spin, the earliest work with a time of its own: the call of rien ne va plus on
-        the prediction or on a slow lap, and the drop (no pass for `_drop_wait`); half a second
-        from now when none comes sooner."""
+        the prediction or on a slow lap, the drop (no pass for `_drop_wait`), and with the ball
+        in the pockets the void of a ball unseen or unconfirmed (`_dropped_limits`); half a
+        second from now when none comes sooner."""
         # Attributes, not the ball's accessors: asked at every tick and after every edge, and on
         # the Pico a method call costs far more than an attribute read.
         d = self.t + _CHECK_US
@@ -274,6 +275,11 @@ class Controller:
             laps = b.laps
             if laps and laps[-1] * _SLOW_PACE_D >= lim * _SLOW_PACE_N and b.last_ref_t + lim < d:
                 d = b.last_ref_t + lim
+        elif self.phase == DROPPED:
+            unseen, limit = self._dropped_limits()
+            e = self.drop_t + 1 + (limit if self.pockets.seen_after(self._track_end()) else unseen)
+            if e < d:
+                d = e
         if b.on_track:
             gone = b.last_pass_t + self._drop_wait() + 1
             if gone < d:
@@ -812,20 +818,27 @@ class Controller:
             self.health.set(k, SILENT)
             self._sensor_fault(k, SILENT, "the ball's pocket passed it four times unseen")
             return
+        waited = t - self.drop_t
+        unseen, limit = self._dropped_limits()
+        if waited > unseen and not p.seen_after(self._track_end()):
+            return self._unseen("%d us after the drop" % waited)
+        if waited > limit:
+            self._void("no_result", "no confirmed pocket %d us after the drop" % waited)
+
+    def _dropped_limits(self):
+        """(us after the drop with the ball unseen in a pocket, us with no confirmed pocket) at
+        the rotor's speed now: past either the spin is void."""
         r = self.rotor
         turn = _US_X10_MIN // r.rpm_x10 if r.rpm_x10 > 0 else _SLOW_TURN_US
-        waited = t - self.drop_t
-        seen = p.seen_after(self._track_end())
-        if not seen and waited > _BOUNCE_US + 2 * turn + turn // 4:
-            # bounces, then a turn for the pocket to come round, and one more if it was missed
-            return self._unseen("%d us after the drop" % waited)
+        # bounces, then a turn for the pocket to come round, and one more if it was missed
+        unseen = _BOUNCE_US + 2 * turn + turn // 4
+        p = self.pockets
         turns = (self.need + p.sensors() - 1) // p.sensors()
         # bounces, the turns the rule needs, and room for a sensor to miss the ball a few times
         limit = _REST_US + (turns + _SPARE_TURNS) * turn + self.s["confirm_span_us"]
         if limit > self.s["result_timeout_us"]:
             limit = self.s["result_timeout_us"]
-        if waited > limit:
-            self._void("no_result", "no confirmed pocket %d us after the drop" % waited)
+        return unseen, limit
 
     # ---- void button, stuck sensors -------------------------------------------------------
     def _void_button(self, t, level):
