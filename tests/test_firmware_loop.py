@@ -287,3 +287,32 @@ def test_an_edge_between_the_signal_and_the_ring_costs_one_turn_at_most(loop_mod
     ml.step()
     ml.step()
     assert wheel.woken_at_once <= 1 and clock["us"] > before
+
+
+def test_an_edge_just_after_the_turn_read_its_clock_ends_the_wait_at_once(loop_mod, tmp_path):
+    """An edge stamped after `Board.poll` read the clock waits in the ring for the next turn (the
+    tick at `now` follows everything handed over); its wake-up must still be there at the wait,
+    so that turn comes at once. (With the ring's flag cleared after the clock reading, as it was,
+    an edge in between lost its wake-up and waited for the next deadline, up to a second.)"""
+    shell, clock, sel, loop = loop_mod
+    ml, wheel, events = _make(shell, clock, sel, loop, tmp_path)
+    while clock["us"] < 1_200_000:
+        ml.step()
+    b = ml.board
+    real_now = b.clock.now
+    armed = [1]
+
+    def now():
+        t = real_now()
+        if armed:
+            armed.pop()
+            clock["us"] += 1
+            _interrupt(wheel, "VOID", 1)
+        return t
+
+    b.clock.now = now
+    t = clock["us"]
+    ml.step()
+    assert _edges_in(b.ring) == 1 and clock["us"] == t + 1          # left for the next turn, at once
+    ml.step()
+    assert b.ctl.void_up == t + 1 and _edges_in(b.ring) == 0

@@ -66,8 +66,9 @@ class MainLoop:
     def step(self):
         """One turn: edges and tick, the link's bytes and its pacing, then wait for work.
 
-        The signal is emptied before the ring is drained: an edge the interrupt puts in the ring
-        after this has its byte written after it too, so the wait below ends at once for it."""
+        The signal is emptied before `Board.poll` reads its clock and drains the ring up to it:
+        an edge the interrupt stamps after that reading (left for the next turn) has its byte
+        written after the emptying, so the wait below ends at once for it."""
         self._drain(self._drained)
         b = self.board
         now = b.poll()

@@ -194,11 +194,11 @@ class Board:
         stamp after `now` waits for the next turn, so the tick at `now` follows everything the
         controller was given."""
         r = self.ring
-        ctl = self.ctl
+        r.wake = 0              # before the clock reading: an edge after it (left for the next
+        ctl = self.ctl          # turn) wakes the loop again (no RingIO: loop.EdgeWake)
         clock = self.clock
         now = clock.now()
         due = self._due
-        r.wake = 0                          # before the drain: an edge after it wakes again
         while r.tail != r.head:
             j = r.tail
             code = r.code[j]
