@@ -9,7 +9,7 @@ as on the Pico: feed time less `origin`, which is `boot_at` (the feed time of th
 until a RESET) until the controller moves it forward. It does so by the Pico's rule, run after
 each tick as the Pico's shell runs it (`Controller.rebase`: idle and past `rebase_at`, by whole
 `rebase_step`s; spin/origin.py); `rebase_at=None` never moves it. `pico=True` schedules the
-controller as the Pico's shell does instead (board/shell.py): a speed sample every 100 ms
+controller as the Pico's shell does instead (board/shell.py): a speed sample every 200 ms
 (`Controller.sample`, the timer's) and a tick only at `Controller.next_due`. Its events leave the
 controller in time since its boot; they are handed on in feed time (`shift_times`), so that they
 line up with the feed and its truth across power cuts; `feed_clock=False` hands them on as the
@@ -19,10 +19,10 @@ controller said them.
 from cylindre.spin.controller import Controller
 from cylindre.spin.origin import REBASE_AT_US, REBASE_STEP_US, shift_times
 from cylindre.spin.quadrature import Quadrature
+from cylindre.spin.rotor import SAMPLE_US
 
 GEOMETRY_KEYS = ("cpr", "index_offset_deg", "ball_sensors_deg", "pocket_sensors_deg")
 TICK_US = 10000
-SAMPLE_US = 100000          # the Pico's timer: a speed sample this often (pico=True)
 def settings_from(header, overrides=None):
     """Controller settings: the feed header's geometry plus spin-setting overrides (a dict)."""
     s = {}

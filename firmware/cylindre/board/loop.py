@@ -6,10 +6,10 @@ link resend and pace itself, then wait in `select.poll` until a sensor turns act
 interrupt writes a byte to `Board.wake`, a `micropython.RingIO` that `select` asks in C; without
 one, `EdgeWake`), a byte arrives on the link's port, or the next deadline (`Board.due`): the
 controller's next work (`Controller.next_due`: the status and the checks every 500 ms, rien ne
-va plus and the drop in a spin, every 100 ms with the ball in the pockets). The LED rides on
+va plus and the drop in a spin, every 100 ms while a launch's group is open). The LED rides on
 those turns. The watchdog is fed at every turn, so at least once a second (`MAX_WAIT_MS`).
 
-The speed samples (every 100 ms, by a hard timer interrupt), the index's edges and the
+The speed samples (every 200 ms, by a hard timer interrupt), the index's edges and the
 sensors' releases do not wake the loop: they wait in the ring for its next turn, and the
 controller takes them in time order with the edges that woke it. The CPU it takes is measured
 on the emulated chip (`make bench ARGS=rp2`, docs/firmware.md).

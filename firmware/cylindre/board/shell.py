@@ -14,6 +14,7 @@ from cylindre.board.ring import Ring, SAMPLE
 from cylindre.board.store import FlashStore
 from cylindre.spin.controller import Controller
 from cylindre.spin.origin import REBASE_AT_US
+from cylindre.spin.rotor import SAMPLE_US
 
 try:
     from micropython import RingIO      # C stream: select.poll asks it in C (MicroPython >= 1.23)
@@ -133,7 +134,7 @@ class Board:
             self._signal(b"\x01")          # after the edge: a constant, nothing allocated
 
     def _on_sample(self, timer):
-        """The rotor's speed sample every 100 ms: the time and the count into the ring, for the
+        """The rotor's speed sample every 200 ms: the time and the count into the ring, for the
         loop's next turn (it does not wake the loop). The pin and timer interrupts run at the
         same priority (the SDK's default), so neither cuts into the other's `put`."""
         self.ring.stamp(SAMPLE, True)
@@ -153,13 +154,13 @@ class Board:
             if v:
                 self.ctl.edge(now, i, 1)
             p.irq(self._irq, Pin.IRQ_RISING | Pin.IRQ_FALLING, hard=True)
-        # The speed samples by a hard timer interrupt: the core does not wake the loop ten times
-        # a second for them (each wake-up costs ~1 ms of Python). A `machine` without a Timer
+        # The speed samples by a hard timer interrupt: the core does not wake the loop for them
+        # (each wake-up costs ~1 ms of Python). A `machine` without a Timer
         # (the CPython stand-ins of some tests) leaves them to the ticks.
         Timer = getattr(machine, "Timer", None)
         if Timer is not None:
             self.ctl.sampler = True
-            self.timer = Timer(mode=Timer.PERIODIC, period=100, callback=self._tick_irq, hard=True)
+            self.timer = Timer(mode=Timer.PERIODIC, period=SAMPLE_US // 1000, callback=self._tick_irq, hard=True)
 
     # -- main loop ----------------------------------------------------------------------------
     def _count(self):

@@ -2,11 +2,16 @@
 last games and learnt figures, kept across power loss.
 
 One small record, written whole: JSON behind a header line `CYL<version> <crc32 hex> <length>`.
-A save writes a temporary file, flushes it, then renames it over the record: on littlefs the
-rename is atomic, so a power cut at any instant leaves either the old record or the new one,
-never a mix. A record whose CRC or length does not match (flash damage) is refused on load,
-and the previous good record is kept beside it as `.bak` for that case; a power cut between the
-two renames leaves the new record whole in the temporary file, which load() then takes.
+Two files take the saves in turn (the record's path and `<path>.b`), each record numbered
+(`seq`, which the store stamps into it); loading takes the intact record with the highest
+number. littlefs commits a file's new contents at its close, so a power cut during a save leaves
+that file as it was: the newest record is either the one being written or the one before. A
+record whose CRC or length does not match (flash damage) is refused, and the other file holds
+the record before it. (No rename: on littlefs a rename rewrites the directory, several times
+the cost of a file written in place, at every launch and result.)
+
+A flash written by the earlier scheme (the record, `.tmp` and `.bak`, no `<path>.b` yet) is read
+as it was; its record counts as number 0, so the first save goes to `<path>.b` and leaves it.
 """
 
 import json
@@ -53,11 +58,13 @@ class FlashStore:
 
     def __init__(self, path="/cylindre.rec", fs=None):
         self.path = path
-        self.tmp = path + ".tmp"
+        self.other = path + ".b"
+        self.tmp = path + ".tmp"            # the earlier scheme's files (read only)
         self.bak = path + ".bak"
         self.fs = fs if fs is not None else os
         # files are opened with the built-in open unless a stand-in file system brings its own
         self._open = open if fs is None else getattr(fs, "open", open)
+        self.seq = None                     # the newest record's number (None: not loaded yet)
 
     def _read(self, path):
         try:
@@ -69,29 +76,50 @@ class FlashStore:
         finally:
             f.close()
 
+    def _record(self, path):
+        data = self._read(path)
+        return decode(data) if data is not None else None
+
     def load(self):
-        """The newest intact record: the record itself; else a complete temporary file (the
-        power went between the two renames of a save); else the previous record."""
-        for path in (self.path, self.tmp, self.bak):
+        """The newest intact record, or None."""
+        best = None
+        found = False
+        for path in (self.path, self.other):
             data = self._read(path)
-            rec = decode(data) if data is not None else None
-            if rec is not None:
-                return rec
-        return None
+            if data is None:
+                continue
+            if path == self.other:
+                found = True
+            rec = decode(data)
+            if rec is not None and (best is None or _seq(rec) > _seq(best)):
+                best = rec
+        if best is None and not found:
+            # the earlier scheme: a complete temporary file (the power went between its two
+            # renames), else the previous record
+            for path in (self.tmp, self.bak):
+                best = self._record(path)
+                if best is not None:
+                    break
+        self.seq = _seq(best) if best is not None else 0
+        return best
 
     def save(self, record):
-        data = encode(record)
-        f = self._open(self.tmp, "wb")
+        """Write `record` (numbered: its `seq` is set) over the older of the two files."""
+        if self.seq is None:
+            self.load()
+        n = self.seq + 1
+        record["seq"] = n
+        f = self._open(self.other if n & 1 else self.path, "wb")
         try:
-            f.write(data)
+            f.write(encode(record))
             fl = getattr(f, "flush", None)
             if fl is not None:
                 fl()
         finally:
             f.close()
-        # keep the current good record as the backup, then move the new one in place
-        try:
-            self.fs.rename(self.path, self.bak)
-        except OSError:
-            pass
-        self.fs.rename(self.tmp, self.path)
+        self.seq = n
+
+
+def _seq(rec):
+    n = rec.get("seq", 0)
+    return n if isinstance(n, int) and not isinstance(n, bool) else 0

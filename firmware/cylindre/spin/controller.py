@@ -51,7 +51,7 @@ _SPARE_TURNS = const(4)      # turns for the pocket sensors to miss the ball a f
 _US_X10_MIN = const(600000000)  # us in a minute x10: a turn's us from rpm_x10
 _SLOW_TURN_US = const(12000000)  # a turn while the rotor's speed is unknown (5 rpm)
 _CHECK_US = const(500000)    # the checks without a time of their own (see tick) this often
-_SAMPLE_US = const(100000)   # the rotor's speed samples (spin/rotor.py), and the ticks that need them
+_GROUP_TICK_US = const(100000)  # while a launch's group may end, a tick this often
 
 IDLE = "idle"
 IN_RIM = "ball_in_rim"
@@ -240,20 +240,20 @@ class Controller:
     def next_due(self):
         """Controller time of its next work without an edge, for the Pico's loop to wake then.
         With the board's timer taking the speed samples (`sampler`): the status, the checks every
-        `_CHECK_US`, the earliest of `_timed`, and every 100 ms in the phases a tick looks at
-        each time. Without it, the rotor's next sample (every 100 ms) or `_timed`, the status and
+        `_CHECK_US`, the earliest of `_timed`, and every 100 ms while a launch's group may end.
+        Without it, the rotor's next sample (every 200 ms) or `_timed`, the status and
         the checks riding on the samples (at most one sample late), as on the replay's ticks."""
         e = self._timed()
         if not self.sampler:
             d = self.rotor.next_t
             return e if e < d else d
         # The samples come by the timer: a tick at the status, the checks, the timed work, and
-        # every 100 ms while the ball is in the pockets or a launch's group may end.
+        # every 100 ms while a launch's group may end.
         d = self.next_status
         if self.check_t < d:
             d = self.check_t
         if (self.launch.candidate and self.launch.pending):
-            s = self.t + _SAMPLE_US
+            s = self.t + _GROUP_TICK_US
             if s < d:
                 d = s
         return e if e < d else d

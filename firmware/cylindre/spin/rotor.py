@@ -7,8 +7,8 @@ the same direction the count must have moved a whole number of turns (within `to
 
 from cylindre.spin.origin import back
 
-_SAMPLES = 11          # one count sample every 100 ms: a 1 s speed window
-_SAMPLE_US = 100000
+_SAMPLES = 6           # one count sample every 200 ms: a 1 s speed window
+SAMPLE_US = 200000     # (the Pico's timer takes them: board/shell.py)
 REST_RPM_X10 = 30      # below 3 rpm over the last 200 ms the rotor stopped (a push then is an
                        # actuation): a croupier's stop-and-push dips that low for a moment only
 PUSH_MIN_X10 = 10      # the rotor sped up by 1 rpm and 1/32 of its speed without stopping: pushed
@@ -67,7 +67,7 @@ class Rotor:
         self._continues = continues
 
     def sample(self, t, count):
-        """Take a speed sample if 100 ms have passed since the last one (a tick's sample)."""
+        """Take a speed sample if 200 ms have passed since the last one (a tick's sample)."""
         if self._n and t < self.next_t:
             if self.start_count is None:
                 self.start_count = count
@@ -75,11 +75,11 @@ class Rotor:
         self.take(t, count)
 
     def take(self, t, count):
-        """One speed sample, 100 ms after the one before (the Pico's timer takes them on time:
+        """One speed sample, 200 ms after the one before (the Pico's timer takes them on time:
         board/shell.py): update rpm, direction and the actuations."""
         if self.start_count is None:
             self.start_count = count
-        self.next_t = t + _SAMPLE_US
+        self.next_t = t + SAMPLE_US
         self._st[self._i] = t
         self._sc[self._i] = count
         self._i = (self._i + 1) % _SAMPLES
@@ -100,8 +100,8 @@ class Rotor:
         self.rpm_x10 = a * 600000 // (self.cpr * dt_ms)
         self.dir = 1 if dc > 0 else (-1 if dc < 0 else 0)
         d2 = dc
-        if self._n >= 3:
-            j = (self._i - 3) % _SAMPLES             # the sample 200 ms back
+        if self._n >= 2:
+            j = (self._i - 2) % _SAMPLES             # the sample 200 ms back
             d2 = count - self._sc[j]
             ms2 = (t - self._st[j]) // 1000
             if ms2 > 0 and (d2 if d2 >= 0 else -d2) * 600000 // (self.cpr * ms2) < REST_RPM_X10:
@@ -213,7 +213,7 @@ class Rotor:
         return err
 
     def _dir_now(self, count):
-        """Direction at this instant: against the latest speed sample (at most 100 ms old)."""
+        """Direction at this instant: against the latest speed sample (at most 200 ms old)."""
         if self._n:
             c = self._sc[(self._i - 1) % _SAMPLES]
             if count > c:
