@@ -183,11 +183,12 @@ class Replay:
 
     def _until(self, t):
         ctl = self.ctl
-        while ctl is not None:
+        q = self.quad
+        while ctl is not None and q is not None:
             s = self.next_sample
             d = self.due
             if s <= d and s <= t:
-                ctl.sample(s - self.origin, self.quad())
+                ctl.sample(s - self.origin, q())
                 self.next_sample = s + SAMPLE_US
             elif d < s and d <= t:
                 ctl.tick((d if d > self.at else self.at) - self.origin)

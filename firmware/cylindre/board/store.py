@@ -107,7 +107,7 @@ class FlashStore:
         """Write `record` (numbered: its `seq` is set) over the older of the two files."""
         if self.seq is None:
             self.load()
-        n = self.seq + 1
+        n = (self.seq or 0) + 1
         record["seq"] = n
         f = self._open(self.other if n & 1 else self.path, "wb")
         try:

@@ -275,7 +275,7 @@ class Controller:
             laps = b.laps
             if laps and laps[-1] * _SLOW_PACE_D >= lim * _SLOW_PACE_N and b.last_ref_t + lim < d:
                 d = b.last_ref_t + lim
-        elif self.phase == DROPPED:
+        elif self.phase == DROPPED and self.drop_t is not None:
             unseen, limit = self._dropped_limits()
             e = self.drop_t + 1 + (limit if self.pockets.seen_after(self._track_end()) else unseen)
             if e < d:
