@@ -40,3 +40,16 @@ def test_a_json_of_another_shape_falls_back_to_the_generic_table(tmp_path):
     (out / "link.json").write_text(json.dumps({"frames_per_s": 12345}))      # not what link.markdown reads
     text = page.render(out, ["link"])
     assert "could not read its figures: KeyError" in text and "| `frames_per_s` | 12,345 |" in text
+
+
+def test_a_part_run_with_its_figures_elsewhere_leaves_the_page_as_it_was(tmp_path, monkeypatch):
+    """Before: the run record went to bench/out whatever `--out` said, so the page showed the
+    figures of one run under the command line of another."""
+    monkeypatch.chdir(tmp_path)
+    assert bench.main(["link", "--frames", "300", "--no-micropython"]) == 0
+    text = (tmp_path / "docs" / "benchmarks.md").read_text()
+    record = (tmp_path / "bench" / "out" / "link.run.json").read_text()
+    assert bench.main(["link", "--frames", "200", "--no-micropython", "--out", str(tmp_path / "elsewhere.json")]) == 0
+    assert json.loads((tmp_path / "elsewhere.json").read_text())
+    assert (tmp_path / "docs" / "benchmarks.md").read_text() == text
+    assert (tmp_path / "bench" / "out" / "link.run.json").read_text() == record

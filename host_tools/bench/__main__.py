@@ -3,7 +3,8 @@
 Each part is a module `host_tools.bench.<part>` with `add_arguments(parser)` and `run(args)`;
 it prints its figures and writes them as JSON under bench/out/, and may define
 `markdown(figures) -> str`, its section of docs/benchmarks.md. With no part named, all run with
-their defaults. After the parts ran, docs/benchmarks.md is rewritten from bench/out/ (page.py).
+their defaults. After the parts ran, docs/benchmarks.md is rewritten from bench/out/ (page.py);
+a part run with `--out` elsewhere leaves bench/out and the page as they were.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import argparse
 import importlib
 import sys
 import time
+from pathlib import Path
 
 from host_tools.bench import page
 
@@ -23,6 +25,7 @@ def main(argv=None) -> int:
     chosen = [a for a in argv if a in PARTS] or PARTS
     rest = [a for a in argv if a not in PARTS]
     status = 0
+    recorded = False
     for part in chosen:
         try:
             module = importlib.import_module(f"host_tools.bench.{part}")
@@ -37,9 +40,17 @@ def main(argv=None) -> int:
         print(f"=== bench: {part} ===", flush=True)
         started = time.time()
         code = int(module.run(args) or 0)
-        page.record_run(part, [part] + _known(rest, unknown) if argv else [], started, code)
         status |= code
-    print(f"[bench] written {page.write(PARTS)}")
+        out = getattr(args, "out", None)        # a folder, or for some parts the JSON file
+        folder = None if out is None else (Path(out).parent if str(out).endswith(".json") else Path(out))
+        if folder is not None and folder.resolve() != page.OUT.resolve():
+            # figures written elsewhere: the page's record and its figures stay as they were
+            print(f"[bench] {part}: figures in {out}; bench/out and docs/benchmarks.md left as they were")
+            continue
+        page.record_run(part, [part] + _known(rest, unknown) if argv else [], started, code)
+        recorded = True
+    if recorded:
+        print(f"[bench] written {page.write(PARTS)}")
     return status
 
 
