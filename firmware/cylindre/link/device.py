@@ -58,8 +58,8 @@ _SPIN_END = (pr.RESULT, pr.VOID, pr.BOOT)
 COMMANDS = pr.COMMANDS
 
 
-_SEPARATORS = (",", ":")     # no spaces: fewer bytes to MAC, stuff and send (a SHA-256 block
-                             # is 64 bytes; a status carries some 30 separators)
+_SEPARATORS = (",", ":")     # no spaces: a status is some 30 bytes shorter to serialise, MAC,
+                             # stuff, check and send
 
 
 def _json(obj):

@@ -252,7 +252,7 @@ class Controller:
         d = self.next_status
         if self.check_t < d:
             d = self.check_t
-        if (self.launch.candidate and self.launch.pending):
+        if self.launch.candidate and self.launch.pending:
             s = self.t + _GROUP_TICK_US
             if s < d:
                 d = s
