@@ -195,8 +195,10 @@ class Board:
         stamp after `now` waits for the next turn, so the tick at `now` follows everything the
         controller was given."""
         r = self.ring
-        r.wake = 0              # before the clock reading: an edge after it (left for the next
-        ctl = self.ctl          # turn) wakes the loop again (no RingIO: loop.EdgeWake)
+        # Cleared before the clock reading: an edge after it (left for the next turn) sets it
+        # again and wakes the loop (without a RingIO: loop.EdgeWake).
+        r.wake = 0
+        ctl = self.ctl
         clock = self.clock
         now = clock.now()
         due = self._due
