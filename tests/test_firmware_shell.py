@@ -70,6 +70,10 @@ class FakeTimer:
         self.next = FakeTimer.clock["us"] + self.period
         FakeTimer.timers.append(self)
 
+    def deinit(self):
+        if self in FakeTimer.timers:
+            FakeTimer.timers.remove(self)
+
     @classmethod
     def fire_until(cls, t):
         clock = cls.clock
@@ -286,3 +290,33 @@ def test_what_an_interrupt_stamps_during_the_drain_waits_for_the_next_turn(pico,
     clock["us"] = 3000
     b.poll()
     assert given == [(1000, 1), (2300, 0)] and len(b.ring) == 0
+
+
+def test_speed_samples_that_stop_are_a_fault_and_the_timer_is_started_again(pico, tmp_path):
+    """MicroPython stops a timer whose hard callback raised: the rotor's speed and actuations
+    would go unmeasured without a word. A spin in progress is void (its evidence is incomplete)."""
+    shell, clock = pico
+    events = []
+    b = shell.Board(_board(), events.append, store_path=str(tmp_path / "rec"), watchdog=False)
+    b.start("power")
+    for t in range(5000, 2_000_000, 5000):
+        FakeTimer.fire_until(t)
+        b.poll()
+    assert not [e for e in events if e["ev"] == "fault"] and len(FakeTimer.timers) == 1
+    FakeTimer.timers.clear()                    # the callback raised: MicroPython dropped it
+    for t in range(2_000_000, 2_805_000, 5000):
+        clock["us"] = t
+        b.poll()
+    assert not [e for e in events if e["ev"] == "fault"]         # the last sample at 1.8 s: 1 s
+    for t in range(2_805_000, 3_500_000, 5000):
+        clock["us"] = t
+        b.poll()
+    faults = [e for e in events if e["ev"] == "fault"]
+    assert [f["code"] for f in faults] == ["samples_lost"] and faults[0]["t"] == 2_805_000
+    assert "no rotor speed sample for 1005 ms" in faults[0]["detail"]
+    assert len(FakeTimer.timers) == 1           # armed again: the samples come back
+    n = len(events)
+    for t in range(3_500_000, 6_000_000, 5000):
+        FakeTimer.fire_until(t)
+        b.poll()
+    assert not [e for e in events[n:] if e["ev"] == "fault"]

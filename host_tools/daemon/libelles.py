@@ -43,6 +43,7 @@ FAULT = {
     "outbox_full": "liaison saturée : événements en attente",
     "store_failed": "mémoire flash illisible ou pleine",
     "edges_lost": "capteur trop bavard : impulsions perdues",
+    "samples_lost": "vitesse du cylindre non mesurée : minuterie relancée",
     "result_refused": "résultat refusé pour un coup annulé",
     "result_lost": "numéro perdu par le lecteur",
     "garbled": "ligne illisible du lecteur",

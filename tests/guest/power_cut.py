@@ -63,6 +63,10 @@ class Timer:
         self.next = CLOCK[0] + self.period
         Timer.timers.append(self)
 
+    def deinit(self):
+        if self in Timer.timers:
+            Timer.timers.remove(self)
+
 
 class WDT:
     fed = 0

@@ -27,6 +27,7 @@ except ImportError:
 # 9 bytes an entry (docs/firmware.md, "CPU load and heap").
 RING = 128
 WDT_MS = 8000          # the RP2040's watchdog tops out at 8388 ms
+SAMPLES_LATE_US = 5 * SAMPLE_US     # no speed sample for this long: the timer stopped (a fault)
 # The wake-up signal (`Board.wake`): a byte for each edge the loop wakes for, emptied at every
 # turn of the main loop (loop.DRAIN bytes at a time). More such edges than this between two
 # turns: the interrupt's byte is dropped and the signal stays readable, so the loop still wakes;
@@ -116,6 +117,7 @@ class Board:
         self._irq = self._on_edge           # bound once: the IRQ must not allocate
         self._tick_irq = self._on_sample
         self.timer = None
+        self._sampled = 0                   # controller time of the last speed sample handed over
         self.wdt = machine.WDT(timeout=WDT_MS) if watchdog else None
         self.state = "idle"
         self._led_state = None              # the state and time the LED was last set for
@@ -157,10 +159,29 @@ class Board:
         # The speed samples by a hard timer interrupt: the core does not wake the loop for them
         # (each wake-up costs ~1 ms of Python). A `machine` without a Timer
         # (the CPython stand-ins of some tests) leaves them to the ticks.
-        Timer = getattr(machine, "Timer", None)
-        if Timer is not None:
+        if getattr(machine, "Timer", None) is not None:
             self.ctl.sampler = True
-            self.timer = Timer(mode=Timer.PERIODIC, period=SAMPLE_US // 1000, callback=self._tick_irq, hard=True)
+            self._sampled = now
+            self._arm()
+
+    def _arm(self):
+        Timer = getattr(machine, "Timer")   # untyped: the Pico stubs' Timer has no `hard`
+        self.timer = Timer(mode=Timer.PERIODIC, period=SAMPLE_US // 1000, callback=self._tick_irq, hard=True)
+
+    def _samples_stopped(self, now):
+        """No speed sample for SAMPLES_LATE_US: MicroPython stops a timer whose hard callback
+        raised. Told (the rotor's speed and actuations went unmeasured: a spin in progress is
+        void), and the timer started again."""
+        ctl = self.ctl
+        ctl.t = now                         # told at this turn's time (after every edge given)
+        ctl.fault("samples_lost", "no rotor speed sample for %d ms: the sampling timer was "
+                  "started again" % ((now - self._sampled) // 1000), None)
+        try:
+            self.timer.deinit()
+        except Exception:
+            pass
+        self._sampled = now
+        self._arm()
 
     # -- main loop ----------------------------------------------------------------------------
     def _count(self):
@@ -210,6 +231,7 @@ class Board:
                 break
             if code == SAMPLE:
                 ctl.sample(t, r.k[j])
+                self._sampled = t
             else:
                 due = None
                 i = code >> 1
@@ -219,6 +241,8 @@ class Board:
                 self._pending = None
             j += 1
             r.tail = 0 if j == r.size else j
+        if self.timer is not None and now - self._sampled > SAMPLES_LATE_US:
+            self._samples_stopped(now)
         if r.lost != self._lost:
             self._lost = r.lost
             ctl.fault("edges_lost", "%d sensor edges lost: a sensor chatters faster than the "
@@ -234,6 +258,7 @@ class Board:
                 # so its times stay small ints; the clock follows. The LED's cycle divides d.
                 clock.rebase(d)
                 now -= d
+                self._sampled -= d
                 self._led_until = 0
         if self.wdt is not None:
             self.wdt.feed()

@@ -28,7 +28,7 @@ _LINE_MAX = 16          # a command is 4 characters; a longer line is noise and 
 # void reason -> flags besides 8 (docs/events.md reasons; a reason not named here is 8 alone)
 _VOID_FLAGS = {"same_direction": SAME_DIRECTION, "no_result": NOT_SENSED, "ball_off_wheel": NOT_SENSED,
                "sensor_fault": SENSOR, "encoder_mismatch": SENSOR}
-_SENSOR_FAULTS = ("sensor_stuck", "sensor_silent", "encoder_mismatch", "edges_lost")
+_SENSOR_FAULTS = ("sensor_stuck", "sensor_silent", "encoder_mismatch", "edges_lost", "samples_lost")
 
 
 def number_line(number):
