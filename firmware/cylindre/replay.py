@@ -108,8 +108,7 @@ class Replay:
         """Boot at `start_us` (unless already on) and replay an iterable of changes in order."""
         if self.ctl is None and self.boots == 0:
             self.power_on(start_us)
-        if self.pico:
-            return self._run_pico(changes)
+        pico = self.pico
         tick_us = self.tick_us
         ctl = self.ctl
         quad_edge = self.quad.edge if self.quad is not None else None
@@ -119,7 +118,12 @@ class Replay:
         n = 0
         for t, sig, level in changes:
             n += 1
-            if t >= next_tick and ctl is not None:
+            if pico:
+                if ctl is not None:     # the samples and ticks due by t, in time order
+                    self._until(t)
+                    at = self.origin
+                self.at = t
+            elif t >= next_tick and ctl is not None:
                 while next_tick <= t:
                     ctl.tick(next_tick - at)
                     self.ticks += 1
@@ -148,40 +152,14 @@ class Replay:
                 self.levels[sig] = level
                 if ctl is not None:
                     ctl.signal(t - at, sig, level)
+                    if pico:            # as the Pico's shell, asked again after edges
+                        self.due = ctl.next_due() + at
         self.next_tick = next_tick
         self.changes += n
         return n
 
-    def _run_pico(self, changes):
-        """`run` on the Pico's schedule: before each change, the samples and the ticks due by
-        then, in time order; after a sensor change, the controller's next_due asked again."""
-        n = 0
-        for t, sig, level in changes:
-            n += 1
-            self._until(t)
-            self.at = t
-            if sig == "A" or sig == "B":
-                if sig == "A":
-                    self.a = level
-                else:
-                    self.b = level
-                if self.quad is not None:
-                    self.quad.edge(sig, level)
-            elif sig == "RESET":
-                if level and self.ctl is not None:
-                    self.ctl = None
-                    self.quad = None
-                elif not level and self.ctl is None:
-                    self.power_on(t)
-            else:
-                self.levels[sig] = level
-                if self.ctl is not None:
-                    self.ctl.signal(t - self.origin, sig, level)
-                    self.due = self.ctl.next_due() + self.origin
-        self.changes += n
-        return n
-
     def _until(self, t):
+        """The Pico schedule up to feed time t: the timer's samples and the ticks at next_due."""
         ctl = self.ctl
         q = self.quad
         while ctl is not None and q is not None:

@@ -138,7 +138,7 @@ class Board:
     def _on_sample(self, timer):
         """The rotor's speed sample every 200 ms: the time and the count into the ring, for the
         loop's next turn (it does not wake the loop). The pin and timer interrupts run at the
-        same priority (the SDK's default), so neither cuts into the other's `put`."""
+        same priority (the SDK's default), so neither cuts into the other's `stamp`."""
         self.ring.stamp(SAMPLE, True)
 
     def _flag(self, b):
@@ -172,10 +172,8 @@ class Board:
         """No speed sample for SAMPLES_LATE_US: MicroPython stops a timer whose hard callback
         raised. Told (the rotor's speed and actuations went unmeasured: a spin in progress is
         void), and the timer started again."""
-        ctl = self.ctl
-        ctl.t = now                         # told at this turn's time (after every edge given)
-        ctl.fault("samples_lost", "no rotor speed sample for %d ms: the sampling timer was "
-                  "started again" % ((now - self._sampled) // 1000), None)
+        self.ctl.fault("samples_lost", "no rotor speed sample for %d ms: the sampling timer was "
+                       "started again" % ((now - self._sampled) // 1000), None, now)
         try:
             self.timer.deinit()
         except Exception:

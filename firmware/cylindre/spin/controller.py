@@ -460,9 +460,12 @@ class Controller:
             if self.phase in _SPINNING:
                 self._void("outbox_full", reason or "the link cannot carry events")
 
-    def fault(self, code, detail, signal=None):
-        """A fault found by the shell (edges lost, a link problem): reported like the others;
-        a spin in progress is void, as its evidence is incomplete."""
+    def fault(self, code, detail, signal=None, t_us=None):
+        """A fault found by the shell (edges lost, samples lost, a link problem), told at t_us
+        (None: the controller's last time): reported like the others; a spin in progress is
+        void, as its evidence is incomplete."""
+        if t_us is not None:
+            self.t = t_us
         self._fault(code, detail, signal)
         if self.phase in _SPINNING:
             self._void("sensor_fault", detail)
