@@ -54,7 +54,7 @@ def _play(rig, spins, cuts):
 
 
 def test_a_result_lost_with_the_power_is_settled_once_and_a_delivered_one_not_twice(tmp_path):
-    rig = Rig(tmp_path, seed=21, speed=60.0, pause=0.4, silence_ms=1500)
+    rig = Rig(tmp_path, seed=21, speed=60.0, pause=0.4, silence_ms=2500)
     try:
         _play(rig, 4, {2: "result_unsent", 3: "result_unacked"})
         rows = check_settled_exactly_once(rig)
@@ -76,7 +76,7 @@ def test_a_result_lost_with_the_power_is_settled_once_and_a_delivered_one_not_tw
 
 
 def test_a_power_cut_mid_spin_voids_it_and_its_bets_play_on_the_relaunch(tmp_path):
-    rig = Rig(tmp_path, seed=22, speed=60.0, pause=0.4, silence_ms=1500)
+    rig = Rig(tmp_path, seed=22, speed=60.0, pause=0.4, silence_ms=2500)
     try:
         _play(rig, 3, {2: "after_rnvp"})
         rows = check_settled_exactly_once(rig)

@@ -17,7 +17,7 @@ PANELS = "main > section, #top"
 
 @pytest.fixture
 def table(tmp_path):
-    t = Table(tmp_path, alerts={"link_down_s": 2, "every_s": 0.5}, silence_ms=1500).start()
+    t = Table(tmp_path, alerts={"link_down_s": 2, "every_s": 0.5}, silence_ms=2500).start()
     yield t
     t.close()
 

@@ -46,7 +46,7 @@ def add_arguments(p):
     p.add_argument("--open", action="store_true", default=None, help="open the table at start")
     p.add_argument("--baud", type=int, help="serial speed (default 115200; 9600 with --source cammegh)")
     p.add_argument("--silence-ms", type=int,
-                   help="re-open the session after this long without a valid frame (default 3000; 1500 to 60000)")
+                   help="re-open the session after this long without a valid frame (default 3000; 2500 to 60000)")
     p.add_argument("--log", help="also write the log to this file (created 0640)")
     p.add_argument("--log-format", choices=("text", "json"), help="text (default) or json: one JSON object a line")
     p.add_argument("--verbose", "-v", action="store_true", default=None, help="debug logging, HTTP access log")

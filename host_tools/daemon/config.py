@@ -28,7 +28,7 @@ KEYS = {
     "limits": (str, None, "JSON file of table limits (docs/rules-api.md); none: the house limits"),
     "open": (bool, False, "open the table at start"),
     "baud": (int, None, "serial speed (default 115200 for the Cylindre link, 9600 for a Cammegh reader)"),
-    "silence_ms": (int, 3000, "re-open the link session after this long without a valid frame (1500..60000)"),
+    "silence_ms": (int, 3000, "re-open the link session after this long without a valid frame (2500..60000)"),
     "log": (str, None, "also write the log to this file (created 0640)"),
     "log_format": (str, "text", "text or json (one JSON object a line)"),
     "verbose": (bool, False, "debug logging"),
@@ -100,8 +100,8 @@ def validate(c: dict) -> dict:
         c["baud"] = SOURCES[kind]
     if c["log_format"] not in LOG_FORMATS:
         raise ConfigError(f"log_format must be one of {', '.join(LOG_FORMATS)}, got {c['log_format']!r}")
-    if not 1500 <= c["silence_ms"] <= 60000:
-        raise ConfigError("silence_ms must be 1500 to 60000 (the wheel speaks every 500 ms)")
+    if not 2500 <= c["silence_ms"] <= 60000:
+        raise ConfigError("silence_ms must be 2500 to 60000 (the wheel speaks at least every second)")
     if not 1024 <= c["max_body"] <= 1 << 20:
         raise ConfigError("max_body must be 1024 to 1048576 bytes")
     from .alerts import ConfigError as AlertsError, thresholds

@@ -84,7 +84,19 @@ def test_a_ball_landing_over_a_sensor_is_its_first_sighting():
 def test_status_is_periodic_and_carries_the_rotor():
     w, ctl, log, drop, rest = _valid_spin(settings=board())
     st = log.of("status")
-    assert 85 <= len(st) <= 95, len(st)
+    assert 75 <= len(st) <= 85, len(st)
+    # every 500 ms; every second while the spin is called (no bet can be taken on it); the
+    # result brings one at once
+    called = ("no_more_bets", "ball_dropped")
+    res = log.of("result")[0]
+    for a, b in zip(st, st[1:]):
+        gap = b["t"] - a["t"]
+        if a["state"] in called and b["state"] == "result":
+            assert 0 < gap <= 1000000 and 0 <= b["t"] - res["t"] <= 10000, (a, b, res)
+        elif a["state"] in called:
+            assert 1000000 <= gap < 1100000, (a, b)
+        else:
+            assert 500000 <= gap < 600000, (a, b)
     last = st[-1]
     assert last["state"] == "result" and last["last"] == 17 and last["spin"] == 1
     assert last["rotor_dir"] == 1 and 195 <= last["rotor_rpm_x10"] <= 205

@@ -129,6 +129,7 @@ class DeviceLink:
         self.rejected = 0
         self.last_status = None
         self._status_at = 0
+        self._status_every = pr.STATUS_MS   # the heartbeat's period for the last status's state
         self._echo = None           # [host ms of the last ACK's stamp, our clock when it came]
         self.wall_offset_ms = None
 
@@ -158,6 +159,8 @@ class DeviceLink:
             self.cammegh.event(event, now)
         if kind == pr.STATUS:
             self.last_status = event
+            self._status_every = pr.CALLED_STATUS_MS if event.get("state") in pr.CALLED_STATES \
+                else pr.STATUS_MS
             self._send_status(now)
             return
         # the instant the controller handed it over, on the link's clock (the host maps the call
@@ -374,10 +377,11 @@ class DeviceLink:
             self.cammegh.poll(now)
         if self._dn is None:
             return
-        if now - self._status_at >= pr.STATUS_MS:
-            # the controller's own status comes every 500 ms by default; if it falls silent (table
-            # closed on a simulated board, a stalled loop, a longer status_us) the link repeats the
-            # last one, freshly stamped: the host takes bets only on fresh evidence from the wheel
+        if now - self._status_at >= self._status_every:
+            # the controller's own status comes every 500 ms by default (1 s while the spin is
+            # called); if it falls silent (table closed on a simulated board, a stalled loop, a
+            # longer status_us) the link repeats the last one, freshly stamped: the host takes
+            # bets only on fresh evidence from the wheel
             self._send_status(now)
         if self._sent and now - self._progress_ms >= self.rto_ms:
             self._sent = 0           # go back to the oldest unacknowledged event

@@ -11,7 +11,9 @@ except ImportError:  # CPython
     const = int
 
 HISTORY = const(10)         # games the controller keeps in flash and the `boot` event carries
-STATUS_MS = const(500)      # the link sends a STATUS frame at least this often (a heartbeat)
+STATUS_MS = const(500)      # the link sends a STATUS frame at least this often (a heartbeat),
+CALLED_STATUS_MS = const(1000)  # or this often while the spin is called (CALLED_STATES):
+                            # no bet can be taken on such a status, half the frames
 
 # event kinds (`ev`), docs/events.md
 BOOT = "boot"

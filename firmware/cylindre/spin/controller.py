@@ -386,7 +386,11 @@ class Controller:
         if self.phase == DROPPED:
             self._dropped_tick(t_us, c)
         if t_us >= self.next_status:
-            self.next_status = t_us + self.s["status_us"]
+            # Called (no_more_bets, ball_dropped), no bet can be taken on the status: every
+            # other period. The spin's end brings the next one at once (`_spin_over`).
+            ph = self.phase
+            self.next_status = t_us + (self.s["status_us"] << 1 if ph == NO_MORE or ph == DROPPED
+                                       else self.s["status_us"])
             self._status(t_us)
 
     def sample(self, t_us, count):
@@ -800,6 +804,7 @@ class Controller:
         if len(self.hist) > HISTORY:
             self.hist.pop(0)
         self.phase = RESULT
+        self._spin_over()
         if self.act == self.rotor.act:
             self.rotor.used = True      # this actuation has had its coup
         self._save(None)
@@ -890,7 +895,14 @@ class Controller:
         self.void_reason = reason
         self.emit({"ev": "void", "t": self.t, "spin": self.spin, "reason": reason, "detail": detail})
         self.phase = VOID
+        self._spin_over()
         self._save(None)
+
+    def _spin_over(self):
+        """A result or a void: the status at once, so the host has its fresh word that the spin
+        is no longer called (and the table takes bets again) without waiting out a period."""
+        if self.t < self.next_status:
+            self.next_status = self.t
 
     def _save(self, in_spin):
         self.last_dir = self.rotor.act_dir
