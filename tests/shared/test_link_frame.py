@@ -4,7 +4,7 @@ from binascii import unhexlify
 
 from cylindre.link import cobs
 from cylindre.link import frame as fr
-from cylindre.link.mac import Hmac, equal
+from cylindre.link.mac import Hmac, equal, equal_loop
 
 KEY = b"0123456789abcdef0123456789abcdef"
 HN = b"\x01" * 8
@@ -33,6 +33,18 @@ def test_constant_time_compare():
     assert equal(b"abc", b"abc")
     assert not equal(b"abc", b"abd")
     assert not equal(b"abc", b"ab")
+
+
+def test_the_picos_compare_tells_every_one_bit_difference():
+    # equal_loop is what MicroPython runs (no hmac.compare_digest): a MAC with leading zeros,
+    # one of all zeros, one of all ones, each bit of each byte flipped
+    for tag in (bytes(32), b"\xff" * 32, bytes(5) + bytes(range(27)), bytes(range(200, 232))):
+        assert equal_loop(tag, bytes(tag))
+        for i in range(32):
+            for bit in (1, 0x80):
+                other = bytearray(tag)
+                other[i] ^= bit
+                assert not equal_loop(tag, bytes(other)), (tag, i, bit)
 
 
 def test_cobs_round_trip_edges():

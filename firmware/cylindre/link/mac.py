@@ -79,8 +79,9 @@ def equal(a, b):
 
 
 def equal_loop(a, b):
-    """The compare MicroPython runs: xor every byte, no early exit (a and b of equal length)."""
-    r = 0
-    for i in range(len(a)):
-        r |= a[i] ^ b[i]
-    return r == 0
+    """The compare MicroPython runs (a and b of equal length): the two read as integers and
+    xored, in C over every byte, no early exit; a leading 1 keeps both the same length
+    whatever their leading zeros. A loop over the bytes in Python cost the Pico's core ~0.45 ms
+    for a MAC."""
+    one = b"\x01"
+    return int.from_bytes(one + a, "big") ^ int.from_bytes(one + b, "big") == 0
