@@ -17,6 +17,7 @@ package(
         "board/boardfile.py",
         "board/clock.py",
         "board/encoder.py",
+        "board/fastcobs.py",
         "board/loop.py",
         "board/pio_quad.py",
         "board/ring.py",

