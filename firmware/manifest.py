@@ -31,6 +31,7 @@ package(
         "link/frame.py",
         "link/mac.py",
         "link/protocol.py",
+        "link/status.py",
         "spin/__init__.py",
         "spin/ball.py",
         "spin/controller.py",

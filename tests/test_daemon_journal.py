@@ -3,7 +3,7 @@ byte: every frame received stays in the journal, in order, with its receipt time
 
 import json
 
-from cylindre.link import frame as fr
+from cylindre.link import frame as fr, status
 from cylindre.link.mac import Hmac
 from host_tools.daemon.journal import Journal, pack_statuses, unpack_statuses
 
@@ -15,7 +15,7 @@ def status_frame(seq, t_ms, spin=12):
     body = {"ev": "status", "t": t_ms * 1000, "state": "idle", "spin": spin, "rotor_rpm_x10": 183,
             "rotor_dir": -1, "sensors": {"Z": "ok", "BALL0": "ok", "BALL1": "ok", "POCKET0": "ok", "VOID": "ok"},
             "last": 17, "table_open": True}
-    return fr.build(Hmac(KEY), fr.STATUS, seq, 0, json.dumps(body).encode(), NW, NH)
+    return fr.build(Hmac(KEY), fr.STATUS, seq, 0, status.encode(body, t_ms, seq, None), NW, NH)
 
 
 def fill(j, n, t0=1_000_000.0, every=7):
@@ -62,7 +62,8 @@ def test_old_statuses_move_into_blocks_and_read_back_byte_for_byte(tmp_path):
         f = fr.parse(g["raw"][:-1] if g["raw"].endswith(b"\x00") else g["raw"])
         assert f.ftype == fr.STATUS and f.verify(Hmac(KEY), NW, NH)
     packed = sum(r["n"] for r in j.query("SELECT LENGTH(data) AS n FROM status_blocks"))
-    assert packed * 5 < sum(len(r) for _, _, r in put[:2400 - 1]) and packed < raw_bytes
+    # binary statuses: each keeps its MAC (32 random bytes) and CRC, the rest packs away
+    assert packed * 2 < sum(len(r) for _, _, r in put[:2400 - 1]) and packed < raw_bytes
     window = j.statuses(since=put[100][1], until=put[2999][1])
     assert [g["id"] for g in window] == [i for i, _, _ in put[100:3000]]
 
@@ -86,4 +87,7 @@ def test_dump_statuses_prints_every_frame_with_its_status(tmp_path, capsys):
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert [x["id"] for x in lines] == [i for i, _, _ in put]
     assert lines[0]["seq"] == 1 and lines[-1]["status"]["last"] == 17 and bytes.fromhex(lines[5]["raw"]) == put[5][2]
+    st = lines[3]["status"]       # the binary payload read back whole (cylindre.link.status)
+    assert st["at_ms"] == 1500 and st["t"] == 1500000 and st["rotor_dir"] == -1 and st["table_open"] is True
+    assert st["sensors"]["BALL1"] == "ok" and st["echo"] is None and st["emitted"] == 4
     assert dump_statuses(str(tmp_path / "none.sqlite")) == 2

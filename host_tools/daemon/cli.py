@@ -234,7 +234,7 @@ def _create_private(path):
 def dump_statuses(path) -> int:
     """One JSON line per status frame received: id, receipt time, wheel, seq, the status, raw hex."""
     import sqlite3
-    from cylindre.link import frame as fr
+    from cylindre.link import frame as fr, status
     from .journal import Journal
     if not Path(path).exists():
         print(f"cylindre daemon: no journal at {path}", file=sys.stderr)
@@ -249,8 +249,8 @@ def dump_statuses(path) -> int:
         raw = r["raw"]
         try:
             f = fr.parse(raw[:-1] if raw.endswith(b"\x00") else raw)
-            seq, body = f.seq, json.loads(f.payload.decode())
-        except (fr.FrameError, ValueError):
+            seq, body = f.seq, status.decode(f.payload)
+        except (fr.FrameError, ValueError):     # status.StatusError is a ValueError
             seq, body = None, None
         print(json.dumps({"id": r["id"], "at": r["at"], "wheel": r["wheel"], "seq": seq, "status": body,
                           "raw": raw.hex()}, ensure_ascii=False))

@@ -115,7 +115,7 @@ REJECT = {
     "length": "longueur fausse", "type": "type de trame inconnu", "version": "version du protocole inconnue",
     "mac": "signature fausse (mauvaise clé)", "json": "contenu illisible", "overflow": "trame trop longue",
     "direction": "trame dans le mauvais sens", "wheel": "mauvais cylindre", "garbled": "ligne illisible",
-    "too_long": "trame trop longue",
+    "too_long": "trame trop longue", "status": "état du cylindre illisible",
 }
 
 TABLES = {"void": VOID, "fault": FAULT, "alert": ALERT, "level": LEVEL, "bet": BET, "status": STATUS,

@@ -149,8 +149,8 @@ def test_worked_example_of_the_protocol_doc():
                     b"\xd0" * 8, b"\xa0" * 8)
     from binascii import hexlify
     h = hexlify(wire).decode()
-    assert h == ("0301450101020101010101411b7b226576223a22726573756c74222c226e756d626572223a31377d"
-                 "74c0d56b789060b65980aaeac790bde174ef94636ea03fc6b086eb5a8d8d51e7decf101c00"), h
+    assert h == ("0302450101020101010101411b7b226576223a22726573756c74222c226e756d626572223a31377d"
+                 "73830a632376530a3b9869e0236d2d7034516cabdd022f7d483dfbc2af22edbacfa561ce00"), h
 
 
 def test_key_file_is_read_the_same_on_both_sides():

@@ -48,6 +48,19 @@ def test_statuses_pass_and_are_not_queued():
     assert r.dev.outbox_len() == 0
 
 
+def test_a_status_the_link_cannot_pack_goes_out_as_unknown_and_the_wheel_runs_on():
+    r = Rig()
+    r.run(1200)
+    r.dev.emit({"ev": "status", "t": 1, "state": "dancing", "spin": 3})
+    r.run(50)
+    assert r.kinds("status")[-1]["status"]["state"] == "unknown"
+    r.dev.emit({"ev": "status", "t": 2, "state": "idle", "spin": 4, "sensors": {"Z": "ok", "VOID": "ok"}})
+    r.run(50)
+    last = r.kinds("status")[-1]["status"]
+    assert last["spin"] == 4 and last["sensors"] == {"Z": "ok", "VOID": "ok"}
+    assert not r.kinds("reject") and r.host.sessions == 1
+
+
 def test_a_silent_controller_still_gets_a_heartbeat():
     r = Rig()
     r.run(1200)

@@ -38,10 +38,12 @@ the games the flash kept (`history`), from which the host settles a result it ne
 
 import json
 import os
+import struct
 from binascii import hexlify, unhexlify
 
 from cylindre.link import frame as fr
 from cylindre.link import protocol as pr
+from cylindre.link import status
 from cylindre.link.mac import Hmac, parse_key
 
 try:
@@ -58,8 +60,11 @@ _SPIN_END = (pr.RESULT, pr.VOID, pr.BOOT)
 COMMANDS = pr.COMMANDS
 
 
-_SEPARATORS = (",", ":")     # no spaces: a status is some 30 bytes shorter to serialise, MAC,
-                             # stuff, check and send
+_SEPARATORS = (",", ":")     # no spaces: an event is shorter to serialise, MAC, stuff, check
+                             # and send
+
+
+_UNKNOWN = {"ev": pr.STATUS, "state": "unknown"}     # before the controller's first status
 
 
 def _json(obj):
@@ -132,6 +137,8 @@ class DeviceLink:
         self.last_status = None
         self._status_at = 0
         self._status_every = pr.STATUS_MS   # the heartbeat's period for the last status's state
+        self._sensors = None        # the last status's `sensors` map, and its codes (link/status.py)
+        self._codes = None
         self._echo = None           # [host ms of the last ACK's stamp, our clock when it came]
         self.wall_offset_ms = None
 
@@ -273,22 +280,24 @@ class DeviceLink:
         event said before this instant) and the echo of the host's last ACK stamp."""
         if self._dn is None:
             return
-        st = self.last_status or {"ev": pr.STATUS, "state": "unknown"}
-        out = {}
-        out.update(st)      # a copy in C: the controller's event stays as it was told
-        out["at_ms"] = now
-        out["emitted"] = self._next_seq - 1
-        out["echo"] = self._echo
+        st = self.last_status or _UNKNOWN
+        s = st.get("sensors")
+        try:
+            if s is not self._sensors:      # a new map only when a signal's health changed
+                self._codes = None if s is None else status.sensor_codes(s)
+                self._sensors = s
+            payload = status.encode(st, now, self._next_seq - 1, self._echo, self._codes)
+        except Exception:   # not a controller's status (a field out of range): never stop the wheel
+            self._sensors = self._codes = None
+            payload = status.encode(_UNKNOWN, now, self._next_seq - 1, self._echo)
         self._status_at = now
         self._status_seq += 1
-        self._send(fr.STATUS, self._status_seq, 0, _json(out))
+        self._send(fr.STATUS, self._status_seq, 0, payload)
 
     def _stamp(self, payload, now):
-        """An ACK may carry the host's clock (`{"h": ms}`): kept with ours, echoed in STATUS."""
-        if payload:
-            h = json.loads(payload).get("h")
-            if isinstance(h, int) and not isinstance(h, bool):
-                self._echo = [h, now]
+        """An ACK may carry the host's clock (`h`, fr.ACK_CLOCK): kept with ours, echoed in STATUS."""
+        if len(payload) == fr.ACK_CLOCK_SIZE:
+            self._echo = [struct.unpack(fr.ACK_CLOCK, payload)[0], now]
 
     def _acked(self, ack):
         if ack >= self._next_seq:

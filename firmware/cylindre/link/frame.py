@@ -14,7 +14,7 @@ from binascii import crc32
 from cylindre.link import cobs
 from cylindre.link.mac import SIZE as MAC_SIZE, equal
 
-VERSION = 1
+VERSION = 2             # 2: STATUS and ACK payloads in binary (link/status.py, ACK_CLOCK)
 HEADER = ">BBIIH"
 HEADER_SIZE = 12
 CRC_SIZE = 4
@@ -23,6 +23,8 @@ MAX_BODY = HEADER_SIZE + MAX_PAYLOAD + MAC_SIZE + CRC_SIZE
 # COBS adds one byte per 254, plus the first code byte
 MAX_WIRE = MAX_BODY + MAX_BODY // 254 + 2
 DOMAIN = b"CYL1"
+ACK_CLOCK = ">q"        # an ACK's payload: the host's clock in ms (or empty)
+ACK_CLOCK_SIZE = 8
 NO_NONCE = bytes(8)
 
 # frame types (one ASCII letter, readable in a hex dump)

@@ -29,9 +29,11 @@ Lives in the shared package and runs on MicroPython too, so both ends test toget
 
 import json
 import os
+import struct
 from binascii import hexlify, unhexlify
 
 from cylindre.link import frame as fr
+from cylindre.link import status
 from cylindre.link.mac import Hmac
 
 
@@ -162,10 +164,16 @@ class HostLink:
                     return {"kind": "stale", "detail": "earlier session", "seq": f.seq}
             return {"kind": "reject", "reason": "mac", "detail": "not authentic for this session"}
         self._heard_at = self._clock()
-        try:
-            body = json.loads(f.payload.decode())
-        except Exception as e:
-            return {"kind": "reject", "reason": "json", "detail": str(e)}
+        if f.ftype == fr.STATUS:
+            try:
+                body = status.decode(f.payload)
+            except status.StatusError as e:
+                return {"kind": "reject", "reason": "status", "detail": str(e)}
+        else:
+            try:
+                body = json.loads(f.payload.decode())
+            except Exception as e:
+                return {"kind": "reject", "reason": "json", "detail": str(e)}
         if f.ftype == fr.EVENT:
             if f.seq == self.expected:
                 self.expected += 1
@@ -256,12 +264,13 @@ class HostLink:
         self._send_ack()
 
     def _send_ack(self):
-        """ACK frames carry the host's clock (`{"h": ms}`); the wheel echoes the last one with its
-        own clock in its STATUS frames, from which the host bounds the wheel-to-host offset."""
+        """ACK frames carry the host's clock (`h`, ms: fr.ACK_CLOCK); the wheel echoes the last one
+        with its own clock in its STATUS frames, from which the host bounds the wheel-to-host
+        offset."""
         if self._dn is None:
             return
         self._acked_at = self._clock()
-        self._send(fr.ACK, 0, self.acked, _json({"h": self._acked_at}))
+        self._send(fr.ACK, 0, self.acked, struct.pack(fr.ACK_CLOCK, self._acked_at))
 
     def command(self, cmd, args=None):
         """Send a command; its `reply` (or `timeout`) comes back as a record. One at a time."""
