@@ -63,9 +63,10 @@ def build(hmac, ftype, seq, ack, payload, sender_nonce, receiver_nonce, encode=N
     view = memoryview(body)
     struct.pack_into(HEADER, body, 0, VERSION, ftype, seq, ack, n)
     body[HEADER_SIZE:end] = payload
-    body[end:end + MAC_SIZE] = hmac.digest(DOMAIN, sender_nonce, receiver_nonce, view[:HEADER_SIZE],
-                                           payload)
-    struct.pack_into(">I", body, end + MAC_SIZE, crc32(view[:end + MAC_SIZE]) & 0xFFFFFFFF)
+    signed = view[:end]                 # header and payload: one slice for the MAC and the CRC
+    mac = hmac.digest(DOMAIN, sender_nonce, receiver_nonce, signed)
+    body[end:end + MAC_SIZE] = mac
+    struct.pack_into(">I", body, end + MAC_SIZE, crc32(mac, crc32(signed)) & 0xFFFFFFFF)
     return (encode or cobs.encode)(body, True)
 
 

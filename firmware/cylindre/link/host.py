@@ -48,7 +48,7 @@ class HostLink:
     """Talks to one wheel. Only the host opens sessions; it re-opens one after `silence_ms`."""
 
     def __init__(self, write, clock_ms, key, wheel=None, urandom=None, hello_ms=1000,
-                 silence_ms=3000, rto_ms=300, tries=10, keepalive_ms=2000):
+                 silence_ms=3000, rto_ms=300, tries=10, keepalive_ms=3000):
         self._write = write
         self._clock = clock_ms
         self._hmac = Hmac(key)
