@@ -75,3 +75,21 @@ def test_a_status_the_link_cannot_pack_says_so():
         except (ValueError, KeyError):
             continue
         raise AssertionError(bad)
+
+
+def test_the_protocol_docs_table_is_the_layout():
+    """docs/protocol.md's table of the STATUS payload: each field at the offset and of the size
+    `struct` packs it (a writer of another end reads that table, not this module)."""
+    from pathlib import Path
+    import re
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "protocol.md").read_text(encoding="utf-8")
+    table = doc.split("**The STATUS payload**")[1].split("\n\n")[1]
+    rows = [r for r in table.splitlines() if re.match(r"\| \d+ \|", r)]
+    got = [(int(r.split("|")[1]), r.split("|")[2].strip()) for r in rows]
+    want, off = [], 0
+    for code in S.LAYOUT[1:]:
+        size = struct.calcsize(">" + code)
+        want.append((off, str(size)))
+        off += size
+    assert got[:-1] == want, got
+    assert got[-1] == (S.HEAD, "`balls`+`pockets`+2")
