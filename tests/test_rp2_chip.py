@@ -239,8 +239,9 @@ try:
     cases = [b"", b"\\x00", b"\\x00\\x00", bytes(range(1, 255)), bytes(range(1, 256)), b"\\x11" * 509,
              b"\\x22" * 253 + b"\\x00" + b"\\x33" * 254, bytes(1584), b"\\x7f" * 1584]
     cases += [os.urandom(n) for n in (12, 64, 290, 700)]
+    from cylindre.board import shell
     r = {"bad": [i for i in range(len(cases)) if bytes(enc(cases[i])) != cobs.encode(cases[i], True)],
-         "cases": len(cases), "wired": cobs_encoder() is not None}
+         "cases": len(cases), "wired": cobs_encoder() is not None, "ringio": shell.RingIO is not None}
 except Exception as e:
     r = {"error": repr(e)}
 with open("/fastcobs.json", "w") as f:
@@ -253,7 +254,8 @@ def test_the_frames_cobs_in_machine_code_writes_the_portable_bytes_on_the_chip()
     """board/fastcobs.py compiled by mpy-cross for the Cortex-M0+ (viper) and run by the stock
     UF2: the bytes of cylindre.link.cobs for runs around 254, zeros, the longest body and random
     ones; and the wiring takes it (the link's frames then go through it: the boot test decodes
-    them with the host's decoder)."""
+    them with the host's decoder). The shell finds micropython.RingIO there, so the main loop's
+    edge wake-up is asked in C (board/loop.py), not by the Python fallback."""
     from host_tools.rp2emu import flash
     import json
 
@@ -262,4 +264,4 @@ def test_the_frames_cobs_in_machine_code_writes_the_portable_bytes_on_the_chip()
         chip.pin(g, v)
     assert chip.run_while(lambda: chip.scratch(3) != 1, 5.0), "boot.py's check never finished"
     r = json.loads(flash.read(bytes(chip.mcu.flash), "/fastcobs.json"))
-    assert r == {"bad": [], "cases": 13, "wired": True}, r
+    assert r == {"bad": [], "cases": 13, "wired": True, "ringio": True}, r
