@@ -33,7 +33,8 @@ class StatusError(ValueError):
 
 
 def names(balls, pockets):
-    """The signals' names in the controller's order (spin/controller.py, `names`)."""
+    """The signals' names in their order: the controller's indices (spin/controller.py) and the
+    sensors' bytes of a STATUS."""
     return ["Z"] + ["BALL%d" % i for i in range(balls)] + ["POCKET%d" % i for i in range(pockets)] + ["VOID"]
 
 

@@ -17,6 +17,7 @@ from cylindre.spin.health import Health, OK, STUCK, SILENT
 from cylindre.spin.predict import predict, fit, along, rate_after
 from cylindre.spin.droplearn import DropLearner, DROP_TO_POCKET_US
 from cylindre.link.protocol import HISTORY
+from cylindre.link.status import names as signal_names
 from cylindre.spin.geometry import POCKETS, number_at
 from cylindre.spin.origin import REBASE_AT_US, REBASE_STEP_US, back, shift_times
 
@@ -122,15 +123,10 @@ class Controller:
         nb = len(s["ball_sensors_deg"])
         npk = len(s["pocket_sensors_deg"])
         self.nb = nb
-        # The signal order (indices for `edge` and `health`): Z, BALL0.., POCKET0.., VOID; one
-        # list, shared with Health (the Pico's heap keeps each name once).
-        names = ["Z"]
-        for i in range(nb):
-            names.append("BALL%d" % i)
-        for i in range(npk):
-            names.append("POCKET%d" % i)
-        names.append("VOID")
-        self.names = names
+        # The signal order (indices for `edge` and `health`): Z, BALL0.., POCKET0.., VOID, as the
+        # STATUS payload packs the sensors (link/status.py); one list, shared with Health (the
+        # Pico's heap keeps each name once).
+        self.names = signal_names(nb, npk)
         self.void_i = 1 + nb + npk
         self.health = Health(self.names)
         # the rise time of each ball-track sensor while it is active, else None
