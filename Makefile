@@ -74,7 +74,7 @@ drill: $(STAMP)
 	$(PY) tests/drill.py $(ARGS)
 
 firmware: $(STAMP)
-	$(PY) -m host_tools.build_firmware --board $(BOARD) --out $(BUILD)/firmware/$(BOARD)
+	$(PY) -m host_tools.pico.firmware --board $(BOARD) --out $(BUILD)/firmware/$(BOARD)
 
 flash: firmware
 	@test -f $(KEY) || { echo "no key $(KEY): make one with '$(BIN)/cylindre daemon --new-key $(KEY)'"; exit 2; }
@@ -85,7 +85,7 @@ flash: firmware
 MICROPYTHON_TAG := v1.28.0
 MICROPY_DIR ?=
 uf2: $(STAMP) uf2-toolchain
-	nice -n 10 $(PY) -m host_tools.build_uf2 --board $(BOARD) $(if $(MICROPY_DIR),--micropython-dir $(MICROPY_DIR))
+	nice -n 10 $(PY) -m host_tools.pico.uf2 --board $(BOARD) $(if $(MICROPY_DIR),--micropython-dir $(MICROPY_DIR))
 
 # Debian's ARM toolchain and cmake, as root or through sudo, when missing.
 uf2-toolchain:
@@ -97,7 +97,7 @@ uf2-toolchain:
 # wheel, rewritten by calib) and the key. A /cylindre folder or /main.py left by `make flash`
 # would shadow the frozen modules: removed.
 flash-config: $(STAMP)
-	$(PY) -m host_tools.build_uf2 --flash-config --board $(BOARD) --port $(PORT) --key $(KEY)
+	$(PY) -m host_tools.pico.uf2 --flash-config --board $(BOARD) --port $(PORT) --key $(KEY)
 
 # The Pico's MicroPython stubs in a stand-in environment of their own, so pyright never falls back
 # on the host's CPython library: anything MicroPython lacks is an error.

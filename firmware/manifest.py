@@ -1,8 +1,8 @@
-# type: ignore  (read by MicroPython's manifestfile.py and host_tools.build_firmware, never imported)
+# type: ignore  (read by MicroPython's manifestfile.py and host_tools.pico.firmware, never imported)
 # MicroPython freezing manifest: exactly the modules the Pico runs (main.py's imports, followed
 # through). `make firmware` copies only these (as .mpy) with main.py and board.json; the rest of
 # firmware/ (rules/, feed.py, replay.py, link/host.py, calibration helpers) runs on the host only.
-# tests/test_firmware_build.py checks this list against main.py's import closure.
+# tests/firmware/test_firmware_build.py checks this list against main.py's import closure.
 #
 # To freeze them into a MicroPython UF2 (docs/firmware.md, "A custom UF2"):
 #   make -C micropython/ports/rp2 BOARD=RPI_PICO FROZEN_MANIFEST=$PWD/firmware/manifest.py

@@ -11,19 +11,19 @@ import argparse
 import importlib
 import sys
 
-# name: (module, one-line help; the module's HELP says the same, tests/test_install.py checks)
+# name: (module, one-line help; the module's HELP says the same, tests/cli/test_install.py checks)
 COMMANDS = {
-    "settle": ("host_tools.settle_cli", "settle a JSON session of spins (bets, zero choices, limits) and print the results"),
+    "settle": ("host_tools.table.game.settle_cli", "settle a JSON session of spins (bets, zero choices, limits) and print the results"),
     "replay": ("host_tools.sim.replay_cli", "replay a sensor feed through the firmware; print its events, one JSON object a line"),
     "simulate": ("host_tools.sim.simulate_cli", "simulate a wheel: write N spins to a sensor feed (and FEED.truth.jsonl beside it)"),
-    "daemon": ("host_tools.daemon.cli", "run the table host: serial link to the wheel, journal, game flow, HTTP API"),
-    "status": ("host_tools.daemon.status_cli", "show the link, the wheel and the table of a running daemon"),
-    "token": ("host_tools.daemon.token_cli", "manage the API's tokens in the journal: add NAME --role ROLE, list, revoke NAME"),
-    "demo": ("host_tools.demo", "run the whole table on a simulated wheel with simulated players, then print the result"),
-    "wheel": ("host_tools.simwheel", "run a simulated wheel (firmware code on the simulator) on a pseudo-terminal"),
+    "daemon": ("host_tools.table.daemon.cli", "run the table host: serial link to the wheel, journal, game flow, HTTP API"),
+    "status": ("host_tools.table.daemon.status_cli", "show the link, the wheel and the table of a running daemon"),
+    "token": ("host_tools.table.daemon.token_cli", "manage the API's tokens in the journal: add NAME --role ROLE, list, revoke NAME"),
+    "demo": ("host_tools.demo.table", "run the whole table on a simulated wheel with simulated players, then print the result"),
+    "wheel": ("host_tools.sim.ptywheel", "run a simulated wheel (firmware code on the simulator) on a pseudo-terminal"),
     "stats": ("host_tools.stats.cli", "wheel statistics from a journal: summary, PNG plots and a PDF report"),
     "floor": ("host_tools.floor.cli", "run the casino floor service (every table over NATS, the floor page, reports): serve, token, report, verify"),
-    "floor-creds": ("host_tools.floorlink.creds", "write per-table NATS credentials (mode 0600) and the broker's "
+    "floor-creds": ("host_tools.floor.link.creds", "write per-table NATS credentials (mode 0600) and the broker's "
                                                   "accounts for a casino floor"),
 }
 

@@ -13,8 +13,8 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")          # starlette's note on httpx versions
     from starlette.testclient import TestClient
 
-from host_tools.daemon.auth import ROLES
-from host_tools.daemon.web import TableHost, create_app, server
+from host_tools.table.api.auth import ROLES
+from host_tools.table.api.app import TableHost, create_app, server
 
 from daemonkit import Wheel
 

@@ -1,6 +1,6 @@
 """Pages in a real browser: Debian's Chromium driven by playwright (never a browser download),
-against the real daemon serving them: the table app (web.py, with the pages and the pit's routes
-of web_pages.py) on uvicorn, as `cylindre daemon` runs it, its alert watch started, fed by the
+against the real daemon serving them: the table app (api/app.py, with the pages and the pit's routes
+of api/pages.py) on uvicorn, as `cylindre daemon` runs it, its alert watch started, fed by the
 simulated wheel over a pseudo-terminal. `make browser` installs /usr/bin/chromium when it is
 missing (`make test` runs it first).
 
@@ -20,10 +20,10 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from host_tools.daemon.auth import ROLES
-from host_tools.daemon.keys import new_key
-from host_tools.daemon.web import TableHost, create_app, server
-from host_tools.simwheel import PtyPort, SimulatedBoard
+from host_tools.table.api.auth import ROLES
+from host_tools.table.wheel.keys import new_key
+from host_tools.table.api.app import TableHost, create_app, server
+from host_tools.sim.ptywheel import PtyPort, SimulatedBoard
 
 CHROMIUM = os.environ.get("CYLINDRE_CHROMIUM", "/usr/bin/chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -18,9 +18,9 @@ from pathlib import Path
 
 from cylindre.link import frame as fr
 from cylindre.link.mac import Hmac
-from host_tools.daemon.auth import issue
-from host_tools.daemon.keys import new_key
-from host_tools.simwheel import PtyPort, SimulatedBoard
+from host_tools.table.api.auth import issue
+from host_tools.table.wheel.keys import new_key
+from host_tools.sim.ptywheel import PtyPort, SimulatedBoard
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -139,7 +139,7 @@ class Rig:
     # -- the daemon -----------------------------------------------------------------------------
     def start_daemon(self):
         self.daemon = subprocess.Popen(
-            [self.python, "-m", "host_tools.daemon", "--port", str(self.port_link), "--key", str(self.key_path),
+            [self.python, "-m", "host_tools.table", "--port", str(self.port_link), "--key", str(self.key_path),
              "--journal", str(self.journal), "--http", f"127.0.0.1:{self.http}", "--open",
              "--log", str(self.tmp / "daemon.log")]
             + ([] if self.silence_ms is None else ["--silence-ms", str(self.silence_ms)]),

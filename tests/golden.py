@@ -10,7 +10,7 @@ are kept and compared, byte for byte, with those of another run.
 
 `save` before a change (or from an older commit's tree: `git archive COMMIT | tar -x -C DIR`, then
 DIR/tests/golden.py save), `check` after it: exit 1 and the first differing line of each stream that
-moved. The big set (about 300 spins) is the one to run by hand; tests/test_golden_events.py holds
+moved. The big set (about 300 spins) is the one to run by hand; tests/firmware/test_golden_events.py holds
 the small set's digests (tests/data/golden_events.json) and checks them on CPython at every run.
 Each case's feed digest is kept too, so a change in the simulator is told apart from one in the
 controller (then regenerate the digests with `digests`).

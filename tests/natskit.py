@@ -1,4 +1,4 @@
-"""A real nats-server for the floor's tests (host_tools/natsrv.py), and a helper to run a coroutine.
+"""A real nats-server for the floor's tests (host_tools/floor/natsrv.py), and a helper to run a coroutine.
 
 `from natskit import nats_server` in a test module makes the fixture available: a server with
 JetStream in the test's temporary directory, stopped after the test."""
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from host_tools import natsrv
+from host_tools.floor import natsrv
 
 
 @pytest.fixture

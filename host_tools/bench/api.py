@@ -87,7 +87,7 @@ def _client(port, token, n, stop, lat, errors):
 def _wheel(work, key):
     """The simulated wheel, idle on a pseudo-terminal: (process, pty path)."""
     path_file = work / "wheel.path"
-    wheel = subprocess.Popen([sys.executable, "-m", "host_tools.simwheel", "--key", str(key), "--pause", "1e9",
+    wheel = subprocess.Popen([sys.executable, "-m", "host_tools.sim.ptywheel", "--key", str(key), "--pause", "1e9",
                               "--path-file", str(path_file), "--quiet"],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     end = time.monotonic() + 20
@@ -124,10 +124,10 @@ def placement_path(clients, seconds, grouped):
     import logging
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
     from daemonkit import Wheel
-    from host_tools.daemon.committer import Committer
-    from host_tools.daemon.events_log import EventLog
-    from host_tools.daemon.journal import Journal
-    from host_tools.daemon.table import Table
+    from host_tools.table.game.committer import Committer
+    from host_tools.table.journal.events_log import EventLog
+    from host_tools.table.journal.store import Journal
+    from host_tools.table.game.table import Table
     logging.disable(logging.WARNING)
     with tempfile.TemporaryDirectory() as tmp:
         j = Journal(Path(tmp) / "j.sqlite")
@@ -188,8 +188,8 @@ def run(args) -> int:
 
 def _load(args, against=None, tree=None):
     """The load on one daemon: its figures, or None if it did not come up."""
-    from host_tools.daemon.auth import issue
-    from host_tools.daemon.keys import new_key
+    from host_tools.table.api.auth import issue
+    from host_tools.table.wheel.keys import new_key
     work = Path(tempfile.mkdtemp(prefix="cylindre-bench-api-"))
     new_key(work / "T1.key")
     port = _free_port()
@@ -198,7 +198,7 @@ def _load(args, against=None, tree=None):
         token = issue(work / "journal.sqlite", "bench", "croupier")
     else:       # the journal made by that daemon's own code (its schema)
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree), str(Path(tree) / "firmware")]))
-        token = subprocess.run([python, "-c", "import sys; from host_tools.daemon.auth import issue; "
+        token = subprocess.run([python, "-c", "import sys; from host_tools.table.api.auth import issue; "
                                 "print(issue(sys.argv[1], 'bench', 'croupier'))", str(work / "journal.sqlite")],
                                cwd=tree, env=env, check=True, capture_output=True, text=True).stdout.split()[-1]
     if against:
@@ -209,7 +209,7 @@ def _load(args, against=None, tree=None):
         wheel, tty = _wheel(work, work / "T1.key")
     if tree is not None:
         cwd = tree
-    daemon = subprocess.Popen([python, "-m", "host_tools.daemon", "--port", tty,
+    daemon = subprocess.Popen([python, "-m", "host_tools.table", "--port", tty,
                                "--key", str(work / "T1.key"), "--journal", str(work / "journal.sqlite"),
                                "--http", f"127.0.0.1:{port}", "--open", "--log", str(work / "daemon.log")],
                               cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -66,9 +66,9 @@ def mix(n, seed):
 def settlement_latency(nbets, spins, seed=1):
     from cylindre.link.device import DeviceLink
     from cylindre.link.host import HostLink
-    from host_tools.daemon.events_log import EventLog
-    from host_tools.daemon.journal import Journal
-    from host_tools.daemon.table import Table
+    from host_tools.table.journal.events_log import EventLog
+    from host_tools.table.journal.store import Journal
+    from host_tools.table.game.table import Table
     logging.disable(logging.WARNING)
     rng = random.Random(seed)
     times = []

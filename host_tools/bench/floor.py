@@ -223,7 +223,7 @@ class Rig:
     """A broker, the floor and a fleet of `tables` simulated tables."""
 
     def __init__(self, tables, rate_x, conns, db=None, cut_tables=0):
-        from host_tools import natsrv
+        from host_tools.floor import natsrv
         from host_tools.floor.simtables import Fleet, Proxy
         self.work = Path(tempfile.mkdtemp(prefix="cylindre-bench-floor-"))
         self.db = db or str(self.work / "floor.sqlite")

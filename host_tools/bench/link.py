@@ -145,7 +145,7 @@ print(json.dumps({"events": n, "alloc_per_event": (b - a) // n, "frame_bytes": s
 
 def micropython_cost(n=40):
     """On MicroPython (the WASI build): heap bytes allocated to send one result event."""
-    from host_tools.micropython import MicroPythonRuntime
+    from host_tools.pico.micropython import MicroPythonRuntime
     with MicroPythonRuntime() as rt:
         res = rt.run(MPY_CODE % (n, json.dumps(_result_event(1, 17))))
     out = json.loads(res.stdout.strip().splitlines()[-1])

@@ -1,4 +1,4 @@
-"""Bench part `outbox`: one table's floor publisher (host_tools/daemon/floor_publisher.py) on a
+"""Bench part `outbox`: one table's floor publisher (host_tools/table/floor/publisher.py) on a
 local nats-server. `make bench ARGS=outbox`.
 
 - latency: coups played one at a time (a spin every `--gap-ms`), the time from the settlement's
@@ -41,7 +41,7 @@ class _NoPort:
 
 
 def _table(path):
-    from host_tools.daemon.web import TableHost
+    from host_tools.table.api.app import TableHost
     return TableHost.build(_NoPort(), bytes(32), path, open_table=True)
 
 
@@ -51,7 +51,7 @@ def _pct(xs, q):
 
 
 def latency(srv, folder: Path, coups: int, gap_ms: float) -> dict:
-    from host_tools.daemon.floor_publisher import FloorLink
+    from host_tools.table.floor.publisher import FloorLink
     host = _table(folder / "latency.sqlite")
     fl = FloorLink(host, srv.url, "BENCH").start()
     ev = host.events
@@ -79,7 +79,7 @@ def latency(srv, folder: Path, coups: int, gap_ms: float) -> dict:
 
 
 def catch_up(srv, folder: Path, backlog: int) -> dict:
-    from host_tools.daemon.floor_publisher import FloorLink
+    from host_tools.table.floor.publisher import FloorLink
     host = _table(folder / "catchup.sqlite")
     ev = host.events
     with host.j.tx():
@@ -100,7 +100,7 @@ def catch_up(srv, folder: Path, backlog: int) -> dict:
 
 
 def run(args) -> int:
-    from host_tools import natsrv
+    from host_tools.floor import natsrv
     with tempfile.TemporaryDirectory(prefix="bench-outbox-") as tmp:
         folder = Path(tmp)
         srv = natsrv.Server(folder / "js").start()

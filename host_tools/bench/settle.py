@@ -89,7 +89,7 @@ def mixed_bets(count: int, seed: int) -> list[dict]:
 def _micropython(n: int, seed: int) -> dict:
     import shutil
     import tempfile
-    from host_tools.micropython import MicroPythonRuntime
+    from host_tools.pico.micropython import MicroPythonRuntime
     bets = mixed_bets(n, seed)
     tmp = Path(tempfile.mkdtemp(prefix="cylindre-bench-"))
     (tmp / "bets.json").write_text(json.dumps(bets))

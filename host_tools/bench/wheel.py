@@ -190,8 +190,8 @@ def run_feed_file(job) -> dict:
 
 # -- MicroPython cost ---------------------------------------------------------------------------------
 def measure_micropython(seed: int, spins: int, geometry=None, overrides=None) -> dict:
-    from host_tools.build_firmware import FIRMWARE, compile_package, romfs_image, sources
-    from host_tools.micropython import MicroPythonRuntime
+    from host_tools.pico.firmware import FIRMWARE, compile_package, romfs_image, sources
+    from host_tools.pico.micropython import MicroPythonRuntime
     from host_tools.sim import WheelSimulator
     from host_tools.sim.guest import run_feed
 

@@ -1,6 +1,6 @@
 """Who may do what at the floor (rôles) and the floor's audit trail (journal d'audit).
 
-Tokens as at the table (host_tools/daemon/auth.py): a random secret `cyl_...` shown once, only its
+Tokens as at the table (host_tools/table/api/auth.py): a random secret `cyl_...` shown once, only its
 SHA-256 kept, revocation read at each request. The floor's roles, ordered (a role may do what every
 role below it may):
 
@@ -18,7 +18,7 @@ import json
 import re
 import secrets
 
-from host_tools.daemon.auth import PREFIX, TokenError, digest
+from host_tools.table.api.auth import PREFIX, TokenError, digest
 
 ROLES = ("surveillance", "pit_boss", "director", "admin")
 RANK = {r: i for i, r in enumerate(ROLES)}

@@ -64,7 +64,7 @@ def _fail(msg) -> int:
 
 
 def token(args) -> int:
-    from host_tools.daemon.auth import TokenError
+    from host_tools.table.api.auth import TokenError
     from .access import Access
     from .store import Store
     words = args.words
@@ -127,7 +127,7 @@ def verify(args) -> int:
 def connect_options(args) -> dict:
     opts = {}
     if args.nats_creds:                 # the JSON file `cylindre floor-creds` writes (user, password; mode 0600)
-        from host_tools.daemon.floor_publisher import CredsError, load_creds
+        from host_tools.table.floor.publisher import CredsError, load_creds
         try:
             creds = load_creds(args.nats_creds)
         except CredsError as e:
@@ -146,7 +146,7 @@ def serve(args) -> int:
     from .web import create_app
     key = None
     if args.floor_key:
-        from host_tools.floorlink.command import load_key
+        from host_tools.floor.link.command import load_key
         key = load_key(args.floor_key)
     report_key = None
     if args.report_key:

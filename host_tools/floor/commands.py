@@ -2,7 +2,7 @@
 an alert, and the wheel's regulatory settings by two people (one requests, another approves).
 
 Each goes as a NATS request on `cylindre.<site>.<table>.cmd`, signed with the floor's command key
-(host_tools/floorlink/command.py: HMAC-SHA256 over the canonical JSON), carrying the floor user's
+(host_tools/floor/link/command.py: HMAC-SHA256 over the canonical JSON), carrying the floor user's
 name and role; the table checks it and audits it as `floor:<name>`. The floor audits it too, with
 the table's answer (or why none came: broker unreachable, no answer in time), before answering
 the user. A setting requested at the floor is kept in `pending` until another user approves it:
@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import uuid
 
-from host_tools.floorlink import command as C
+from host_tools.floor.link import command as C
 
 # op -> the least floor role that may send it
 # (the table maps pit_boss to its chef and director to its admin, and asks admin for limits and settings)

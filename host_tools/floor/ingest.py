@@ -19,7 +19,7 @@ import logging
 import threading
 import time
 
-from host_tools.floorlink.stream import BUCKET, STREAM
+from host_tools.floor.link.stream import BUCKET, STREAM
 
 from .store import BadEnvelope, parse
 
@@ -31,8 +31,8 @@ ACK_WAIT_S = 5.0
 
 
 async def ensure_stream(js):
-    """The stream and the bucket, created if missing (floorlink/stream.py, shared with the tables)."""
-    from host_tools.floorlink.stream import ensure_bucket, ensure_stream as shared
+    """The stream and the bucket, created if missing (floor/link/stream.py, shared with the tables)."""
+    from host_tools.floor.link.stream import ensure_bucket, ensure_stream as shared
     await shared(js)
     await ensure_bucket(js)
 

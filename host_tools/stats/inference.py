@@ -2,7 +2,7 @@
 
 Chi-square and normal tail probabilities, the binomial z-score, the Wald–Wolfowitz runs test, the
 Rayleigh test of circular concentration and Holm's step-down correction. Each is a textbook
-formula; tests/test_stats_inference.py checks them against tabulated values.
+formula; tests/stats/test_stats_inference.py checks them against tabulated values.
 """
 
 from __future__ import annotations

@@ -82,7 +82,7 @@ def play(spins=1000, seed=1, croupiers=("ana", "bruno", "chloe"), shift_s=1800, 
 
 def write_journal(path, rec: Record, wheel="T1", boot="b1"):
     """Write `rec` as the daemon would have journaled it (the daemon's own schema, then rows)."""
-    from host_tools.daemon.journal import Journal
+    from host_tools.table.journal.store import Journal
 
     j = Journal(path)
     seq = 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from host_tools.daemon.libelles import VOID
+from host_tools.table.libelles import VOID
 
 NBSP = "\u202f"     # the narrow no-break space French typography puts between thousands
 

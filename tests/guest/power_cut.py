@@ -1,4 +1,4 @@
-"""The power cut mid-spin of tests/test_firmware_power_cut.py, as a MicroPython guest: the Pico's
+"""The power cut mid-spin of tests/firmware/test_firmware_power_cut.py, as a MicroPython guest: the Pico's
 wiring (shell, main loop, device link) with stand-ins for `machine`, `rp2`, `select`, `time` and
 `os.urandom` put in sys.modules before the firmware is imported, the flash record in RAM (it
 survives the cut), the host's HostLink on the other end. The runtime's own `micropython.RingIO`

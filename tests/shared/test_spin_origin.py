@@ -1,7 +1,7 @@
 """The controller's time origin (spin/origin.py): moved forward at every idle moment, the
 controller says exactly what it says with its clock from boot, whatever it kept across the move
 (a sensor held active, the rotor's speed samples, the status deadline). On both runtimes; the
-simulator's feeds, faults included, are in tests/test_firmware_origin.py.
+simulator's feeds, faults included, are in tests/firmware/test_firmware_origin.py.
 
 MicroPython subset."""
 

@@ -4,7 +4,7 @@ Every frame the wheel sends is COBS-encoded, and in bytecode that costs the RP20
 0.7 ms for a status frame: a Python operation a run between zero bytes, and two buffers made. Here
 the viper emitter compiles the byte loop to Thumb code (~0.2 ms), and the frame is written into
 one buffer made at start-up, so no object is made a frame. Same bytes as `cobs.encode(data,
-True)`: tests/test_fastcobs.py checks both on every kind of input, and the chip test decodes
+True)`: tests/firmware/test_fastcobs.py checks both on every kind of input, and the chip test decodes
 every frame the firmware sends on the emulated RP2040 with the host's own decoder.
 
 Only the Pico imports this (`wiring.make_link`): viper is MicroPython's, and neither CPython nor

@@ -1,0 +1,1 @@
+"""`cylindre demo`: one table (table.py) or a casino floor of several (floor.py) on one machine, no hardware."""

@@ -1,0 +1,490 @@
+"""`cylindre demo`: the whole table on one machine, no hardware.
+
+Starts the simulated wheel (the firmware's code on the simulated board, real protocol on a
+pseudo-terminal) and the daemon as two processes, then a few simulated players who bet through
+the HTTP API: plain bets, called bets, even chances (which meet the zero sooner or later), a bet
+withdrawn, a late bet refused as a poussette. Prints what the croupier says and pays, and at the
+end the table's result against its theoretical edge. It prints the pages' addresses first (the
+marquee with a display token, the pit and the statistics with a chef token); `--linger` keeps the
+table up after the last spin so they can be looked at. The key, the journal and the logs stay in
+a new folder under var/demo/ (or `--workdir`), named at the end with the `cylindre stats` command
+to run on the journal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from host_tools.table.libelles import euros, nombre, pourcent
+
+HELP = "run the whole table on a simulated wheel with simulated players, then print the result"
+EVEN = ("rouge", "noir", "pair", "impair", "manque", "passe")
+# the daemon's refusals, as the demo's players hear them (the API's own messages are English)
+REFUSAL = {"wheel_not_heard": "le cylindre n'a pas encore confirmé que les jeux sont ouverts",
+           "poussette": "poussette: la mise arrive après rien ne va plus",
+           "table_closed": "la table est fermée", "link_down": "liaison avec le cylindre coupée"}
+OUTCOME = {"won": "gagne", "lost": "perd", "imprisoned": "en prison", "released": "libérée",
+           "partage": "partage", "split": "partagée au quatrième zéro"}
+
+
+def add_arguments(p):
+    p.add_argument("--spins", type=int, default=20, help="spins to play (default 20, about a minute)")
+    p.add_argument("--speed", type=float, default=20.0, help="simulated seconds per real second (default 20)")
+    p.add_argument("--pause", type=float, default=1.0, help="real seconds between spins (default 1)")
+    p.add_argument("--seed", type=int, default=1, help="wheel and players (default 1: three zeros in 20 spins)")
+    p.add_argument("--void-rate", type=float, default=0.1, help="share of misspins (default 0.1)")
+    p.add_argument("--workdir", help="keep the key, journal and logs here (default: a new folder under var/demo/)")
+    p.add_argument("--http-port", type=int, default=0, help="API port (default: a free one)")
+    p.add_argument("--linger", type=float, nargs="?", const=0.0, default=None, metavar="SECONDS",
+                   help="keep the table (daemon, pages) up after the last spin: SECONDS, or until Ctrl-C without")
+    p.add_argument("--croupier", default="Marie", help="the croupier on duty the chef sets (default Marie)")
+    p.add_argument("--tables", type=int, default=1, help="tables on a casino floor: more than 1 starts a local NATS "
+                                                         "broker, that many tables and the floor service (docs/floor.md)")
+    p.add_argument("--wheel", default="T1", help="this table's wheel id (default T1)")
+    p.add_argument("--nats", help="publish this table to the floor's NATS broker (the daemon's --nats)")
+    p.add_argument("--site", default="CASINO", help="the casino's site id on the floor (default CASINO)")
+    p.add_argument("--floor-key", help="take the floor's signed commands with this key (the daemon's --floor-key)")
+    p.add_argument("--wheel-serial", help="the wheel's board serial published to the floor")
+
+
+def _eur(c):
+    return euros(c)
+
+
+def _free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Api:
+    def __init__(self, base, token):
+        self.base = base
+        self.token = token
+
+    def call(self, method, path, body=None, timeout=10):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.base + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json", "Authorization": "Bearer " + self.token})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"{}")
+
+
+class Players:
+    """Four regulars and a cheat, each with a habit; bets go through the API like any client."""
+
+    def __init__(self, api, rng, say):
+        self.api = api
+        self.rng = rng
+        self.say = say
+        self.owner = {}          # bet id -> player
+        self.labels = {}
+        self.refused = 0
+
+    def bets_for_round(self):
+        r = self.rng
+        out = [("Alice", {"type": "plein", "numbers": [r.randrange(37)], "stake": 1000}),
+               ("Alice", {"type": "cheval", "numbers": r.choice([[0, 3], [14, 17], [20, 23], [32, 35]]), "stake": 500}),
+               ("Bruno", r.choice([{"type": "voisins", "unit": 200}, {"type": "tiers", "unit": 200},
+                                   {"type": "orphelins", "unit": 100}, {"type": "jeu_zero", "unit": 100}])),
+               ("Chloé", {"type": r.choice(EVEN), "stake": 5000,
+                          "zero_choice": r.choice(["prison", "partage"])}),
+               ("Chloé", {"type": r.choice(EVEN), "stake": 2000}),
+               ("Denis", {"type": "douzaine", "which": r.randint(1, 3), "stake": 2000}),
+               ("Denis", {"type": "transversale", "numbers": r.choice([[0, 1, 2], [0, 2, 3], [13, 14, 15]]), "stake": 500})]
+        return out
+
+    def wait_open(self, seconds=3.0) -> bool:
+        """Wait until the table takes bets. The croupier's "faites vos jeux" follows the result at
+        once; the daemon takes a bet only on the wheel's next fresh status (at most 500 ms later),
+        so a player who puts chips down on the very word is refused `wheel_not_heard`."""
+        end = time.monotonic() + seconds
+        while True:
+            st, state = self.api.call("GET", "/state")
+            if st == 200 and state["table"]["accepting_bets"]:
+                return True
+            if time.monotonic() > end:
+                return False
+            time.sleep(0.05)
+
+    def place(self, player, bet):
+        """One bet; refused for want of fresh word from the wheel, it is put down again once the
+        table takes bets (as a player does when the croupier waves the chips back)."""
+        st, body = self.api.call("POST", "/bets", {"player": player, **bet})
+        if st == 409 and body.get("error") == "wheel_not_heard" and self.wait_open(1.0):
+            st, body = self.api.call("POST", "/bets", {"player": player, **bet})
+        return st, body
+
+    def place_round(self, wheel_done=lambda: False):
+        if not self.wait_open():
+            if not wheel_done():
+                self.say("  (le cylindre ne confirme pas l'ouverture des jeux : pas de mises à ce tour)")
+            return
+        for player, bet in self.bets_for_round():
+            st, body = self.place(player, bet)
+            if st == 201:
+                self.owner[body["id"]] = player
+                self.labels[body["id"]] = body["label"]
+                self.say(f"  {player:6} mise {body['label']}: {_eur(body['stake'])}")
+            else:
+                self.say(f"  {player:6} mise refusée ({st}) : {REFUSAL.get(body.get('error'), body.get('message'))}")
+        if self.rng.random() < 0.3:     # Alice changes her mind about a bet
+            st, body = self.place("Alice", {"type": "carre", "numbers": [1, 2, 4, 5], "stake": 500})
+            if st == 201:
+                st2, _ = self.api.call("DELETE", f"/bets/{body['id']}")
+                self.say(f"  Alice  retire carré 1/2/4/5 ({'ok' if st2 == 200 else st2})")
+
+    def late_bet(self):
+        st, body = self.api.call("POST", "/bets", {"player": "Eve", "type": "plein", "numbers": [self.rng.randrange(37)], "stake": 10000})
+        if st == 409:
+            self.refused += 1
+            self.say(f"  Eve    pose un plein après l'annonce : refusé ({body.get('error')})")
+
+
+def _sse(url, on_event, stop, token, last=None):
+    """Read the daemon's Server-Sent Events and call on_event(kind, data) for each, from after
+    event id `last` (Last-Event-ID; None: from now); a reconnection resumes after the last event
+    id seen, so none is lost or seen twice."""
+    while not stop.is_set():
+        headers = {"Authorization": "Bearer " + token}
+        if last is not None:
+            headers["Last-Event-ID"] = last
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=30) as r:
+                kind, data = None, []
+                for raw in r:
+                    if stop.is_set():
+                        return
+                    line = raw.decode("utf-8").rstrip("\n")
+                    if line.startswith("id: "):
+                        last = line[4:]
+                    elif line.startswith("event: "):
+                        kind = line[7:]
+                    elif line.startswith("data: "):
+                        data.append(line[6:])
+                    elif line == "" and kind:
+                        on_event(kind, json.loads("\n".join(data)))
+                        kind, data = None, []
+        except (urllib.error.URLError, OSError, ValueError):
+            time.sleep(0.2)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def run(args) -> int:
+    if args.spins < 1:
+        print("cylindre demo: --spins must be at least 1", file=sys.stderr)
+        return 2
+    for sig in (signal.SIGTERM, signal.SIGHUP):     # `kill`, a closed terminal: stop what we started, as Ctrl-C does
+        signal.signal(sig, _interrupt)
+    if args.tables > 1:
+        from host_tools.demo.floor import run_floor
+        return run_floor(args)
+    work = workdir(args.workdir)
+    key = work / f"{args.wheel}.key"
+    if not key.exists():
+        from host_tools.table.wheel.keys import new_key
+        new_key(key)               # the demo's own wheel key: generated, never committed
+    port = args.http_port or _free_port()
+    base = f"http://127.0.0.1:{port}"
+    py = sys.executable
+    procs = []
+    out = sys.stdout
+    lock = threading.Lock()
+
+    def say(text):
+        with lock:
+            print(text, file=out, flush=True)
+
+    try:
+        pty_file = work / "wheel.pty"
+        if pty_file.exists():
+            pty_file.unlink()
+        wheel_log = open(work / "wheel.log", "w")
+        wheel = subprocess.Popen([py, "-m", "host_tools.sim.ptywheel", "--key", str(key), "--wheel", args.wheel,
+                                  "--spins", str(args.spins),
+                                  "--speed", str(args.speed), "--pause", str(args.pause), "--seed", str(args.seed),
+                                  "--void-rate", str(args.void_rate), "--path-file", str(pty_file),
+                                  "--closed"],     # the croupier waits for the demo to open the table
+                                 stdout=wheel_log, stderr=subprocess.STDOUT)
+        procs.append(wheel)
+        end = time.monotonic() + 30
+        while not pty_file.exists():
+            if wheel.poll() is not None or time.monotonic() > end:
+                print("cylindre demo: the simulated wheel did not start; see " + str(work / "wheel.log"), file=sys.stderr)
+                return 1
+            time.sleep(0.05)
+        pty = pty_file.read_text().split()[0]
+        # the daemon's port is a link of the demo's own, gone with its wheel: a daemon lingering
+        # after its wheel must not reopen /dev/pts/N once another program has been given N
+        wheel_line = work / "ttyCYL"
+        if wheel_line.is_symlink() or wheel_line.exists():
+            wheel_line.unlink()
+        wheel_line.symlink_to(pty)
+        threading.Thread(target=_unlink_when_gone, args=(wheel, wheel_line), daemon=True).start()
+        from host_tools.table.api.auth import issue
+        token = issue(work / "journal.sqlite", "demo", "admin")     # the demo's players and chef, one identity
+        pages = {"display": issue(work / "journal.sqlite", "demo-marquee", "display"),
+                 "chef": issue(work / "journal.sqlite", "demo-pit", "chef")}
+        since = _last_event_id(work / "journal.sqlite")
+        daemon = subprocess.Popen([py, "-m", "host_tools.table", "--port", str(wheel_line), "--key", str(key),
+                                   "--journal", str(work / "journal.sqlite"), "--http", f"127.0.0.1:{port}",
+                                   "--log", str(work / "daemon.log"), "--wheel", args.wheel]
+                                  + (["--nats", args.nats, "--site", args.site] if args.nats else [])
+                                  + (["--floor-key", args.floor_key] if args.floor_key else [])
+                                  + (["--wheel-serial", args.wheel_serial] if args.wheel_serial else []),
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        procs.append(daemon)
+        api = Api(base, token)
+        end = time.monotonic() + 30
+        while True:
+            try:
+                st, state = api.call("GET", "/state", timeout=2)
+                # a session now, or one that has been (a reused journal's open table lets the
+                # wheel play at once: it may be done before this first look)
+                if st == 200 and (state["link"]["session"] or state["link"].get("sessions", 0) >= 1):
+                    break
+            except (urllib.error.URLError, OSError):
+                pass
+            if daemon.poll() is not None or time.monotonic() > end:
+                print("cylindre demo: the daemon did not come up; see " + str(work / "daemon.log"), file=sys.stderr)
+                return 1
+            time.sleep(0.1)
+        say(f"Démonstration Cylindre : cylindre {args.wheel} sur {pty}, API du démon {base} (explorateur : {base}/docs)")
+        say(f"{args.spins} coups, temps simulé ×{nombre(args.speed, 0 if args.speed == int(args.speed) else 1)} ; "
+            f"journal et traces dans {work}")
+        for line in page_urls(base, pages):
+            say(line)
+        say("")
+        if args.croupier:
+            api.call("PUT", "/table/croupier", {"croupier": args.croupier})
+
+        rng = random.Random(args.seed)
+        players = Players(api, rng, say)
+        stop = threading.Event()
+        rounds = {"settled": 0}
+        todo = []
+        cv = threading.Condition()
+
+        def on_event(kind, data):
+            if kind == "announce":
+                text = data["text"]
+                say(f"Croupier : {text}")
+                if text == "faites vos jeux":
+                    with cv:
+                        todo.append("bet")
+                        cv.notify()
+                elif text == "rien ne va plus" and rng.random() < 0.25:
+                    with cv:
+                        todo.append("late")
+                        cv.notify()
+            elif kind == "settlement":
+                # the event says the number and the totals; the per-bet results are the journal's
+                st, rec = api.call("GET", "/spins/%d" % data["spin"])
+                for r in (rec.get("settlement") or {}).get("results", []) if st == 200 else []:
+                    who = players.owner.get(r["id"].split(".")[0], "?")
+                    what = OUTCOME.get(r["outcome"], r["outcome"])
+                    if r["paid"] or r["outcome"] in ("imprisoned", "released", "partage", "split"):
+                        say(f"  {who:6} {r['label']}: {what}"
+                            + (f", gain {_eur(r['won'])}" if r["won"] else "")
+                            + (f", rendu {_eur(r['returned'])}" if r["returned"] else "")
+                            + (f" ({_eur(r['imprisoned'])})" if r["outcome"] == "imprisoned"
+                               else f", en prison {_eur(r['imprisoned'])}" if r["imprisoned"] else ""))
+                t = data["totals"]
+                say(f"  (coup {data['spin']}: misé {_eur(t['staked'])}, payé {_eur(t['paid'])}, perdu {_eur(t['lost'])})\n")
+                with cv:
+                    rounds["settled"] += 1
+                    cv.notify()
+            elif kind == "wheel" and data.get("ev") == "launch":
+                say(f"— lancer, coup {data['spin']} —")
+
+        # the table opens only now, the listener started: the wheel launches on the table's
+        # opening, and the stream, read from the last event before it, misses none of the game
+        listener = threading.Thread(target=_sse, args=(base + "/events", on_event, stop, token, str(since)),
+                                    daemon=True)
+        listener.start()
+        if state["table"]["phase"] != "closed":
+            with cv:
+                todo.append("bet")  # a reused journal's table, open already: no "faites vos jeux" comes
+        api.call("POST", "/table/open")
+        while True:
+            with cv:
+                cv.wait_for(lambda: todo or wheel.poll() is not None, timeout=0.5)
+                jobs, todo[:] = list(todo), []
+            for job in jobs:
+                if job == "bet":
+                    players.place_round(lambda: wheel.poll() is not None)
+                else:
+                    players.late_bet()
+            if wheel.poll() is not None and not jobs:
+                break
+        # the wheel has finished its spins; give the daemon a moment to settle the last one
+        end = time.monotonic() + 10
+        while time.monotonic() < end:
+            st, state = api.call("GET", "/state")
+            if state["table"]["locked_spin"] is None and state["link"]["counts"]["events"] > 0:
+                break
+            time.sleep(0.2)
+        time.sleep(0.5)
+        stop.set()
+        report(api, players, say)
+        if args.linger is not None:
+            linger(args.linger, base, pages, say, daemon)
+        return 0
+    finally:
+        for p in reversed(procs):
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+        print(f"Journal conservé : {work / 'journal.sqlite'} (les journaux de bord à côté) ; "
+              f"statistiques du cylindre (graphiques et rapport PDF dans {work / 'rapport'}) :\n"
+              f"  {_this_command()} stats --journal {work / 'journal.sqlite'} --out {work / 'rapport'}", flush=True)
+
+
+def _unlink_when_gone(proc, path):
+    """Remove the daemon's link to the wheel's pty once the wheel has exited."""
+    proc.wait()
+    path.unlink(missing_ok=True)
+
+
+def _this_command() -> str:
+    """How to run `cylindre` again from here: `.venv/bin/cylindre` after `make demo` (the venv's bin
+    is not on a newcomer's PATH), `cylindre` when it is on the PATH."""
+    exe = Path(sys.argv[0])
+    on_path = shutil.which("cylindre")
+    if exe.name != "cylindre" or (on_path and Path(on_path).resolve() == exe.resolve()):
+        return "cylindre"
+    try:
+        return str(exe.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(exe)
+
+
+def _last_event_id(journal) -> int:
+    """The last event the journal's stream holds (0: none yet), read before the daemon starts."""
+    try:
+        with sqlite3.connect(journal) as db:
+            return db.execute("SELECT COALESCE(MAX(id), 0) FROM event_log").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def workdir(given, root="var/demo", now=None) -> Path:
+    """Where the demo keeps its key, journal and logs: `given`, or a new folder of its own under
+    `root` named by the time (a journal is never reused: its wheel starts again at spin 1)."""
+    if given:
+        work = Path(given)
+        work.mkdir(parents=True, exist_ok=True)
+        return work
+    stamp = time.strftime("%Y-%m-%dT%H-%M-%S", time.localtime(now))
+    for n in range(100):
+        work = Path(root) / (stamp if n == 0 else f"{stamp}-{n}")
+        try:
+            work.mkdir(parents=True)
+            return work
+        except FileExistsError:
+            continue
+    return Path(tempfile.mkdtemp(prefix=stamp + "-", dir=root))
+
+
+def page_urls(base, tokens) -> list[str]:
+    """The pages' addresses, each with a token of its role in the fragment (never sent to the
+    server; the page keeps it in its tab and takes it out of the address bar)."""
+    return ["Pages (ouvrir dans un navigateur) :",
+            f"  tableau des numéros  {base}/marquee#token={tokens['display']}",
+            f"  chef de table        {base}/pit#token={tokens['chef']}",
+            f"  statistiques         {base}/stats#token={tokens['chef']}"]
+
+
+def linger(seconds, base, tokens, say, daemon):
+    """Keep the table up after the last spin: `seconds`, or until Ctrl-C / SIGTERM when 0."""
+    done = threading.Event()
+    old = {s: signal.signal(s, lambda *_: done.set()) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        say("\nLa table reste ouverte " + (f"{seconds:g} s" if seconds else "jusqu'à Ctrl-C") + " :")
+        for line in page_urls(base, tokens)[1:]:
+            say(line)
+        end = time.monotonic() + seconds if seconds else None
+        while not done.is_set() and daemon.poll() is None and (end is None or time.monotonic() < end):
+            done.wait(0.2)
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def edge_of(result):
+    """The bank's theoretical edge on a stake: 1/37, or 1/74 for even chances (en prison/partage)."""
+    return (1, 74) if result.get("type") in EVEN else (1, 37)
+
+
+def summarize(settlements):
+    """House result and theoretical edge over settled spins (integer cents, exact fractions)."""
+    from fractions import Fraction
+    house = 0
+    staked = 0
+    expected = Fraction(0)
+    pending = 0
+    spins = 0
+    zeros = 0
+    for s in settlements:
+        spins += 1
+        zeros += s["number"] == 0
+        res = s["result"]
+        for r in res["results"]:
+            house += r["lost"] - r["won"]
+            if not r.get("carried"):
+                staked += r["staked"]
+                n, d = edge_of(r)
+                expected += Fraction(r["staked"] * n, d)
+        pending = sum(p["stake"] for p in res["prisoners"])
+    return {"spins": spins, "zeros": zeros, "staked": staked, "house": house,
+            "expected": expected, "imprisoned_at_end": pending}
+
+
+def report(api, players, say):
+    st, hist = api.call("GET", "/history?limit=10000")
+    settlements = []
+    for h in sorted(hist, key=lambda h: h["spin"]):
+        st, rec = api.call("GET", f"/spins/{h['spin']}")
+        if st == 200 and rec["settlement"]:
+            settlements.append({"number": rec["settlement"]["number"], "result": rec["settlement"]})
+    s = summarize(settlements)
+    st, state = api.call("GET", "/state")
+    c = state["link"]["counts"]
+    say("=" * 72)
+    n, z = s['spins'], s['zeros']
+    coups = f"{n} coup payé" if n == 1 else f"{n} coups payés"
+    zeros = f"{z} zéro" if z <= 1 else f"{z} zéros"
+    say(f"Fin de partie : {coups} ({zeros}) ; mises refusées après rien ne va plus (poussettes) : {players.refused}")
+    say(f"Total misé : {_eur(s['staked'])}")
+    pct = 100.0 * s["house"] / s["staked"] if s["staked"] else 0.0
+    exp = float(s["expected"])
+    epct = 100.0 * exp / s["staked"] if s["staked"] else 0.0
+    say(f"Résultat de la table (banque) : {_eur(s['house'])} ({'+' if pct > 0 else ''}{pourcent(pct, 2)} des mises)")
+    say(f"Avantage théorique : {_eur(round(exp))} ({pourcent(epct, 2)} : 1/37 = {pourcent(100 / 37, 2)}, "
+        f"chances simples 1/74 = {pourcent(100 / 74, 2)})")
+    if s["imprisoned_at_end"]:
+        say(f"Encore en prison à la fin : {_eur(s['imprisoned_at_end'])}")
+    say(f"Liaison : {c['frames']} trames, {c['events']} événements, {c['duplicates']} renvoyés, {c['rejects']} refusés")

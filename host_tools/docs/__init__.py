@@ -1,0 +1,1 @@
+"""Generated parts of the documentation (the licences' table)."""

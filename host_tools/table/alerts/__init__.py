@@ -1,0 +1,1 @@
+"""The pit's alerts (alertes): the rules that raise them (pure) and their rows in the journal."""

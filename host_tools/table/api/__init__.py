@@ -1,0 +1,1 @@
+"""The HTTP API and its pages: routes, roles and tokens, throttling, metrics, the pages' files."""

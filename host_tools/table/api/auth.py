@@ -1,0 +1,128 @@
+"""Identities and roles (rôles): API tokens kept hashed in the journal.
+
+A token is a random secret (`cyl_` + 32 bytes, url-safe) shown once, at `cylindre token add`.
+The journal keeps only its SHA-256: a secret this long needs no slow hash, and a copy of the
+journal gives no usable token. Roles are ordered: a role may do what every role below it may.
+
+    display  < croupier < chef < admin
+    (reads)    (bets)     (open/close, consent, held bets, audit)   (wheel settings, clock)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+ROLES = ("display", "croupier", "chef", "admin")
+RANK = {r: i for i, r in enumerate(ROLES)}
+PREFIX = "cyl_"
+NAME = re.compile(r"^[A-Za-z0-9._@-]{1,64}$")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS tokens (
+    name TEXT PRIMARY KEY, role TEXT NOT NULL, hash TEXT NOT NULL UNIQUE,
+    created REAL NOT NULL, revoked REAL);
+"""
+
+
+class TokenError(ValueError):
+    pass
+
+
+class Identity:
+    """Who made a request: the token's name and role."""
+
+    __slots__ = ("name", "role")
+
+    def __init__(self, name: str, role: str):
+        self.name, self.role = name, role
+
+    def may(self, role: str) -> bool:
+        return RANK[self.role] >= RANK[role]
+
+    def __repr__(self):
+        return f"Identity({self.name!r}, {self.role!r})"
+
+
+def digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+class Tokens:
+    """The tokens table on the journal's connection, under the journal's lock (never inside
+    another thread's transaction): add, list, revoke, identify.
+
+    With `reader` (the journal's file), `identify` reads on a connection of its own, read-only:
+    in WAL mode it never waits for the journal's lock, which a group of bets holds through its
+    fsync, and it still reads the table as last committed by any process (`cylindre token revoke`
+    included), so a revocation takes effect at the next request. No cache: that read costs about
+    2 microseconds (docs/daemon.md, "Benchmark")."""
+
+    def __init__(self, db: sqlite3.Connection, lock=None, reader: str | None = None):
+        self.db = db
+        self.lock = lock or threading.RLock()
+        with self.lock:
+            self.db.execute(SCHEMA)
+        self._reader = self._reader_lock = None
+        if reader and reader != ":memory:":
+            uri = Path(reader).resolve().as_uri() + "?mode=ro"       # quoted: a '?' or '#' in a path is a name
+            self._reader = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+            self._reader_lock = threading.Lock()
+
+    def add(self, name: str, role: str) -> str:
+        """A new token for NAME with ROLE; returns the secret (shown once, never stored)."""
+        if not NAME.match(name or ""):
+            raise TokenError("a token name is 1 to 64 letters, digits or . _ @ -")
+        if role not in RANK:
+            raise TokenError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+        secret = PREFIX + secrets.token_urlsafe(32)
+        with self.lock:
+            row = self.db.execute("SELECT revoked FROM tokens WHERE name=?", (name,)).fetchone()
+            if row is not None and row[0] is None:
+                raise TokenError(f"a token named {name} exists (revoke it first)")
+            self.db.execute("INSERT OR REPLACE INTO tokens (name, role, hash, created, revoked) VALUES (?,?,?,?,NULL)",
+                            (name, role, digest(secret), time.time()))
+        return secret
+
+    def revoke(self, name: str) -> bool:
+        with self.lock:
+            cur = self.db.execute("UPDATE tokens SET revoked=? WHERE name=? AND revoked IS NULL", (time.time(), name))
+        return cur.rowcount == 1
+
+    def list(self) -> list[dict]:
+        with self.lock:
+            rows = self.db.execute("SELECT name, role, created, revoked FROM tokens ORDER BY name").fetchall()
+        return [{"name": r[0], "role": r[1], "created": r[2], "revoked": r[3]} for r in rows]
+
+    def identify(self, secret: str | None) -> Identity | None:
+        """The identity of a live token, or None. Read each time: a revocation takes effect at once."""
+        if not secret or not secret.startswith(PREFIX) or len(secret) > 128:
+            return None
+        db, lock = (self._reader, self._reader_lock) if self._reader is not None else (self.db, self.lock)
+        with lock:
+            row = db.execute("SELECT name, role FROM tokens WHERE hash=? AND revoked IS NULL",
+                             (digest(secret),)).fetchone()
+        return None if row is None else Identity(row[0], row[1])
+
+    def close(self):
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+
+
+def issue(journal_path, name: str, role: str) -> str:
+    """A fresh token for NAME in the journal file (revoking NAME's live one): for tools that start a
+    daemon of their own, such as `cylindre demo`."""
+    from host_tools.table.journal.store import Journal
+    j = Journal(journal_path)
+    try:
+        t = Tokens(j.db, j.lock)
+        t.revoke(name)
+        return t.add(name, role)
+    finally:
+        j.close()

@@ -1,0 +1,588 @@
+"""The game at the table (le jeu): bets in, the wheel's events in, settlement exactly once.
+
+Driven by three inputs: bets from the API (`place`, `cancel`, `consent`), the wheel's STATUS
+frames (`on_status`: the evidence that betting is open, game.Window) and its events (`on_event`,
+in order, as a source of wheel events delivers them). Each call is one journal transaction; the
+state that must survive a restart (phase, spin, imprisoned stakes, carried replays) is saved in
+the same transaction, so after a kill the daemon resumes exactly where the journal says. The
+decisions are flow.py's (the window, and the effects of each event: this module reads the facts a
+step needs and applies its effects), the SQL ledger.py's.
+
+Phases: `closed` (bets refused; only an explicit open reopens) -> `betting` (bets accepted on
+fresh evidence from the wheel, also while the ball runs) -> `no_more_bets` (the wheel called rien
+ne va plus for spin N: open bets placed before the call are locked to N, those at or after it,
+however late the call arrives, are refused as poussette) -> the result settles N and betting
+reopens; a void (misspin) unlocks N's bets, which play on the relaunch.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import json
+import logging
+import threading
+import time
+
+from cylindre.link import protocol as pr
+from cylindre.rules.bets import BetError, zero_choice
+from cylindre.rules.compiled import compile_bet
+from cylindre.rules.limits import Limits
+
+from host_tools.table.game import flow as game
+from host_tools.table import libelles
+from host_tools.table.game.flow import CLOSED, esc
+from host_tools.table.journal.store import Journal
+from host_tools.table.game.ledger import Ledger
+from host_tools.table.game.tapis import Tapis, entry
+
+log = logging.getLogger("cylindre.table")
+
+MAX_STAKE = 10**11           # cents: refuse absurd amounts before they reach the rules
+CHOICES = ("prison", "partage")
+
+# what a player may say in a bet (the rules' words and their aliases); anything else is refused
+BET_FIELDS = ("player", "type", "bet", "numbers", "number", "which", "stake", "unit", "replay", "rejouer",
+              "zero_choice", "chance", "chances", "final", "form", "forme", "k", "neighbours", "neighbors",
+              "voisins", "numero", "centre", "center", "a_placer", "payes_a_placer", "paye_a_placer", "placed")
+# what only the table (or the chef de table) sets
+STATE_FIELDS = ("id", "carried", "status", "locked", "spin", "result", "reason", "played", "label", "at",
+                "placed_at", "wheel_boot", "wheel_ms", "consent", "supervisor_consent", "chef_consent", "chef")
+CONSENT_FIELDS = ("consent", "supervisor_consent", "chef_consent", "chef")
+MAX_TEXT = 64
+MAX_LIST = 37
+MAX_KEY = 128
+_REFUSALS = {
+    "table_closed": "the table is closed",
+    "poussette": "rien ne va plus: the bet came after the call (poussette), it is refused",
+    "wheel_not_heard": "no fresh word from the wheel that betting is open (link slow or down): the bet is refused",
+    "wheel_unknown": "the wheel connected is not the one this table knows: no bet until the chef de table accepts it"
+                     " (POST /wheel/accept)",
+}
+
+
+_KEPT = {
+    "no_more_bets": "rien ne va plus: the bet stays on the layout",
+    "wheel_not_heard": "no fresh word from the wheel that the spin is not called (link slow or down): the bet stays"
+                       " on the layout",
+}
+
+
+class Receipt:
+    """A bet's receipt (`Table.receive`): the host instant `at` (ms) and the window's verdict
+    then, (status, reason, (wheel boot, latest wheel ms))."""
+    __slots__ = ("at", "verdict")
+
+    def __init__(self, at, verdict):
+        self.at, self.verdict = at, verdict
+
+
+class Refused(Exception):
+    """A bet the table refuses now (HTTP 409): `code` is table_closed, poussette, wheel_not_heard, not_open..."""
+    http = 409
+
+    def __init__(self, code, message, bet=None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.bet = bet
+
+
+class Mismatch(Refused):
+    """An Idempotency-Key already used for another bet (HTTP 422 idempotency_mismatch): the
+    retry is not the same request, so neither its bet nor the first answer is given."""
+    http = 422
+
+
+class Invalid(Exception):
+    """A malformed request (HTTP 400)."""
+
+
+class NotFound(Exception):
+    """No such bet or spin (HTTP 404)."""
+
+
+def parse_bet_request(body) -> tuple:
+    """A client's bet, checked before anything is recorded: (player, bet dict, zero choice).
+
+    Framework-free (the HTTP layer only hands over the decoded JSON). Refuses, naming the field:
+    a field the rules do not know, a field only the table sets (`carried`, `status`, `consent`,
+    ...: consent for a straddle is the chef de table's, POST /bets/{id}/consent), wrong types,
+    control characters in the player's name, strings over 64 characters, lists over 37 items."""
+    if not isinstance(body, dict):
+        raise Invalid("a bet is a JSON object")
+    for k in body:
+        if k in CONSENT_FIELDS:
+            raise Invalid("%s: consent to a straddle is the chef de table's, given with POST /bets/{id}/consent" % k)
+        if k in STATE_FIELDS:
+            raise Invalid("%s: set by the table, never by a player" % k)
+        if k not in BET_FIELDS:
+            raise Invalid("%s: unknown field (a bet has %s)" % (esc(k)[:40], ", ".join(BET_FIELDS)))
+    player = body.get("player")
+    if not isinstance(player, str) or not player.strip() or len(player) > MAX_TEXT:
+        raise Invalid("player: a name of 1 to 64 characters is required")
+    if not player.isprintable():
+        raise Invalid("player: control characters (newline, tab, ...) are not allowed in a name")
+    bet = {k: v for k, v in body.items() if k != "player"}
+    for k in ("stake", "unit"):
+        if k in bet and (not isinstance(bet[k], int) or isinstance(bet[k], bool)):
+            raise Invalid(f"{k}: integer cents are required (got {bet[k]!r})"[:200])
+        if k in bet and not 0 < bet[k] <= MAX_STAKE:
+            raise Invalid(f"{k}: must be between 1 and {MAX_STAKE} cents")
+    for k, v in body.items():
+        _check_value(k, v, 0)
+    choice = bet.get("zero_choice")
+    if choice is not None:
+        if not (choice in CHOICES or (isinstance(choice, dict) and set(choice) == {"move"}
+                                       and isinstance(choice["move"], str))):
+            raise Invalid('zero_choice: "prison", "partage" or {"move": "<even chance>"}')
+        try:
+            zero_choice(choice, "zero_choice")      # the rules' own reading ({"move": "vert"} is refused)
+        except BetError as e:
+            raise Invalid(e.message) from None
+    return player, bet, choice
+
+
+def _check_value(k, v, depth):
+    if depth > 2:
+        raise Invalid("%s: nested too deep" % k)
+    if isinstance(v, str):
+        if len(v) > MAX_TEXT:
+            raise Invalid("%s: at most %d characters" % (k, MAX_TEXT))
+    elif isinstance(v, list):
+        if len(v) > MAX_LIST:
+            raise Invalid("%s: at most %d items" % (k, MAX_LIST))
+        for x in v:
+            _check_value(k, x, depth + 1)
+    elif isinstance(v, dict):
+        if len(v) > 4:
+            raise Invalid("%s: too many keys" % k)
+        for x in v.values():
+            _check_value(k, x, depth + 1)
+    elif isinstance(v, int) and not isinstance(v, bool):
+        if abs(v) > MAX_STAKE:
+            raise Invalid("%s: number out of range" % k)
+    elif not (v is None or isinstance(v, bool)):
+        raise Invalid("%s: %s is not allowed here" % (k, type(v).__name__))
+
+
+def request_digest(body) -> str:
+    """A request's fingerprint, for Idempotency-Key retries: the same JSON, in any key order."""
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _check_key(key):
+    if key is None:
+        return None
+    if not isinstance(key, str) or not 1 <= len(key) <= MAX_KEY or not all(33 <= ord(c) < 127 for c in key):
+        raise Invalid("Idempotency-Key: 1 to 128 printable ASCII characters, no spaces")
+    return key
+
+
+class Table:
+    def __init__(self, journal: Journal, wheel: str, limits: Limits | None = None, publish=None, clock=None):
+        self.j = journal
+        self.wheel = wheel
+        self.tapis = Tapis()        # the open and locked bets, compiled (tapis.py)
+        self._limits = limits or Limits()
+        self.publish = publish or (lambda kind, body: None)
+        # A publisher that journals what it is given (events_log.EventLog.publish) is called inside
+        # the step's transaction, so an event commits with its change and a resumed stream never
+        # misses one; it hands it to live subscribers itself once that commits. Any other is
+        # called only after the commit (a stream must not show a change that rolls back).
+        self.publish_in_tx = bool(getattr(publish, "in_transaction", False))
+        self.clock = clock or (lambda: time.monotonic() * 1000.0)     # host ms, the link's clock
+        self.lock = threading.RLock()
+        self.ledger = Ledger(journal, wheel)
+        self.window = game.Window()
+        self.blocked = None         # a refusal code for every bet whatever the window says (wheel_unknown)
+        self.created = False
+        with self.j.tx():
+            st = self.j.load_state(wheel)
+            if st is None:
+                st = {"phase": CLOSED, "spin": None, "locked_spin": None, "prisoners": [],
+                      "carry": [], "next_bet": 1, "boot": None, "last_number": None,
+                      "last_launch": None}
+                self.created = True
+            # bet ids are the journal's, not the wheel's: a second wheel id on a journal numbers
+            # its bets on after every bet there (else its first bet collides with B000001)
+            top = self.j.one("SELECT MAX(CAST(substr(id, 2) AS INTEGER)) AS n FROM bets")
+            renumber = bool(top and top["n"] and st.get("next_bet", 1) <= top["n"])
+            if renumber:
+                st = dict(st, next_bet=top["n"] + 1)
+            if self.created or renumber:
+                self.j.save_state(wheel, st)
+            self.tapis.load(self.ledger.on_layout(), self._limits)
+        self.st = st
+
+    @property
+    def limits(self) -> Limits:
+        return self._limits
+
+    @limits.setter
+    def limits(self, new: Limits):
+        """New limits (between spins): the bets on the layout are compiled again under them."""
+        with self.lock:
+            self._limits = new
+            self.tapis.relimit(new)
+
+    # -- bets --------------------------------------------------------------------------------
+    def receive(self, body: dict, idempotency_key=None):
+        """A bet as it reaches the table, before anything is recorded: checked (Invalid, 400) and
+        stamped with the host instant it was received and the betting window's verdict then.
+        `place(received=...)` records it, at once or in a group (committer.py): the window is
+        judged at the bet's own receipt, however late its group commits."""
+        _check_key(idempotency_key)
+        parse_bet_request(body)
+        # not under the table's lock (a group may hold it while it commits): the instant is the
+        # bet's own; the verdict reads the phase and the evidence as they are, and `place` judges
+        # the bet again, with this instant, under the lock
+        now = self.clock()
+        return Receipt(now, self.admit(now))
+
+    def admit(self, now):
+        """The window's verdict on a bet at host instant `now`, closed to every bet while the table
+        does not know the wheel that answers (`blocked`, identity.py)."""
+        v = self.window.admit(self.st["phase"], now)
+        if self.blocked and (v[0] == "open" or v[1] == "wheel_not_heard"):
+            return "refused", self.blocked, v[2]
+        return v
+
+    def place(self, body: dict, idempotency_key=None, by=None, received=None) -> dict:
+        """Validate and record a bet; raise Invalid (400) or Refused (409, recorded as refused).
+        With an `idempotency_key`, a second call returns (or raises) the first answer, stored
+        with the bet in the same transaction. `by`: who placed it ({"name", "role"}), kept on its row.
+        `received`: the bet's `receive()` (default: received now); the bet is refused if the window
+        refused it then, or refuses it now (a call taken in between) with its instant of receipt."""
+        key = _check_key(idempotency_key)
+        player, bet, choice = parse_bet_request(body)
+        asked = None if key is None else request_digest(body)
+        try:
+            with self.lock, self.j.tx():
+                out, status, reason, label = self._place(player, bet, choice, key, asked, by, received)
+        except (Invalid, Refused):
+            raise                       # refused before anything changed
+        except BaseException:
+            if self.j.depth == 0:
+                self.reload()
+            raise
+        if out.get("replay"):
+            return out["replay"]
+        if status == "refused":
+            log.warning("bet %s of %s refused (%s): %s %d cents", out["id"], esc(player), reason, label, out["stake"])
+            self.publish("bet", {**out, "reason": reason})
+            raise Refused(reason, _REFUSALS[reason], out)
+        log.info("bet %s of %s: %s, %d cents%s", out["id"], esc(player), label, out["stake"],
+                 " (awaiting the chef de table's consent)" if status == "awaiting_consent" else "")
+        self.publish("bet", out)
+        return out
+
+    def _place(self, player, bet, choice, key, asked, by, received):
+        if key is not None:
+            first = self.ledger.answer_for(key)
+            if first is not None:
+                return {"replay": self._replay(key, first, asked)}, None, None, None
+        now = self.clock() if received is None else received.at
+        bid = "B%06d" % self.st["next_bet"]
+        bet["id"] = bid
+        rules_bet = {k: v for k, v in bet.items() if k != "zero_choice"}
+        status, reason, where = self.admit(now)
+        if received is not None and received.verdict[0] != "open":
+            status, reason, where = received.verdict       # refused at its receipt: refused
+        try:
+            _, shape, mult, excess = compile_bet(rules_bet, self.limits)
+        except BetError as e:
+            _, shape, mult, excess = self._needs_consent(rules_bet, e)
+            if status == "open":
+                status = "awaiting_consent"
+        if choice is not None and shape.family != "simple":
+            # the rules settle a choice at zero on even chances only (settle_spin refuses it)
+            raise Invalid("zero_choice: %s is not an even chance; a choice at zero (prison, partage, "
+                          "move) applies only to rouge, noir, pair, impair, manque and passe" % shape.label)
+        self.st["next_bet"] += 1
+        played = mult * shape.units
+        stake = played + excess
+        out = {"id": bid, "player": player, "label": shape.label, "stake": stake, "played": played,
+               "status": status, "bet": bet}
+        if status == "refused":
+            answer = {"http": 409, "error": reason, "message": _REFUSALS[reason], "bet": dict(out, reason=reason)}
+        else:
+            answer = {"http": 201, "bet": out}
+        self.ledger.add(bid, player, bet, stake, status, self.st["locked_spin"] if status == "refused" else None,
+                        reason, where, key, None if key is None else dict(answer, request=asked), by)
+        self.j.save_state(self.wheel, self.st)
+        if status == "open":
+            self.tapis.put({"id": bid, "player": player, "stake": stake, "wheel_boot": where[0], "wheel_ms": where[1],
+                            "body": bet, "spin": None, "compiled": (shape, mult, excess)})
+        return out, status, reason, shape.label
+
+    def _replay(self, key, first, asked):
+        """The first answer to `key`, if this is the same request (a journal from before requests
+        were fingerprinted cannot tell, and answers)."""
+        if first.get("request", asked) != asked:
+            bet = first["bet"]
+            raise Mismatch("idempotency_mismatch", "Idempotency-Key %s was used for bet %s with another request (%s):"
+                           " nothing placed; use a new key for a new bet" % (key, bet["id"], bet.get("label")), bet)
+        if first["http"] == 201:
+            return first["bet"]
+        raise Refused(first["error"], first["message"], first["bet"])
+
+    def _needs_consent(self, rules_bet, err):
+        """A straddle the rules refuse without consent is recorded as awaiting it; anything
+        else the rules refuse is a 400."""
+        try:
+            return compile_bet(dict(rules_bet, consent=True), self.limits)
+        except BetError:
+            raise Invalid(err.message) from None
+
+    def consent(self, bid: str) -> dict:
+        """The chef de table's consent to a straddle awaiting it: the bet joins the layout (open)."""
+        with self.lock, self.j.tx():
+            row = self.ledger.row(bid)
+            if row is None:
+                raise NotFound(f"no bet {bid}")
+            if row["status"] != "awaiting_consent":
+                raise Refused("not_awaiting_consent", f"bet {bid} is {row['status']}: only a straddle awaiting consent takes it")
+            body = json.loads(row["body"])
+            body["consent"] = True
+            self.ledger.set_status(bid, "open", body=body)
+            self.tapis.put(entry(dict(row, status="open"), self.limits, body))
+        log.info("bet %s: the chef de table consents", bid)
+        self.publish("bet", {"id": bid, "status": "open", "consent": True})
+        return self.bet(bid)
+
+    def cancel(self, bid: str, by=None) -> dict:
+        """The player takes an open bet back: only on fresh word that the spin is not called
+        (409 wheel_not_heard, no_more_bets); a withdrawal the wheel's call turns out to precede is
+        undone when the call arrives (game.withdrawal). A straddle awaiting consent plays nothing:
+        it may be taken back at any time."""
+        with self.lock, self.j.tx():
+            row = self.ledger.row(bid)
+            if row is None:
+                raise NotFound(f"no bet {bid}")
+            if row["status"] not in ("open", "awaiting_consent"):
+                raise Refused("not_open", f"bet {bid} is {row['status']}: only an open bet can be withdrawn")
+            where = (None, None)
+            if row["status"] == "open":
+                status, reason, where = game.withdrawal(self.window, self.st["phase"], self.clock())
+                if status != "open":
+                    raise Refused(reason, _KEPT[reason])
+            self.ledger.cancel(bid, where, by)
+            self.tapis.drop(bid)
+        log.info("bet %s withdrawn", bid)
+        self.publish("cancel", {"id": bid})
+        return {"id": bid, "status": "cancelled"}
+
+    def resolve_held(self, bid, action) -> dict:
+        """The supervisor's decision on a `held` bet (its result was lost with the wheel's power):
+        `refund` (the stake goes back to the player, status `refunded`) or `play` (back on the
+        layout, status `open`: it plays the next spin)."""
+        if action not in ("refund", "play"):
+            raise Invalid('action: "refund" or "play"')
+        with self.lock, self.j.tx():
+            row = self.ledger.row(bid)
+            if row is None:
+                raise NotFound(f"no bet {bid}")
+            if row["status"] != "held":
+                raise Refused("not_held", f"bet {bid} is {row['status']}: only a held bet is resolved by hand")
+            reason = "%s; supervisor: %s" % (row["reason"], action)
+            if action == "refund":
+                result = {"id": bid, "outcome": "refunded", "staked": row["stake"], "returned": row["stake"],
+                          "lost": 0, "won": 0, "imprisoned": 0}
+                self.ledger.set_status(bid, "refunded", reason=reason, result=result)
+            else:
+                self.ledger.reopen(bid, reason)
+                self.tapis.put(entry(dict(row, status="open"), self.limits))
+        log.warning("held bet %s resolved by the supervisor: %s", bid, action)
+        self.publish("bet", {"id": bid, "status": "refunded" if action == "refund" else "open"})
+        return self.bet(bid)
+
+    # -- the wheel's statuses: the evidence that betting is open ---------------------------------
+    def on_status(self, boot, status, taken):
+        """A STATUS frame of wheel boot `boot`, taken when events up to `taken` were journaled."""
+        with self.lock:
+            self.window.on_status(boot, status, taken, self.clock())
+
+    # -- the wheel's events ------------------------------------------------------------------------
+    def on_event(self, boot, seq, ev, frame_rec) -> bool:
+        """Journal one delivered event and act on it, atomically. False if it was a resend.
+        `frame_rec` is the link's record (journaled here as the event's frame) or the id of a
+        frame row the caller already wrote in the same transaction."""
+        try:
+            with self.lock, self.j.tx():        # the table's lock first, as every caller takes them
+                fid = frame_rec if isinstance(frame_rec, int) else self.j.frame(self.wheel, frame_rec)
+                return self._on_event(boot, seq, ev, fid)
+        except BaseException:
+            if self.j.depth == 0:
+                self.reload()
+            raise
+
+    def reload(self):
+        """The transaction rolled back: so does the state in memory (the table's state and the
+        compiled bets on the layout, read again from the journal)."""
+        with self.lock:
+            self.st = self.j.load_state(self.wheel)
+            self.tapis.load(self.ledger.on_layout(), self.limits)
+
+    def _on_event(self, boot, seq, ev, fid):
+        with self.lock, self.j.tx():
+            if not self.j.event(self.wheel, boot, seq, ev, fid):
+                return False
+            effects = game.on_event(self.st, self._facts(boot, ev), boot, seq, ev, self.limits)
+            after = self._apply(effects, fid)
+            if self.publish_in_tx:
+                self._stream(after)
+            self.j.after_commit(lambda: self._after(after))     # the caller's transaction may hold it
+            if any(isinstance(e, game.Lock) and e.bets for e in effects):
+                self.j.after_commit(_collect)
+        return True
+
+    def _facts(self, boot, ev):
+        """What the ledger knows that the game's step on `ev` needs (game.Facts)."""
+        kind, spin = ev.get("ev"), ev.get("spin")
+        calls = kind in (pr.RNVP, pr.RESULT)            # a step that may lock the open bets
+        floor = game.call_floor(self.st, boot, ev)
+        settles = kind in (pr.RESULT, pr.BOOT)          # a step that may settle
+        return game.Facts(
+            open_bets=self.tapis.open_bets() if calls else (),
+            locked=self.tapis.locked(),
+            settled=[s for s in game.spins_of(self.st, ev) if self.ledger.settled(s)],
+            last_settled=self.ledger.last_settled() if kind == pr.BOOT else None,
+            voided=kind == pr.RESULT and isinstance(spin, int) and self.j.voided(self.wheel, boot, spin),
+            bodies={p["id"]: self.ledger.body(p["id"]) for p in self.st["prisoners"] if p.get("id")} if settles else None,
+            withdrawn=[dict(r, body=json.loads(r["body"])) for r in self.ledger.withdrawn_since(boot, floor)]
+            if calls and floor is not None else (),
+            book=self.tapis.spin_book if settles else None)
+
+    def _apply(self, effects, fid=None):
+        """The game's effects, in their order, inside the caller's transaction; returns those
+        that go out only after it commits (stream, log)."""
+        after = []
+        for e in effects:
+            if isinstance(e, game.Refuse):
+                self.ledger.set_status(e.bet, "refused", reason=e.reason, spin=e.spin)
+                self.tapis.drop(e.bet)
+            elif isinstance(e, game.Reinstate):
+                self.ledger.reinstate(e.bet, e.reason)
+                self.tapis.put(entry(self.ledger.row(e.bet), self.limits))
+            elif isinstance(e, game.Lock):
+                self.ledger.lock(e.spin, e.bets)
+                self.tapis.lock(e.spin, e.bets)
+            elif isinstance(e, game.Unlock):
+                self.ledger.unlock()
+                self.tapis.unlock()
+            elif isinstance(e, game.Hold):
+                self.ledger.hold_locked(e.reason)
+                self.tapis.drop_locked()
+            elif isinstance(e, game.Settle):
+                self.ledger.settle(e.spin, e.number, e.staked, e.paid, e.result, e.settlement)
+                self.tapis.drop_locked(e.spin)
+            elif isinstance(e, game.Anomaly):
+                self.j.mark(fid, "anomaly", e.reason)
+            elif isinstance(e, game.Announce):
+                self.j.announce(self.wheel, e.spin, e.text)
+                after.append(e)
+            elif isinstance(e, game.Save):
+                self.j.save_state(self.wheel, e.state)
+                self.st = e.state
+            else:
+                after.append(e)
+        return after
+
+    def _stream(self, effects):
+        """What the step says on the event stream, in the step's order."""
+        for e in effects:
+            if isinstance(e, game.Announce):
+                self.publish("announce", {"spin": e.spin, "text": e.text})
+            elif isinstance(e, game.Publish):
+                self.publish(e.kind, e.body)
+
+    def _after(self, effects):
+        """What the committed step says: the log, and the live stream unless it went out with the
+        transaction (publish_in_tx), in the step's order."""
+        if not self.publish_in_tx:
+            self._stream(effects)
+        for e in effects:
+            if isinstance(e, game.Announce):
+                log.info("[%s] %s", "table" if e.spin is None else f"coup {e.spin}", e.text)
+            elif isinstance(e, game.Log):
+                log.log(e.level, "%s", e.text)
+
+    def wheel_replaced(self, why):
+        """A chef accepted another wheel or counter (Daemon.accept_wheel, in its transaction): the
+        bets locked to the old wheel's called spin are held (game.wheel_replaced)."""
+        with self.lock, self.j.tx():
+            after = self._apply(game.wheel_replaced(self.st, why))
+            if self.publish_in_tx:
+                self._stream(after)
+            self.j.after_commit(lambda: self._after(after))
+
+    # -- table open / closed (the wheel is told by the daemon) --------------------------------------
+    def set_open(self, is_open: bool):
+        with self.lock, self.j.tx():
+            change = game.open_close(self.st["phase"], is_open)
+            if change is None:
+                return
+            st = dict(self.st, phase=change[0])
+            after = self._apply([game.Announce(st["spin"], change[1]), game.Save(st)])
+            if self.publish_in_tx:
+                self._stream(after)
+        self._after(after)
+
+    # -- reads ---------------------------------------------------------------------------------
+    def state(self) -> dict:
+        with self.lock:
+            st = dict(self.st)
+            n, stakes, held = self.ledger.on_table()
+            admit = self.admit(self.clock())
+        return {"wheel": self.wheel, "phase": st["phase"], "spin": st["spin"], "locked_spin": st["locked_spin"],
+                "last_number": st["last_number"], "bets_on_table": n, "stakes_on_table": stakes, "bets_held": held,
+                "prisoners": st["prisoners"], "carry": st["carry"],
+                "accepting_bets": admit[0] == "open", "refusing": admit[1]}
+
+    def bet(self, bid):
+        r = self.ledger.get(bid)
+        if r is None:
+            raise NotFound(f"no bet {bid}")
+        return _bet_row(r)
+
+    def bets(self, status=None, spin=None, player=None, limit=500):
+        return [_bet_row(r) for r in self.ledger.find(status, spin, player, limit)]
+
+    def history(self, limit=10):
+        return self.ledger.history(limit)
+
+    def recall(self, spin: int) -> dict:
+        """A spin with its evidence (the wheel's events, the raw frames) and its settlement."""
+        evs = self.j.query("SELECT e.boot, e.seq, e.at, e.ev, e.body, f.raw FROM events e LEFT JOIN frames f ON f.id = e.frame_id "
+                           "WHERE e.wheel=? AND e.spin=? ORDER BY e.at, e.seq", (self.wheel, spin))
+        st = self.ledger.settlement(spin)
+        if not evs and st is None:
+            raise NotFound(f"no spin {spin} in the journal")
+        bets = self.bets(spin=spin, limit=100000)
+        said = self.j.query("SELECT at, text FROM announcements WHERE wheel=? AND spin=? ORDER BY id", (self.wheel, spin))
+        return {"wheel": self.wheel, "spin": spin,
+                "events": [{"boot": e["boot"], "seq": e["seq"], "received_at": e["at"], "event": json.loads(e["body"]),
+                            "frame_hex": (e["raw"] or b"").hex()} for e in evs],
+                "settlement": st,
+                "bets": bets, "announcements": said}
+
+
+def _collect():
+    """Python's full garbage collection, run when the wheel's call has locked the bets: no bet is
+    taken then and the ball runs for seconds. Left to itself it starts when enough objects were
+    made, as often as not on the result's path (10,000 bets make it 20 ms long); after this one
+    the result's step, which makes tens of thousands, stays short of the next (docs/daemon.md)."""
+    gc.collect()
+
+
+def _bet_row(r):
+    out = {"id": r["id"], "player": r["player"], "placed_at": r["at"], "bet": json.loads(r["body"]),
+           "stake": r["stake"], "status": r["status"], "spin": r["spin"], "reason": r["reason"]}
+    out["label"] = libelles.bet_label(out["bet"])
+    for k in ("placed_by", "withdrawn_by"):
+        if r.get(k):
+            out[k] = json.loads(r[k])
+    if r.get("result"):
+        out["result"] = json.loads(r["result"])
+    return out

@@ -1,0 +1,149 @@
+"""The statistics never claim more than they know, and the report is fit to file.
+
+A test below its minimum sample says "pas assez de coups (n sur N)" and the verdict is not a clean
+bill of health until a test ran; the pace of a short session is the session's rate, not a median
+of one partial hour; the PDF is A4 on every page, its title block and verdict come first, its
+tables hold words and French numbers (no Python dict, no empty heading), and its pages render.
+The rendered pages are written under the test's tmp folder (report-p1.png, ...) to look at.
+"""
+
+import re
+
+import pytest
+
+from host_tools.cli import main
+from host_tools.table import libelles
+from host_tools.stats import analysis, report, synth, wording
+
+A4_PT = (595.28, 841.89)
+
+
+def _analyse(**kw):
+    return analysis.analyse(synth.play(**kw))
+
+
+def test_below_every_minimum_no_test_runs_and_the_verdict_says_so():
+    a = _analyse(spins=18, seed=3, game_s=3.0)
+    assert a["family"] == [] and a["alarms"] == []
+    v = a["verdict"]
+    assert v["level"] == "insuffisant"
+    assert v["short"].startswith("pas assez de coups (18 sur ")
+    assert "aucun écart" not in (v["short"] + v["text"]).lower()
+    assert all(not t["ran"] and t["status"] == f"pas assez de coups ({t['n']} sur {t['needed']})" for t in a["tests"])
+    names = {t["test"] for t in a["tests"]}
+    assert {"numbers", "arc", "sector:voisins", "runs:rouge", "serial:lag1"} <= names
+    assert any(t["test"].startswith("croupier:") for t in a["tests"])
+
+
+def test_with_some_tests_run_the_verdict_counts_them_and_those_still_waiting():
+    a = _analyse(spins=120, seed=5)
+    ran = [t for t in a["tests"] if t["ran"]]
+    waiting = [t for t in a["tests"] if not t["ran"]]
+    assert ran and waiting                         # sectors, arc and runs ran; the chi-squares wait for 185
+    assert {t["test"] for t in ran} == {f["test"] for f in a["family"]}
+    assert a["verdict"]["level"] == "ok"
+    assert f"{len(ran)} tests faits" in a["verdict"]["text"] and f"{len(waiting)} tests n'ont pas encore" in a["verdict"]["text"]
+    assert next(t for t in waiting if t["test"] == "numbers")["status"] == "pas assez de coups (120 sur 185)"
+
+
+def test_an_alarm_is_named_in_words_first():
+    a = _analyse(spins=1500, seed=7, dealer=("bruno", 10, 0.3, 1))
+    assert a["verdict"]["level"] == "alarme"
+    assert a["verdict"]["text"].startswith("ÉCART SIGNIFICATIF") and "Signature de bruno" in a["verdict"]["text"]
+    assert report.text(a).splitlines()[2] == a["verdict"]["text"]
+
+
+def test_a_one_minute_session_has_a_rate_not_a_median_of_partial_hours():
+    a = _analyse(spins=18, seed=3, game_s=3.0, start=1.7e9 + 600)
+    pace = a["pace"]
+    assert pace["full_hours"] == 0 and pace["median"] is None
+    assert 40 < pace["span_s"] < 70 and len(pace["offsets_s"]) == 18
+    said = report.cadence(a)
+    assert said.startswith("18 coups en 1 min") or said.startswith("18 coups en 5") or " s, soit environ " in said
+    assert "heures (première" not in report.text(a) and "sur 1 heures" not in report.text(a)
+
+
+def test_hours_without_a_game_count_zero_and_only_whole_hours_make_the_median():
+    rec = synth.play(spins=300, seed=1, game_s=48.0, start=1.7e9 - 1.7e9 % 3600 + 1800)
+    late = [g for g in rec.games if g["at"] >= rec.games[150]["at"]]
+    for g in late:                                  # a three-hour break in the middle of the period
+        g["at"] += 3 * 3600
+    a = analysis.analyse(rec)
+    pace = a["pace"]
+    assert 0 in pace["per_hour"][1:-1]
+    assert pace["full_hours"] == len(pace["per_hour"]) - 2 and pace["min"] == 0
+    assert "heures pleines" in report.cadence(a)
+
+
+def test_french_numbers_and_words():
+    assert wording.nombre(1234.5, 1) == "1\u202f234,5"
+    assert wording.signe(-0.64) == "−0,64" and wording.signe(1.05) == "+1,05"
+    assert wording.p_valeur(0.93) == "0,93" and wording.p_valeur(0.0123) == "0,012" and wording.p_valeur(1e-6) == "< 0,0001"
+    assert wording.motif("same_direction") == "bille lancée dans le sens du cylindre (same_direction)"
+    assert wording.motif("rotor_not_actuated") == libelles.VOID["rotor_not_actuated"] + " (rotor_not_actuated)"
+    assert wording.test_label("sector:moitie_1") == "Secteur : première moitié du cylindre"
+    assert wording.pluriel(1, "heure") == "1 heure" and wording.pluriel(3, "heure") == "3 heures"
+
+
+def _flat(s):
+    """Text with every kind of space as one plain space (the PDF keeps no-break spaces apart)."""
+    return re.sub(r"[\s\u00a0\u202f]+", " ", s)
+
+
+def _pdf(path):
+    pdfium = pytest.importorskip("pypdfium2")
+    doc = pdfium.PdfDocument(str(path))
+    pages = []
+    for i in range(len(doc)):
+        page = doc[i]
+        tp = page.get_textpage()
+        pages.append((page.get_size(), tp.get_text_range()))
+    return doc, pages
+
+
+@pytest.mark.parametrize("spins,dealer", [(18, None), (1500, ("bruno", 10, 0.3, 1))], ids=["short", "alarm"])
+def test_the_pdf_report_is_a4_with_the_title_block_and_the_verdict_first(tmp_path, capsys, spins, dealer):
+    rec = synth.play(spins, seed=7, dealer=dealer, game_s=3.0 if spins < 100 else 48.0)
+    synth.write_journal(tmp_path / "j.sqlite", rec)
+    main(["stats", "--journal", str(tmp_path / "j.sqlite"), "--out", str(tmp_path / "out"),
+          "--casino", "Casino de Test", "--table", "Table 4"])
+    a = analysis.analyse(rec)
+    doc, pages = _pdf(tmp_path / "out" / "report.pdf")
+    assert len(pages) >= 3
+    for (w, h), _ in pages:
+        assert abs(w - A4_PT[0]) < 1 and abs(h - A4_PT[1]) < 1          # every page A4 portrait
+    first = _flat(pages[0][1])
+    for words in ("Rapport d'intégrité du cylindre", "Casino Casino de Test", "Table Table 4", "Cylindre T1",
+                  "Période du ", _flat("Coups " + wording.pluriel(spins, "coup")), "Verdict"):
+        assert words in first, words
+    assert _flat(a["verdict"]["text"])[:60] in first
+    assert first.index("Verdict") < first.index("Les tests")
+    text = _flat(" ".join(t for _, t in pages))
+    assert "{'" not in text and "'}" not in text and "Famille de tests" not in text
+    assert not re.search(r"\d\.\d", text), re.search(r".{30}\d\.\d.{30}", text)    # decimal commas only
+    for t in a["tests"]:                                                  # every test, with its sample
+        assert _flat(wording.test_label(t["test"])) in text
+    if spins < 100:
+        assert text.count("pas assez de coups") >= len(a["tests"])
+        # the numbers' khi-deux and the sectors' p of a test below its minimum are said to conclude nothing
+        assert text.index("ne concluent rien") < text.index("Khi-deux des 37 numéros")
+    else:
+        assert "ne concluent rien" not in text or any(not t["ran"] for t in a["tests"])
+    assert "Annexe : méthode" in text and "Holm" in text
+    # each page renders to an image with something on it (and is kept to look at)
+    for i in range(len(doc)):
+        img = doc[i].render(scale=1).to_pil().convert("L")
+        img.save(tmp_path / f"report-p{i + 1}.png")
+        dark = sum(img.histogram()[:200])
+        assert dark > 2000, f"page {i + 1} is blank"
+
+
+def test_the_daemons_casino_setting_reaches_the_report(tmp_path):
+    """`casino` in table.toml is the name on the /stats report's title block."""
+    from host_tools.table.daemon import config
+    f = tmp_path / "table.toml"
+    f.write_text('casino = "Casino de la Plage"\n')
+    assert config.load(f)["casino"] == "Casino de la Plage"
+    f.write_text("casino = 3\n")
+    with pytest.raises(config.ConfigError, match="casino"):
+        config.load(f)

@@ -1,0 +1,224 @@
+"""Group commit: concurrent placements in one transaction, each answered after its COMMIT; the
+betting window judged at each bet's own receipt; a kill keeps a group whole or not at all."""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from host_tools.table.game import flow as game
+from host_tools.table.game.committer import Committer, _Job
+from host_tools.table.journal.store import Journal
+from host_tools.table.game.table import Refused, Table
+from host_tools.table.game.tapis import Tapis
+from daemonkit import Wheel
+
+PLEIN = {"player": "ana", "type": "plein", "numbers": [17], "stake": 100}
+
+
+@pytest.fixture
+def t(tmp_path):
+    t = Table(Journal(tmp_path / "j.sqlite"), "T1")
+    t.set_open(True)
+    return t
+
+
+def _consistent(t):
+    """The journal's bets and the table's state and memory agree: every bet id handed out is a row."""
+    n = t.j.one("SELECT COUNT(*) AS n FROM bets")["n"]
+    assert t.j.load_state("T1")["next_bet"] == n + 1 == t.st["next_bet"]
+    fresh = Tapis()
+    fresh.load(t.ledger.on_layout(), t.limits)
+    assert fresh.snapshot() == t.tapis.snapshot()
+
+
+def _job(t, body, key=None):
+    return _Job(body, key, None, t.receive(body, key))
+
+
+def test_bets_arriving_together_commit_as_one_group_each_answered(t):
+    Wheel(t)
+    c = Committer(t)
+    answers, errors = [], []
+
+    def client(n):
+        try:
+            answers.append(c.place(dict(PLEIN, player="p%d" % n)))
+        except Exception as e:          # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(24)]
+    with t.lock:                        # the first bet's group waits for the lock: the others queue
+        for th in threads:
+            th.start()
+        deadline = time.monotonic() + 10
+        while c.received < 24 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        queued = c.received
+    for th in threads:
+        th.join(10)
+    assert not errors and len(answers) == 24, (errors, len(answers))
+    assert queued == 24, queued                     # all queued while the first group waited
+    assert (c.groups, c.grouped) == (2, 24)         # the first group, then all that came meanwhile
+    assert sorted(a["id"] for a in answers) == sorted(r["id"] for r in t.j.query("SELECT id FROM bets"))
+    assert all(a["status"] == "open" for a in answers)
+    _consistent(t)
+
+
+def test_a_bet_taken_at_receipt_is_a_poussette_if_the_call_is_taken_before_its_group(t):
+    w = Wheel(t)
+    c = Committer(t)
+    w.send({"ev": "launch", "t": 1, "spin": 1})
+    job = _job(t, PLEIN)
+    assert job.receipt.verdict[0] == "open"
+    w.send({"ev": "rnvp", "t": 2, "spin": 1})       # the call, taken while the bet waits
+    c.commit([job])
+    assert isinstance(job.error, Refused) and job.error.code == "poussette"
+    assert t.bets(status="refused")[0]["reason"] == "poussette"
+    _consistent(t)
+
+
+def test_a_bet_refused_at_receipt_stays_refused_whatever_comes_before_its_group(t):
+    w = Wheel(t)
+    c = Committer(t)
+    t.clock.advance(game.FRESH_MS + 1)               # the line quiet: no fresh word when it arrives
+    job = _job(t, PLEIN)
+    w.status()                                       # fresh word again before its group commits
+    assert t.state()["accepting_bets"]
+    c.commit([job])
+    assert isinstance(job.error, Refused) and job.error.code == "wheel_not_heard"
+    _consistent(t)
+
+
+def test_a_bet_taken_at_receipt_is_judged_with_its_receipt_instant_not_its_groups(t):
+    Wheel(t)
+    c = Committer(t)
+    job = _job(t, PLEIN)
+    t.clock.advance(game.FRESH_MS + 500)             # its group commits late: the word is stale now
+    c.commit([job])
+    assert job.error is None and job.out["status"] == "open"
+    row = t.ledger.row(job.out["id"])
+    assert row["wheel_ms"] == pytest.approx(job.receipt.verdict[2][1])     # where it stands: its receipt
+
+
+def test_one_idempotency_key_twice_in_a_group_places_one_bet(t):
+    Wheel(t)
+    c = Committer(t)
+    a, b = _job(t, PLEIN, "k-1"), _job(t, PLEIN, "k-1")
+    c.commit([a, b])
+    assert a.out == b.out and len(t.bets()) == 1
+    _consistent(t)
+
+
+def test_a_bet_that_fails_rolls_back_alone(t, monkeypatch):
+    Wheel(t)
+    c = Committer(t)
+    real = t.ledger.add
+
+    def add(bid, player, *a, **k):
+        if player == "boom":
+            raise OSError("a failing disk sector")
+        return real(bid, player, *a, **k)
+    monkeypatch.setattr(t.ledger, "add", add)
+    jobs = [_job(t, dict(PLEIN, player=p)) for p in ("a", "boom", "b")]
+    c.commit(jobs)
+    assert [type(j.error).__name__ for j in jobs] == ["NoneType", "OSError", "NoneType"]
+    assert [r["player"] for r in t.j.query("SELECT player FROM bets ORDER BY id")] == ["a", "b"]
+    _consistent(t)
+
+
+class _FailingCommit:
+    """The journal's connection, whose COMMIT fails (a full disk, a lost mount)."""
+
+    def __init__(self, db):
+        self._db = db
+
+    def execute(self, sql, *a):
+        if sql == "COMMIT":
+            raise OSError("disk I/O error")
+        return self._db.execute(sql, *a)
+
+    def __getattr__(self, name):
+        return getattr(self._db, name)
+
+
+def test_a_group_whose_commit_fails_acknowledges_none_of_its_bets(t):
+    Wheel(t)
+    c = Committer(t)
+    c.commit([_job(t, dict(PLEIN, player="first"))])
+    real = t.j.db
+    t.j.db = _FailingCommit(real)
+    t.ledger.j.db = t.j.db
+    jobs = [_job(t, dict(PLEIN, player="p%d" % i)) for i in range(5)]
+    try:
+        c.commit(jobs)
+    finally:
+        real.execute("ROLLBACK")
+        t.j.db = real
+    assert all(isinstance(j.error, OSError) and j.out is None for j in jobs)
+    t.reload()
+    assert [r["player"] for r in t.j.query("SELECT player FROM bets")] == ["first"]
+    _consistent(t)
+    again = _job(t, dict(PLEIN, player="after"))
+    c.commit([again])
+    assert again.error is None
+    _consistent(t)
+
+
+KILLED = textwrap.dedent("""
+    import sys, threading
+    sys.path.insert(0, sys.argv[3])
+    from host_tools.table.journal.store import Journal
+    from host_tools.table.game.table import Table
+    from host_tools.table.game.committer import Committer
+    from daemonkit import Wheel
+    t = Table(Journal(sys.argv[1]), "T1")
+    t.set_open(True)
+    Wheel(t)
+    c = Committer(t)
+    acked = open(sys.argv[2], "a", buffering=1)
+    lock = threading.Lock()
+    def client(n):
+        i = 0
+        while True:
+            out = c.place({"player": "p%d" % n, "type": "plein", "numbers": [i % 37], "stake": 100})
+            with lock:
+                acked.write(out["id"] + "\\n")      # the 201: written only after the bet's group committed
+            i += 1
+    for n in range(16):
+        threading.Thread(target=client, args=(n,), daemon=True).start()
+    print("ready", flush=True)
+    threading.Event().wait()
+""")
+
+
+def test_a_kill_during_group_commits_keeps_every_acknowledged_bet_and_no_part_of_a_group(tmp_path):
+    rnd = random.Random(12)
+    tests = str(Path(__file__).parents[2])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parents[3]), tests,
+                                                       os.environ.get("PYTHONPATH", "")]))
+    for k in range(3):
+        path, acked = tmp_path / f"j{k}.sqlite", tmp_path / f"acked{k}"
+        p = subprocess.Popen([sys.executable, "-c", KILLED, str(path), str(acked), tests], stdout=subprocess.PIPE,
+                             env=env)
+        assert p.stdout.readline().strip() == b"ready"
+        time.sleep(rnd.uniform(0.3, 0.9))
+        p.send_signal(signal.SIGKILL)
+        p.wait(10)
+        t = Table(Journal(path), "T1")
+        told = set(acked.read_text().split())
+        rows = {r["id"]: r["status"] for r in t.j.query("SELECT id, status FROM bets")}
+        assert told and told <= set(rows), told - set(rows)         # every 201 is in the journal
+        assert set(rows.values()) == {"open"}
+        assert t.st["next_bet"] == len(rows) + 1                    # each group whole, with its state
+        assert sorted(rows) == ["B%06d" % i for i in range(1, len(rows) + 1)]
+        assert json.loads(json.dumps(t.state()))["bets_on_table"] == len(rows)
+        t.j.close()
