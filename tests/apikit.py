@@ -14,7 +14,9 @@ with warnings.catch_warnings():
     from starlette.testclient import TestClient
 
 from host_tools.table.api.auth import ROLES
-from host_tools.table.api.app import TableHost, create_app, server
+from host_tools.table.api.app import create_app
+from host_tools.table.api.host import TableHost
+from host_tools.table.api.server import server
 
 from daemonkit import Wheel
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from host_tools.bench import page
 
-PARTS = ["settle", "wheel", "link", "rest", "rp2", "rp2prof", "api", "outbox", "floor"]
+PARTS = page.PARTS
 
 
 def main(argv=None) -> int:

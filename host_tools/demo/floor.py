@@ -43,7 +43,7 @@ def run_floor(args) -> int:
     from host_tools.floor.signing import new_key as new_report_key
     from host_tools.floor.store import Store
 
-    from host_tools.demo.table import workdir
+    from host_tools.demo.workdir import workdir
     work = workdir(args.workdir)            # kept, as the one-table demo's: var/demo/<time>/ by default
     py = sys.executable
     procs = []

@@ -14,20 +14,19 @@ to run on the journal.
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
+from host_tools.demo.workdir import workdir
 from host_tools.table.libelles import euros, nombre, pourcent
 
 HELP = "run the whole table on a simulated wheel with simulated players, then print the result"
@@ -391,22 +390,6 @@ def _last_event_id(journal) -> int:
         return 0
 
 
-def workdir(given, root="var/demo", now=None) -> Path:
-    """Where the demo keeps its key, journal and logs: `given`, or a new folder of its own under
-    `root` named by the time (a journal is never reused: its wheel starts again at spin 1)."""
-    if given:
-        work = Path(given)
-        work.mkdir(parents=True, exist_ok=True)
-        return work
-    stamp = time.strftime("%Y-%m-%dT%H-%M-%S", time.localtime(now))
-    for n in range(100):
-        work = Path(root) / (stamp if n == 0 else f"{stamp}-{n}")
-        try:
-            work.mkdir(parents=True)
-            return work
-        except FileExistsError:
-            continue
-    return Path(tempfile.mkdtemp(prefix=stamp + "-", dir=root))
 
 
 def page_urls(base, tokens) -> list[str]:

@@ -15,8 +15,7 @@ import os
 from pathlib import Path
 
 from . import analysis as A
-from .report import cadence
-from .wording import motif, periode, nombre, p_valeur, pluriel, signe, SECTEURS
+from .wording import cadence, motif, periode, nombre, p_valeur, pluriel, signe, SECTEURS
 
 LEVEL_COLOURS = {"alarme": ("#fbe3e6", "#c8102e"), "ok": ("#e3f3e8", "#00843d"), "insuffisant": ("#fff4d6", "#9a6b00")}
 FONT, BOLD = "DejaVuSans", "DejaVuSans-Bold"

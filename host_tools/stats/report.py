@@ -9,25 +9,12 @@ from pathlib import Path
 
 from cylindre.rules import wheel as W
 
-from .wording import duree, motif, nombre, p_valeur, periode, pluriel, signe, SECTEURS
+from .wording import cadence, duree, motif, nombre, p_valeur, periode, pluriel, signe, SECTEURS
 
 COLOURS = {"rouge": "#c8102e", "noir": "#111111", None: "#00843d"}
 BLUE, GREY, RUST = "#4a6fa5", "#888888", "#a5674a"
 WIDTH_IN = 6.7           # a plot spans the A4 page's text width (170 mm)
 
-
-def cadence(a: dict) -> str:
-    """The pace in words that fit the session: per whole clock hour when there are some, else the
-    session's own rate (a one-minute session has no hour to take a median of)."""
-    pace = a["pace"]
-    if pace["full_hours"]:
-        return (f"médiane {nombre(pace['median'])} coups par heure (de {nombre(pace['min'])} à {nombre(pace['max'])}) "
-                f"sur {pluriel(pace['full_hours'], 'heure pleine', 'heures pleines')}; la première et la dernière "
-                "heure de la période, entamées, ne comptent pas")
-    if pace["rate_per_hour"]:
-        return (f"{pluriel(a['games'], 'coup')} en {duree(pace['span_s'])}, soit environ "
-                f"{nombre(pace['rate_per_hour'])} coups par heure à ce rythme (aucune heure pleine dans la période)")
-    return f"{pluriel(a['games'], 'coup')}: pas de cadence mesurable"
 
 
 def text(a: dict) -> str:

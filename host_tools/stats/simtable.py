@@ -27,7 +27,7 @@ def run_table(journal, spins, seed=1, wheel=None, dealer=None, rotate=30, speed=
     croupier on duty changes every `rotate` spins (Anne, Marc, Paul). Returns (spins played, the
     daemon's link counters: frames, events, rejects, ...)."""
     from host_tools.table.wheel.keys import new_key
-    from host_tools.table.api.app import TableHost
+    from host_tools.table.api.host import TableHost
     from host_tools.sim.wheel import DEALER, WHEEL, wheel_from
     from host_tools.sim.ptywheel import PtyPort, SimulatedBoard
 

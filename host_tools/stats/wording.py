@@ -165,3 +165,17 @@ def verdict(a: dict, rows: list[dict]) -> dict:
                  "(détail ci-dessous).") if len(waiting) > 1 else \
                 " 1 test n'a pas encore assez de coups et ne dit rien (détail ci-dessous)."
     return {"level": "ok", "short": f"aucun écart significatif ({len(ran)} sur {len(rows)} tests faits)", "text": text}
+
+
+def cadence(a: dict) -> str:
+    """The pace in words that fit the session: per whole clock hour when there are some, else the
+    session's own rate (a one-minute session has no hour to take a median of)."""
+    pace = a["pace"]
+    if pace["full_hours"]:
+        return (f"médiane {nombre(pace['median'])} coups par heure (de {nombre(pace['min'])} à {nombre(pace['max'])}) "
+                f"sur {pluriel(pace['full_hours'], 'heure pleine', 'heures pleines')}; la première et la dernière "
+                "heure de la période, entamées, ne comptent pas")
+    if pace["rate_per_hour"]:
+        return (f"{pluriel(a['games'], 'coup')} en {duree(pace['span_s'])}, soit environ "
+                f"{nombre(pace['rate_per_hour'])} coups par heure à ce rythme (aucune heure pleine dans la période)")
+    return f"{pluriel(a['games'], 'coup')}: pas de cadence mesurable"

@@ -12,7 +12,7 @@ import pytest
 
 from host_tools.floor import natsrv
 from host_tools.table.wheel.keys import new_key
-from host_tools.table.api.app import server
+from host_tools.table.api.server import server
 from host_tools.floor.service import FloorService
 from host_tools.floor.web import create_app
 from host_tools.floor.link import command as C

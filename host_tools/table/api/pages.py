@@ -103,7 +103,7 @@ class Pit:
             return self.store.sync(current, now, publish=self.host.events.publish)
 
     def acknowledge(self, aid: int, comment: str, who) -> dict:
-        from host_tools.table.api.app import ApiError
+        from host_tools.table.api.errors import ApiError
         with self.host.step():
             row = self.store.get(aid)
             if row is None:
@@ -342,7 +342,7 @@ def add_docs(app: FastAPI):
         kind = SWAGGER_FILES.get(name)
         f = files / name
         if kind is None or not f.is_file():
-            from host_tools.table.api.app import ApiError
+            from host_tools.table.api.errors import ApiError
             raise ApiError(404, "not_found", f"no file {name[:80]}")
         return Response(f.read_bytes(), media_type=kind.split(";")[0],
                         headers={"Cache-Control": "max-age=86400", "X-Content-Type-Options": "nosniff"})
@@ -353,7 +353,8 @@ def add_docs(app: FastAPI):
 
 def add_pages(app: FastAPI, host, need, conf: dict) -> Pit:
     """The pages' and the pit's routes on `app`; the Pit (its watch is started by the daemon)."""
-    from host_tools.table.api.app import ERRORS, E, ApiError
+    from host_tools.table.api.errors import ApiError
+    from host_tools.table.api.models import ERRORS, E
     pit = Pit(host, conf.get("alerts") or {})
     pit.casino = conf.get("casino")             # printed on the statistics report's title block
     host.pit = pit

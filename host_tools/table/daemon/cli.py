@@ -144,7 +144,8 @@ def run(args) -> int:
         except (OSError, ValueError, LimitError) as e:
             print(f"cylindre daemon: --limits {c['limits']}: {e}", file=sys.stderr)
             return 2
-    from host_tools.table.api.app import TableHost, create_app
+    from host_tools.table.api.app import create_app
+    from host_tools.table.api.host import TableHost
     import sqlite3
     host, port = parse_hostport(c["http"])
     try:
@@ -164,7 +165,7 @@ def run(args) -> int:
     except OSError as e:
         print(f"cylindre daemon: cannot serve HTTP on {host}:{port}: {e}", file=sys.stderr)
         return 2
-    from host_tools.table.api.app import server as http_server
+    from host_tools.table.api.server import server as http_server
     server = http_server(app, behind_proxy=bool(c["behind_proxy"]), tls_cert=c["tls_cert"], tls_key=c["tls_key"],
                          access_log=bool(c["verbose"]))
     done = threading.Event()

@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from apikit import Table, served, table  # noqa: F401  (fixtures)
-from host_tools.table.api.app import server
+from host_tools.table.api.server import server
 
 BET = {"player": "ann", "type": "rouge", "stake": 500}
 WRONG = "cyl_" + "A" * 43

@@ -14,7 +14,7 @@ BET = {"player": "ana", "type": "plein", "numbers": [17], "stake": 1000}
 @pytest.fixture(params=["httptools", "h11"])
 def srv(tmp_path, request):
     """The table served by the daemon's protocol on httptools, and by the one on h11 (its fallback)."""
-    from host_tools.table.api.app import JsonH11, http_protocol
+    from host_tools.table.api.server import JsonH11, http_protocol
     http = http_protocol() if request.param == "httptools" else JsonH11
     if request.param == "httptools":
         assert http is not JsonH11, "httptools is a dependency (pyproject.toml)"

@@ -1,0 +1,128 @@
+"""The guard in front of the table app (pure ASGI): a foreign Host header is refused (421), a
+cross-origin request (403), a body that is not JSON (415), too large (413), too deep or with too
+large a number (400), before any route sees it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+MAX_DEPTH = 8           # nesting of a request body (a bet needs 3)
+MAX_INT_DIGITS = 15     # a number in a request body (cents up to 10^15 - 1)
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1", "[::1]")
+UNSAFE = ("POST", "PUT", "DELETE", "PATCH")
+
+
+BODY = "cylindre.json"      # the scope's key of the body as the guard parsed it (POST /bets reads it)
+
+
+class Guard:
+    """Pure ASGI middleware: Host and Origin checks (DNS rebinding, cross-site requests), JSON bodies
+    only, of bounded size, depth and numbers, before any route sees them. The body it parsed is
+    left in the scope (`BODY`), so a route need not parse it again."""
+
+    def __init__(self, app, hosts, origins, max_body):
+        self.app = app
+        self.hosts = {h.lower() for h in hosts}
+        self.origins = set(origins)
+        self.max_body = max_body
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        host = headers.get("host", "")
+        hostname = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+        if hostname.lower() not in self.hosts:
+            return await _error(send, 421, "misdirected", f"this daemon does not serve the host {host[:80]!r}")
+        origin = headers.get("origin")
+        if origin is not None and origin not in self.origins and not _same_origin(origin, host, scope):
+            return await _error(send, 403, "cross_origin", f"requests from {origin[:80]!r} are not allowed")
+        if scope["method"] not in UNSAFE:
+            return await self.app(scope, receive, send)
+        ctype = headers.get("content-type")
+        length = headers.get("content-length")
+        if length is not None and (not length.isdigit() or len(length) > 12):
+            return await _error(send, 400, "bad_request", "Content-Length must be a non-negative integer")
+        if length is not None and int(length) > self.max_body:
+            return await _error(send, 413, "too_large", f"body over {self.max_body} bytes")
+        body, more = b"", True
+        while more:
+            msg = await receive()
+            if msg["type"] == "http.disconnect":
+                return
+            body += msg.get("body", b"")
+            more = msg.get("more_body", False)
+            if len(body) > self.max_body:
+                return await _error(send, 413, "too_large", f"body over {self.max_body} bytes")
+        if (body or ctype is not None) and (ctype or "").split(";")[0].strip().lower() != "application/json":
+            return await _error(send, 415, "unsupported_media_type", "the body must be application/json")
+        if body:
+            problem, value = _parse_json(body)
+            if problem:
+                return await _error(send, 400, "bad_json", problem)
+            scope[BODY] = value
+        sent = False
+
+        async def replay():
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        return await self.app(scope, replay, send)
+
+
+
+def _same_origin(origin, host, scope):
+    scheme = "https" if scope.get("scheme") == "https" else "http"
+    return origin.lower() in (f"{scheme}://{host}".lower(), f"https://{host}".lower())
+
+
+def _parse_json(body: bytes) -> tuple[str | None, Any]:
+    """(None, the value) for an acceptable JSON body, (what is wrong, None) otherwise."""
+    def bounded_int(text):
+        if len(text.lstrip("-")) > MAX_INT_DIGITS:
+            raise ValueError(f"a number of more than {MAX_INT_DIGITS} digits")
+        return int(text)
+
+    def bad_constant(name):
+        raise ValueError(f"{name} is not JSON")
+
+    if _bracket_depth(body) > MAX_DEPTH:            # before parsing: 5,000 brackets cost no recursion
+        return f"JSON nested deeper than {MAX_DEPTH} levels", None
+    try:
+        return None, json.loads(body.decode("utf-8"), parse_int=bounded_int, parse_constant=bad_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        return f"the body is not acceptable JSON: {str(e)[:200]}", None
+
+
+def _bracket_depth(raw: bytes) -> int:
+    """The deepest nesting of brackets in a JSON text, outside strings."""
+    depth = top = 0
+    in_str = esc = False
+    for b in raw:
+        if in_str:
+            if esc:
+                esc = False
+            elif b == 0x5C:
+                esc = True
+            elif b == 0x22:
+                in_str = False
+        elif b == 0x22:
+            in_str = True
+        elif b in (0x5B, 0x7B):
+            depth += 1
+            top = max(top, depth)
+        elif b in (0x5D, 0x7D):
+            depth -= 1
+    return top
+
+
+async def _error(send, status, code, message):
+    data = json.dumps({"error": code, "message": message}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
+                            (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": data})
