@@ -15,7 +15,7 @@ with warnings.catch_warnings():
 
 from host_tools.table.api.auth import ROLES
 from host_tools.table.api.app import create_app
-from host_tools.table.api.host import TableHost
+from host_tools.table.daemon.host import TableHost
 from host_tools.table.api.server import server
 
 from daemonkit import Wheel

@@ -23,7 +23,7 @@ from pathlib import Path
 from host_tools.table.api.auth import ROLES
 from host_tools.table.wheel.keys import new_key
 from host_tools.table.api.app import create_app
-from host_tools.table.api.host import TableHost
+from host_tools.table.daemon.host import TableHost
 from host_tools.table.api.server import server
 from host_tools.sim.ptywheel import PtyPort, SimulatedBoard
 

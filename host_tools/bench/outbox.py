@@ -41,7 +41,7 @@ class _NoPort:
 
 
 def _table(path):
-    from host_tools.table.api.host import TableHost
+    from host_tools.table.daemon.host import TableHost
     return TableHost.build(_NoPort(), bytes(32), path, open_table=True)
 
 

@@ -140,7 +140,7 @@ def test_the_pdf_report_is_a4_with_the_title_block_and_the_verdict_first(tmp_pat
 
 def test_the_daemons_casino_setting_reaches_the_report(tmp_path):
     """`casino` in table.toml is the name on the /stats report's title block."""
-    from host_tools.table.daemon import config
+    from host_tools.table import config
     f = tmp_path / "table.toml"
     f.write_text('casino = "Casino de la Plage"\n')
     assert config.load(f)["casino"] == "Casino de la Plage"

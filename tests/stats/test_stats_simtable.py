@@ -6,7 +6,7 @@ numbers the wheel reported and the daemon journaled."""
 import pytest
 
 from host_tools.stats import analysis, games
-from host_tools.stats.simtable import run_table
+from host_tools.sim.simtable import run_table
 
 pytestmark = pytest.mark.slow
 

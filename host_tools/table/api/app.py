@@ -6,8 +6,8 @@ Same routes and meaning as before (docs/daemon.md); every request except `/healt
 A guard in front of the app refuses a foreign Host header (421), a cross-origin request (403),
 a body that is not JSON (415), too large (413), too deep or with too large a number (400).
 
-`TableHost` is the one adapter between this app and the daemon: every call into `Daemon`/`Table`
-goes through it, so a change of the daemon's interface is met here alone.
+The app sees the daemon through `TableHost` (table/daemon/host.py), the one adapter: every call
+into `Daemon`/`Table` goes through it, so a change of the daemon's interface is met there alone.
 """
 
 from __future__ import annotations
@@ -21,14 +21,13 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from host_tools.table.api import errors, sse
 from host_tools.table.api.errors import ApiError
 from host_tools.table.api.guard import BODY, LOOPBACK_HOSTS, Guard
-from host_tools.table.api.host import TableHost
 from host_tools.table.api.metrics import CONTENT_TYPE
 from host_tools.table.api.models import (E, ERRORS, AuditRow, BetIn, BetRow, Cancelled, Health, HistoryRow, KindLimit,
                                          KindLimitIn, Placed, Recall, RefusedBet, ResolveIn, SettingIn, State,
                                          TableChange, WheelAccepted, WheelAcceptIn)
 from host_tools.table.api.roles import needs
 from host_tools.table.api.throttle import Throttle
-from host_tools.table.daemon import config as cfg
+from host_tools.table import config as cfg
 from host_tools.table.game.table import Refused
 from host_tools.table.journal.events_log import EPHEMERAL, KINDS
 
@@ -38,7 +37,8 @@ BET_ID = r"^[A-Za-z0-9._-]{1,40}$"
 BET_KINDS = frozenset(("bet", "cancel"))    # events naming a player and a stake: croupier and above
 
 
-def create_app(host: TableHost, conf: dict | None = None) -> FastAPI:
+def create_app(host, conf: dict | None = None) -> FastAPI:
+    """The table app on `host`, a `TableHost` (table/daemon/host.py: the daemon as the app sees it)."""
     conf = cfg.validate({**cfg.defaults(), **(conf or {})})
     bind_host, _ = cfg.hostport(conf["http"])
     from host_tools import version

@@ -1,1 +1,3 @@
-"""The daemon itself, the imperative shell: settings, the I/O thread that owns the port, and the commands `cylindre daemon`, `status` and `token`."""
+"""The daemon itself, the imperative shell on top of every room: the I/O thread that owns the port
+and the link (service.py), the daemon as the HTTP app sees it (host.py), and the commands
+`cylindre daemon`, `status` and `token`."""

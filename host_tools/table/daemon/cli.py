@@ -89,7 +89,7 @@ def setup_logging(path=None, verbose=False, fmt="text"):
 
 
 def parse_hostport(text):
-    from host_tools.table.daemon.config import ConfigError, hostport
+    from host_tools.table.config import ConfigError, hostport
     try:
         return hostport(text)
     except ConfigError as e:
@@ -98,13 +98,13 @@ def parse_hostport(text):
 
 def settings(args) -> dict:
     """The config file overlaid with the flags given (ConfigError if either is wrong)."""
-    from host_tools.table.daemon import config
+    from host_tools.table import config
     flags = {k: getattr(args, k, None) for k in config.KEYS}
     return config.merge(config.load(args.config), flags)
 
 
 def run(args) -> int:
-    from host_tools.table.daemon.config import ConfigError
+    from host_tools.table.config import ConfigError
     from host_tools.table.wheel.keys import KeyError_, load_key, new_key, secure_file
     if args.new_key:
         try:
@@ -145,7 +145,7 @@ def run(args) -> int:
             print(f"cylindre daemon: --limits {c['limits']}: {e}", file=sys.stderr)
             return 2
     from host_tools.table.api.app import create_app
-    from host_tools.table.api.host import TableHost
+    from host_tools.table.daemon.host import TableHost
     import sqlite3
     host, port = parse_hostport(c["http"])
     try:

@@ -94,7 +94,7 @@ def test_alerts_are_journaled_cleared_and_acknowledged_with_a_comment(tmp_path):
 
 # -- alerts live in the daemon (web_pages.Pit on the table app) -----------------------------------------
 from apikit import Table as Host  # noqa: E402
-from host_tools.table.daemon import config as cfg  # noqa: E402
+from host_tools.table import config as cfg  # noqa: E402
 
 
 def _reds(t, first, n):

@@ -8,7 +8,7 @@ import stat
 import pytest
 
 from apikit import link_up, served, table  # noqa: F401  (fixture)
-from host_tools.table.daemon import config
+from host_tools.table import config
 from host_tools.table.wheel.keys import KeyError_, load_key, new_key
 
 BET = {"player": "ann", "type": "plein", "numbers": [17], "stake": 500}
@@ -262,7 +262,7 @@ def test_limits_change_between_spins_only_audited_and_kept_over_a_restart(tmp_pa
     finally:
         t.close()
     from apikit import NoPort
-    from host_tools.table.api.host import TableHost
+    from host_tools.table.daemon.host import TableHost
     again = TableHost.build(NoPort(), bytes(32), tmp_path / "j.sqlite")     # a restart: the journaled limits apply
     try:
         assert again.table.limits.min("plein") == 500
@@ -272,7 +272,7 @@ def test_limits_change_between_spins_only_audited_and_kept_over_a_restart(tmp_pa
 
 def test_a_limits_file_at_start_wins_over_the_journal(tmp_path):
     from cylindre.rules.limits import Limits
-    from host_tools.table.api.host import TableHost
+    from host_tools.table.daemon.host import TableHost
     from apikit import NoPort
     f = TableHost.build(NoPort(), bytes(32), tmp_path / "j.sqlite")
     f.limits.save(Limits().updated({"plein": {"min": 700}}).to_json())

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from host_tools import cli
-from host_tools.table.daemon import config
+from host_tools.table import config
 from host_tools.table.daemon.cli import add_arguments, settings, start_floor
 
 

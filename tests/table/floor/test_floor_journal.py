@@ -31,7 +31,7 @@ def wait(cond, timeout=30.0, what="condition"):
 
 def reopen(path):
     from apikit import NoPort
-    from host_tools.table.api.host import TableHost
+    from host_tools.table.daemon.host import TableHost
     return TableHost.build(NoPort(), bytes(32), path)
 
 

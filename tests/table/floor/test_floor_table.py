@@ -131,7 +131,7 @@ def test_cursor_resumes_after_a_daemon_restart(tmp_path, nats_server):
 def reopen(path):
     """A daemon's table host on an existing journal (no port, no wheel)."""
     from apikit import NoPort
-    from host_tools.table.api.host import TableHost
+    from host_tools.table.daemon.host import TableHost
     return TableHost.build(NoPort(), bytes(32), path)
 
 

@@ -3,8 +3,8 @@ board (the real link protocol over a pseudo-terminal) and the real daemon journa
 with croupiers rotating on duty; the wheel and the croupiers' throws from the simulator's presets
 (`--wheel biased`, `--dealer NAME`: that croupier throws with the `dealer` signature).
 
-    python -m host_tools.stats.simtable --spins 600 --wheel biased --journal build/biased.sqlite
-    python -m host_tools.stats.simtable --spins 400 --dealer Marc --seeds 1-5
+    python -m host_tools.sim.simtable --spins 600 --wheel biased --journal build/biased.sqlite
+    python -m host_tools.sim.simtable --spins 400 --dealer Marc --seeds 1-5
 
 Prints, per seed, the games, the family's alarms and the smallest Holm p-value; at the end how
 many runs raised an alarm (the detection rate with a bias, the false-alarm rate without one).
@@ -27,11 +27,11 @@ def run_table(journal, spins, seed=1, wheel=None, dealer=None, rotate=30, speed=
     croupier on duty changes every `rotate` spins (Anne, Marc, Paul). Returns (spins played, the
     daemon's link counters: frames, events, rejects, ...)."""
     from host_tools.table.wheel.keys import new_key
-    from host_tools.table.api.host import TableHost
+    from host_tools.table.daemon.host import TableHost
     from host_tools.sim.wheel import DEALER, WHEEL, wheel_from
     from host_tools.sim.ptywheel import PtyPort, SimulatedBoard
 
-    from . import duty
+    from host_tools.stats import duty
 
     journal = Path(journal)
     with tempfile.TemporaryDirectory(prefix="cylindre-key-") as kd:
@@ -76,10 +76,10 @@ def run_table(journal, spins, seed=1, wheel=None, dealer=None, rotate=30, speed=
 
 def main(argv=None) -> int:
     import logging
-    from . import analysis, games
+    from host_tools.stats import analysis, games
 
     logging.basicConfig(level=logging.ERROR)    # the link's recovered rejects are counted below, not logged
-    p = argparse.ArgumentParser(prog="python -m host_tools.stats.simtable", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m host_tools.sim.simtable", description=__doc__.split("\n\n")[0])
     p.add_argument("--spins", type=int, default=400, help="spins per run (default 400)")
     p.add_argument("--seeds", default="1", help="a seed or a range A-B (one run each; default 1)")
     p.add_argument("--wheel", help="the simulator's wheel: a preset (biased, dealer) or a JSON object (docs/simulator.md)")
