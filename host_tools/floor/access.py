@@ -62,7 +62,7 @@ class Access:
 
     # -- tokens ---------------------------------------------------------------------------------
     def add(self, name: str, role: str) -> str:
-        if not NAME.match(name or ""):
+        if not NAME.fullmatch(name or ""):
             raise TokenError("a token name is 1 to 64 letters, digits or . _ @ -")
         if role not in RANK:
             raise TokenError(f"role must be one of {', '.join(ROLES)}, got {role!r}")

@@ -1,10 +1,14 @@
 """The floor's signature on its reports: Ed25519, a detached signature file beside each report.
 
 The floor keeps a private key (PEM, mode 0600) and publishes its public key (`.pub`, PEM) to whoever
-checks the reports (the regulator, the casino's audit). `FILE.sig` is a small JSON document: the
-algorithm, the file's name, its SHA-256, the key's fingerprint and the signature (hex) over the
-file's exact bytes. `cylindre floor verify FILE --pub floor.pub` checks it; any changed byte, or
-another key, fails.
+checks the reports (the regulator, the casino's audit). A signature says what it signs: `FILE.sig`
+is a JSON document whose `signed` part names the file (its name and its place, `DAY/name`), its
+size and SHA-256, and what it is of: the site, the table(s), the gaming day and the journal
+identities its figures come from (`subject`); `sig` is the Ed25519 signature of that part's
+canonical JSON (keys sorted, no spaces). `cylindre floor verify FILE --pub floor.pub` checks the
+signature, the file's bytes against the hash, and that the file is where and what it was signed
+as: a changed byte, another key, a file renamed (permanence-T1.csv as permanence-T2.csv) or moved
+to another day's folder, each fails.
 """
 
 from __future__ import annotations
@@ -61,18 +65,30 @@ def fingerprint(pub: Ed25519PublicKey) -> str:
     return hashlib.sha256(raw).hexdigest()[:32]
 
 
-def sign_file(path, key: Ed25519PrivateKey) -> Path:
+VERSION = 2
+
+
+def canonical(obj) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+def sign_file(path, key: Ed25519PrivateKey, subject: dict | None = None, place: str | None = None) -> Path:
+    """Sign FILE as `place` (default: its folder's name / its name) of `subject` ({"kind", "site",
+    "tables", "day", "journals"}); writes FILE.sig."""
     path = Path(path)
     data = path.read_bytes()
-    doc = {"alg": "ed25519", "file": path.name, "sha256": hashlib.sha256(data).hexdigest(),
-           "key": fingerprint(key.public_key()), "sig": key.sign(data).hex()}
+    signed = {"v": VERSION, "file": path.name, "place": place or f"{path.parent.name}/{path.name}", "size": len(data),
+              "sha256": hashlib.sha256(data).hexdigest(), "key": fingerprint(key.public_key()),
+              "subject": dict(subject or {})}
+    doc = {"alg": "ed25519", "signed": signed, "sig": key.sign(canonical(signed)).hex()}
     out = path.with_name(path.name + ".sig")
-    out.write_text(json.dumps(doc, indent=1) + "\n")
+    out.write_text(json.dumps(doc, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
     return out
 
 
 def verify_file(path, pub: Ed25519PublicKey) -> dict:
-    """The signature document if FILE.sig is a valid signature of FILE by `pub`; SignatureError otherwise."""
+    """What FILE.sig says it signs (its `signed` part) when it is a valid signature by `pub` of
+    FILE's bytes, under its name and in its place; SignatureError otherwise."""
     path = Path(path)
     sig_path = path.with_name(path.name + ".sig")
     if not sig_path.is_file():
@@ -80,15 +96,44 @@ def verify_file(path, pub: Ed25519PublicKey) -> dict:
     try:
         doc = json.loads(sig_path.read_text())
         sig = bytes.fromhex(doc["sig"])
-    except (ValueError, KeyError, TypeError) as e:
+        signed = doc.get("signed")
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise SignatureError(f"{sig_path} is not a floor signature ({e})") from None
     if doc.get("alg") != "ed25519":
         raise SignatureError(f"unknown algorithm {doc.get('alg')!r}")
-    if doc.get("key") != fingerprint(pub):
-        raise SignatureError(f"signed with key {doc.get('key')}, not with this public key ({fingerprint(pub)})")
-    data = path.read_bytes()
+    if not isinstance(signed, dict) or signed.get("v") != VERSION:
+        raise SignatureError(f"{sig_path.name}: a signature of the file's bytes only, which does not say what it "
+                             f"signs (the floor's first format): sign the day again (cylindre floor report)")
+    if signed.get("key") != fingerprint(pub):
+        raise SignatureError(f"signed with key {signed.get('key')}, not with this public key ({fingerprint(pub)})")
     try:
-        pub.verify(sig, data)
+        pub.verify(sig, canonical(signed))
     except InvalidSignature:
-        raise SignatureError(f"{path.name}: the signature does not match the file (changed after signing?)") from None
-    return doc
+        raise SignatureError(f"{sig_path.name}: the signature does not match what it says it signs") from None
+    data = path.read_bytes()
+    if hashlib.sha256(data).hexdigest() != signed.get("sha256") or len(data) != signed.get("size"):
+        raise SignatureError(f"{path.name}: the file is not the one signed (changed after signing?)")
+    if signed.get("file") != path.name:
+        raise SignatureError(f"{path.name}: signed as {signed.get('file')!r}: the file was renamed")
+    place = str(signed.get("place") or "")
+    folder = place.rpartition("/")[0]
+    if folder and path.resolve().parent.name != folder:
+        raise SignatureError(f"{path.name}: signed in the folder {folder!r}, found in {path.resolve().parent.name!r}: "
+                             f"the file was moved")
+    return signed
+
+
+def describe(signed: dict) -> str:
+    """What a signature signs, in a line (French, for `cylindre floor verify`)."""
+    s = signed.get("subject") or {}
+    parts = [f"{s.get('kind') or 'fichier'}"]
+    if s.get("site"):
+        parts.append(f"site {s['site']}")
+    if s.get("tables"):
+        parts.append("table(s) " + ", ".join(s["tables"]))
+    if s.get("day"):
+        parts.append(f"journée {s['day']}")
+    journals = s.get("journals") or {}
+    if journals:
+        parts.append("journaux " + "; ".join(f"{t}: {', '.join(j or '—' for j in js)}" for t, js in sorted(journals.items())))
+    return " · ".join(parts)

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from host_tools.floor import signing
-from host_tools.floor.gamingday import GamingDay
+from host_tools.floor.link.gamingday import GamingDay
 from host_tools.floor.reports import day_report, permanence, write_day
 from host_tools.floor.store import Store, parse
 from host_tools.floor.link import envelope as E

@@ -81,7 +81,7 @@ def check_shape(req, signed=True) -> None:
         raise CommandError("unknown_op", f"unknown op {req['op']!r} (known: {', '.join(OPS)})")
     if not isinstance(req["args"], dict):
         raise CommandError("bad_request", "args must be an object")
-    if not isinstance(req["who"], str) or not NAME.match(req["who"]):
+    if not isinstance(req["who"], str) or not NAME.fullmatch(req["who"]):
         raise CommandError("bad_request", "who must be 1 to 64 of A-Z a-z 0-9 . _ @ -")
     if req["role"] not in ROLES:
         raise CommandError("bad_request", f"unknown floor role {req['role']!r} (known: {', '.join(ROLES)})")
