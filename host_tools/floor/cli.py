@@ -29,6 +29,8 @@ def add_arguments(p):
                    help="the CA certificate the broker's TLS certificate is checked against (as the daemon's)")
     p.add_argument("--replicas", type=int, choices=(1, 3, 5), help="replicas of the stream and the bucket (3 on the "
                    "cluster): created so, raised to it if fewer, never lowered (default: 1 when created, else as is)")
+    p.add_argument("--no-live", dest="live", action="store_false", help="hear the tables through the stream only "
+                   "(without the live path that stores a result as it is published: docs/floor.md)")
     p.add_argument("--update-broker", action="store_true", help="apply the floor's configuration to a stream or "
                    "bucket that differs from it (never lowering replicas); without it they are only reported")
     p.add_argument("--http", default="127.0.0.1:8090", help="address of the page and API (default 127.0.0.1:8090)")
@@ -186,7 +188,8 @@ def serve(args) -> int:
         return _fail(f"--nats: {bad[0]!r} is no nats:// or tls:// URL (a cluster's nodes are comma-separated)")
     svc = FloorService.build(args.db, args.nats, key, load_layout(args.layout), args.day_start, args.tz,
                              args.escalate_after, connect=connect_options(args), stats_days=args.stats_days,
-                             stats_every_s=args.stats_every, replicas=args.replicas, update_broker=args.update_broker)
+                             stats_every_s=args.stats_every, replicas=args.replicas, update_broker=args.update_broker,
+                             live=args.live)
     host, _, port = args.http.rpartition(":")
     app = create_app(svc, args.reports, report_key)
     svc.start()

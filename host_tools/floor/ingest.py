@@ -13,6 +13,14 @@ refuses everything (a full disk, PostgreSQL gone) nothing is set aside and every
 A stopped broker only pauses the loop: the client reconnects by itself and the durable consumer
 resumes where the floor's acks left it. `url` may name a cluster's nodes, comma-separated.
 
+The live path: the floor also hears each result, void and heartbeat as a table publishes it (a
+plain subscription to their subjects, which the broker delivers whether or not the stream has a
+leader) and stores it at once, checked and keyed as the stream's copy, which then comes as a
+duplicate. When a cluster loses the stream's leader, JetStream takes no write until the others
+elect one (4 to 9 s in nats-server); the coups played meanwhile reach the floor's page all the same,
+and the stream brings them for certain once it takes them. The live path only adds: what it misses
+(a message it could not store, one dropped while the floor was slow) the stream still brings.
+
 The NATS client runs on its own asyncio loop in a thread (`Link`); the web app reaches it through
 `Link.call` for the commands it sends to tables.
 """
@@ -35,6 +43,8 @@ SUBJECTS, DURABLE = "cylindre.>", "floor"
 BATCH = 1000
 ACK_WAIT_S = 5.0
 MAX_TRIES = 3            # deliveries of a message the store refuses while it takes others, then aside
+LIVE_KINDS = ("result", "void", "heartbeat")
+LIVE_MAX = 20_000        # messages held for the live path at most (beyond: left to the stream)
 LOG_EVERY_S = 30.0       # at most one line this often while the broker cannot be reached
 
 
@@ -59,7 +69,7 @@ class Link:
     """The floor's NATS connection, consumer and command requests, on a loop of its own."""
 
     def __init__(self, url: str, store, on_batch=None, on_state=None, on_link=None, batch=BATCH, connect=None,
-                 replicas=None, update_broker=False, on_dead=None):
+                 replicas=None, update_broker=False, on_dead=None, live=True):
         self.url, self.store, self.batch = url, store, batch
         self.servers = servers(url)
         self.replicas, self.update_broker = replicas, update_broker
@@ -74,6 +84,7 @@ class Link:
         self.connected = False
         self.down_since: float | None = time.time()
         self.stored = self.duplicates = self.rejected = 0
+        self.live, self.live_stored = live, 0
         self._logged_at = 0.0
         self.store_error: str | None = None
         self._stop = asyncio.Event()
@@ -133,6 +144,7 @@ class Link:
         if self._stop.is_set():
             return
         self.js = self.nc.jetstream()
+        live = asyncio.create_task(self._live()) if self.live else None
         sub = None
         while not self._stop.is_set():
             try:
@@ -149,6 +161,8 @@ class Link:
                 self._set_link(False, str(e) or type(e).__name__)
                 sub = None
                 await self._sleep(1.0)
+        if live is not None:
+            live.cancel()
         try:
             await asyncio.wait_for(self.nc.close(), 3)
         except Exception:                                # noqa: BLE001 - closing anyway
@@ -194,6 +208,44 @@ class Link:
                 at = st.get("last_heard") or st.get("heard_at") or st.get("clock") or time.time()
                 self.store.remember_state(site, table, st, float(at))
                 self.on_state(site, table, st, float(at))
+
+    async def _live(self):
+        """The live path (see the module's docstring): what the tables publish, stored as it comes."""
+        from host_tools.floor.link.envelope import PREFIX
+        held, wake = [], asyncio.Event()
+
+        async def heard(msg):
+            if len(held) < LIVE_MAX:
+                held.append(msg)
+                wake.set()
+        try:
+            for kind in LIVE_KINDS:
+                await self.nc.subscribe(f"{PREFIX}.*.*.{kind}", cb=heard)
+        except Exception as e:                           # noqa: BLE001 - the stream alone, then
+            log.warning("floor: no live path (%s); the stream alone", e)
+            return
+        while not self._stop.is_set():
+            await wake.wait()
+            wake.clear()
+            batch, held[:] = held[:], []
+            envs, beats = [], []
+            for m in batch:
+                try:
+                    env = parse(m.data, m.subject)
+                except BadEnvelope:                      # the stream's copy is set aside, once
+                    continue
+                (beats if env["kind"] == "heartbeat" else envs).append(env)
+            try:
+                fresh = await self.loop.run_in_executor(None, self.store.ingest, envs + beats, [])
+            except Exception as e:                       # noqa: BLE001 - the stream's copy will do
+                log.debug("floor: live batch not stored (%s)", e)
+                continue
+            self.live_stored += len(fresh)
+            self.stored += len(fresh)
+            try:
+                self.on_batch(fresh, beats)
+            except Exception:                            # noqa: BLE001
+                log.exception("floor: a batch's callback failed")
 
     async def _fetch(self, sub) -> list:
         """What the broker has, at once. nats-py's fetch(n, timeout) holds the messages it got until

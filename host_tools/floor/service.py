@@ -44,7 +44,7 @@ class Metrics:
 class FloorService:
     def __init__(self, store, access, alerts, tiles, gday, link_url, command_key=None, layout=None,
                  escalate_every_s=2.0, connect=None, stats_days=30, stats_every_s=600.0, replicas=None,
-                 update_broker=False, gap_grace_s=gaps.GRACE_S, close_after_s=reconcile.CLOSE_AFTER_S):
+                 update_broker=False, gap_grace_s=gaps.GRACE_S, close_after_s=reconcile.CLOSE_AFTER_S, live=True):
         self.store, self.access, self.alerts, self.tiles, self.gday = store, access, alerts, tiles, gday
         self.layout = layout or {}
         self.metrics = Metrics()
@@ -53,7 +53,7 @@ class FloorService:
         self.version = 0                      # bumped on every change the page shows
         self._seen = (0, 0)
         self.link = Link(link_url, store, on_batch=self._on_batch, on_state=self._on_state, on_link=self._on_link,
-                         connect=connect, replicas=replicas, update_broker=update_broker)
+                         connect=connect, replicas=replicas, update_broker=update_broker, live=live)
         self.gap_grace_s, self.close_after_s = gap_grace_s, close_after_s
         self._closed: set = set()            # gaming days reconciled once over (or given up on)
         self.command_key = command_key
@@ -73,7 +73,7 @@ class FloorService:
     @classmethod
     def build(cls, db: str, nats_url: str, command_key=None, layout=None, day_start="06:00", tz="Europe/Paris",
               escalate_after_s=300.0, connect=None, stats_days=30, stats_every_s=600.0, replicas=None,
-              update_broker=False, gap_grace_s=gaps.GRACE_S, close_after_s=reconcile.CLOSE_AFTER_S):
+              update_broker=False, gap_grace_s=gaps.GRACE_S, close_after_s=reconcile.CLOSE_AFTER_S, live=True):
         store = Store(db)
         access = Access(store)
         gday = GamingDay(day_start, tz)
@@ -81,7 +81,7 @@ class FloorService:
         tiles = Tiles(layout, gday.bounds(gday.of(now))[0])
         svc = cls(store, access, Alerts(store, access, escalate_after_s), tiles, gday, nats_url, command_key, layout,
                   connect=connect, stats_days=stats_days, stats_every_s=stats_every_s, replicas=replicas,
-                  update_broker=update_broker, gap_grace_s=gap_grace_s, close_after_s=close_after_s)
+                  update_broker=update_broker, gap_grace_s=gap_grace_s, close_after_s=close_after_s, live=live)
         svc._seed(now)
         return svc
 
@@ -218,7 +218,8 @@ class FloorService:
                 "store_error": link.store_error, "broker_warnings": list(link.broker_warnings),
                 "broker": "connected" if link.connected else
                 f"unreachable since {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(link.down_since or time.time()))}",
-                "tables": len(self.tiles.tiles), "stored": link.stored, "duplicates": link.duplicates,
+                "tables": len(self.tiles.tiles), "stored": link.stored, "live_stored": link.live_stored,
+                "duplicates": link.duplicates,
                 "rejected": link.rejected, "store": "postgresql" if self.store.pg else "sqlite"}
 
     def snapshot(self) -> dict:

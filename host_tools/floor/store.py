@@ -266,6 +266,12 @@ class Store:
                       "ON CONFLICT DO NOTHING", (table, journal, event_id, site, told_by, now))
 
     def _heard(self, c, env, state: dict, now):
+        """A table's heartbeat: its last state, its wheel, the last event its broker acknowledged, its
+        day totals. One older than the state held (the stream's copy of a heartbeat the live path
+        brought, a redelivery) changes nothing."""
+        held = c.execute("SELECT heard_at FROM tables WHERE table_id=?", (env["table"],)).fetchone()
+        if held is not None and held[0] >= float(env["at"]):
+            return
         state.setdefault("serial", env.get("serial"))
         W.release(c, env["table"], env.get("serial"))
         W.bind(self, c, env["table"], env["site"], env.get("serial"), now)

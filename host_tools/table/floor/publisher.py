@@ -52,6 +52,10 @@ class CredsError(ValueError):
     pass
 
 
+class Resend(Exception):
+    """The link reconnected while a batch waited for its PubAcks: published again from the cursor."""
+
+
 def load_creds(path) -> dict:
     """A table's NATS credentials file (`cylindre floor-creds` writes them, mode 0600): JSON with
     `user`, `password` and `inbox_prefix` (the reply subjects only this table may read)."""
@@ -71,7 +75,7 @@ def load_creds(path) -> dict:
 class FloorLink:
     def __init__(self, host, url: str, site: str, table: str | None = None, serial: str | None = None,
                  creds: dict | None = None, tls_ca: str | None = None, floor_key: bytes | None = None,
-                 heartbeat_s: float = HEARTBEAT_S, batch: int = BATCH, clock=time.time, gday=None):
+                 heartbeat_s: float = HEARTBEAT_S, batch: int = BATCH, clock=time.time, gday=None, live=True):
         self.host = host
         self.events = host.events
         self.j = host.j
@@ -107,6 +111,10 @@ class FloorLink:
         self._stop = None
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="cylindre-floor-cmd")
         self._nc = None
+        self._kick = None                       # set on a reconnection: the batch in flight is resent at once
+        self.live = live                        # results published as they commit too (`_live`)
+        self._fresh: list[int] = []
+        self._fresh_wake = asyncio.Event()
         self._kv = None
         self._kv_last = None
         self._kv_at = 0.0
@@ -232,6 +240,8 @@ class FloorLink:
     async def _reconnected(self):
         self.watch.connected()
         self.g_up.set(1)
+        if self._kick is not None:               # what went to the lost node is resent now, not at its timeout
+            self._kick.set()
         log.info("floor: reconnected to the broker")
 
     async def _error(self, e):
@@ -259,6 +269,10 @@ class FloorLink:
                     wake.set()
                     if item is None:            # dropped as too slow: subscribe again
                         break
+                    if self.live and item[1] == "wheel" and len(self._fresh) < 1000 and \
+                            ('"ev": "result"' in item[2] or '"ev": "void"' in item[2]):
+                        self._fresh.append(item[0])
+                        self._fresh_wake.set()
             finally:
                 self.events.unsubscribe(q)
 
@@ -274,6 +288,7 @@ class FloorLink:
         kv_try = 0.0
         sub = await nc.subscribe(E.cmd_subject(self.site, self.table), cb=self._on_command)
         beat = asyncio.create_task(self._beat(nc, js))
+        live = asyncio.create_task(self._live(nc)) if self.live else None
         try:
             while not self._stop.is_set() and not nc.is_closed:
                 if not nc.is_connected:         # the client reconnects by itself meanwhile
@@ -286,6 +301,8 @@ class FloorLink:
                 wake.clear()                    # before reading: a row committed from now wakes the wait
                 try:
                     more = await self._publish_batch(js, nc)
+                except Resend:
+                    continue
                 except Exception as e:
                     self.watch.lost(f"publishing failed: {type(e).__name__} {e}"[:200])
                     await self._sleep(self.backoff.failed())
@@ -301,10 +318,35 @@ class FloorLink:
                     pass
         finally:
             beat.cancel()
+            if live is not None:
+                live.cancel()
             try:
                 await sub.unsubscribe()
             except Exception:
                 pass
+
+    async def _live(self, nc):
+        """A coup's result or void published the moment it commits, besides the outbox's turn: a
+        plain publish (no PubAck awaited) with the message's own id, so the floor hears it while the
+        outbox waits on the broker (a cluster electing a stream leader takes no write for seconds),
+        and the stream, when it takes it, drops the outbox's copy as the duplicate it is."""
+        while True:
+            await self._fresh_wake.wait()
+            self._fresh_wake.clear()
+            fresh, self._fresh = self._fresh, []
+            for eid in fresh:
+                if eid <= self.cursor or not nc.is_connected:
+                    continue
+                try:
+                    rows, _, _ = await asyncio.to_thread(self._read, eid - 1, 1)
+                    if rows and rows[0][0] == eid and rows[0][1] is not None:
+                        kind, payload, journal = rows[0][1]
+                        await nc.publish(E.subject(self.site, self.table, kind), payload,
+                                         headers={E.MSG_ID: E.msg_id(self.table, eid, journal, self.secret)})
+                except asyncio.CancelledError:
+                    raise
+                except Exception as e:          # the outbox sends it all the same
+                    log.debug("floor: live publish of %d: %s", eid, e)
 
     async def _bucket(self, js):
         try:
@@ -322,9 +364,23 @@ class FloorLink:
         eids = [r[0] for r in rows]
         skipped = {eid for eid, msg in rows if msg is None}
         todo = [(eid, msg) for eid, msg in rows if msg is not None]
-        results = await asyncio.gather(*(js.publish(E.subject(self.site, self.table, kind), payload,
-                                                    headers={E.MSG_ID: E.msg_id(self.table, eid, journal, self.secret)})
-                                         for eid, (kind, payload, journal) in todo), return_exceptions=True)
+        if self._kick is None:
+            self._kick = asyncio.Event()
+        self._kick.clear()
+        pubs = asyncio.gather(*(js.publish(E.subject(self.site, self.table, kind), payload,
+                                           headers={E.MSG_ID: E.msg_id(self.table, eid, journal, self.secret)})
+                                for eid, (kind, payload, journal) in todo), return_exceptions=True)
+        kicked = asyncio.ensure_future(self._kick.wait())
+        await asyncio.wait({pubs, kicked}, return_when=asyncio.FIRST_COMPLETED)
+        kicked.cancel()
+        if not pubs.done():                     # reconnected meanwhile: PubAcks owed by the lost node never come
+            pubs.cancel()
+            try:
+                await pubs
+            except BaseException:
+                pass
+            raise Resend()
+        results = pubs.result()
         acked = set(skipped)
         failure = None
         for (eid, _), res in zip(todo, results):
