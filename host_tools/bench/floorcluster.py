@@ -41,11 +41,14 @@ def _lags(reader, since, until):
 
 def run(args, Floor, Loop, Reader, wait_until, REAL_GAME_S) -> dict:
     """The figures of the failover phase (`floor.py` lends its process, loop and store helpers)."""
+    import logging
+
     import nats
 
     from host_tools.floor.link import stream as S
     from host_tools.floor.natscluster import Cluster
     from host_tools.floor.simtables import Fleet
+    logging.getLogger("asyncio").setLevel(logging.ERROR)      # the TLS transports' closing notes
     work = Path(tempfile.mkdtemp(prefix="cylindre-bench-cluster-"))
     cluster = Cluster(work / "cluster").start()
     db = str(work / "floor.sqlite")

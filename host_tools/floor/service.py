@@ -22,6 +22,7 @@ from .ingest import Link
 from .store import Store
 from .tiles import Tiles
 
+STATS_SOONEST_S = 5.0          # the per-wheel statistics follow new coups at most this often
 LAG_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
 
 
@@ -176,19 +177,35 @@ class FloorService:
 
     def _stats_loop(self):
         """The per-wheel statistics, recomputed in the background: over a month of a big floor they
-        take minutes of pure Python, which no request should wait for."""
+        take minutes of pure Python, which no request should wait for. Recomputed every
+        `stats_every` seconds, and sooner when coups came since the last time, as long as the
+        computing stays under a twentieth of the time (a new floor shows its first coups in
+        seconds, a large one keeps its CPU)."""
         from .wheelstats import floor_stats
+        computed_at, took, seen = 0.0, 0.0, None
         while not self._stop.is_set():
-            t0 = time.time()
-            try:
-                ev = self.store.events(kinds=("result", "void"), since=t0 - self.stats_days * 86400)
-                out = floor_stats(ev)
-                out.update(computed_at=time.time(), compute_s=round(time.time() - t0, 2), days=self.stats_days)
-                self._stats = out
-            except Exception:                        # noqa: BLE001 - a busy or closing store: next round
-                pass
-            self._stats_wake.wait(self.stats_every)
+            forced = self._stats_wake.is_set()
             self._stats_wake.clear()
+            now = time.time()
+            try:
+                n = self.store.query("SELECT COUNT(*) FROM events WHERE kind IN ('result', 'void')")[0][0]
+            except Exception:                        # noqa: BLE001 - a busy or closing store: next round
+                n = seen
+            elapsed = now - computed_at
+            if forced or self._stats is None or elapsed >= self.stats_every or \
+                    (n != seen and elapsed >= max(STATS_SOONEST_S, 20 * took)):
+                t0 = time.time()
+                try:
+                    ev = self.store.events(kinds=("result", "void"), since=t0 - self.stats_days * 86400)
+                    out = floor_stats(ev)
+                    took = time.time() - t0
+                    out.update(computed_at=time.time(), compute_s=round(took, 2), days=self.stats_days)
+                    self._stats, computed_at, seen = out, time.time(), n
+                except Exception:                    # noqa: BLE001 - a busy or closing store: next round
+                    import logging
+                    logging.getLogger("cylindre.floor").warning("floor: the per-wheel statistics failed", exc_info=True)
+                    computed_at = time.time()
+            self._stats_wake.wait(STATS_SOONEST_S)
 
     def wheel_stats(self):
         return self._stats

@@ -59,7 +59,8 @@ class Table:
         await msg.respond(json.dumps(C.ok(result)).encode())
 
     async def publish(self, eid, kind, body):
-        data = E.build(self.site, self.table, "W-17", eid, kind, time.time(), body)
+        serial = "W-17" if self.table == "T1" else "W-" + self.table      # each table its own wheel
+        data = E.build(self.site, self.table, serial, eid, kind, time.time(), body)
         await self.js.publish(E.subject(self.site, self.table, kind), data, headers={E.MSG_ID: E.msg_id(self.table, eid)})
 
 
