@@ -176,7 +176,7 @@
   function pendingItem(p) {
     const li = el("li", { class: p.outcome ? "done" : "" }, el("b", {}, p.table), ` · ${p.setting} = ${JSON.stringify(p.value)} · demandé par ${p.requested_by}`);
     if (p.outcome) li.append(el("div", { class: "small muted" }, `${p.outcome} (approuvé par ${p.approved_by})`));
-    else if (may("director") && p.requested_by !== me.name) {
+    else if (may("director") && p.requested_by.toLowerCase() !== me.name.toLowerCase()) {
       li.append(el("div", {}, el("button", { class: "go", onclick: async () => answer(await api("POST", `/floor/api/pending/${p.id}/approve`)) }, "Approuver")));
     } else li.append(el("div", { class: "small muted" }, "en attente d'une seconde personne (directeur)"));
     return li;

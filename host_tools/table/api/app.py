@@ -241,9 +241,19 @@ def create_app(host, conf: dict | None = None) -> FastAPI:
         return audit.rows(limit=limit, before_id=before, spin=spin, who=by, action=action)
 
     # -- the wheel (admin) -----------------------------------------------------------------------------
-    @app.put("/wheel/settings", response_model=dict[str, Any], responses={**ERRORS, 502: E, 504: E},
-             summary="change one setting; the wheel enforces safe bounds (502 when it refuses)")
+    @app.put("/wheel/settings", response_model=dict[str, Any], responses={**ERRORS, 202: {"model": dict[str, Any]},
+             502: E, 504: E}, summary="change one setting; the wheel enforces safe bounds (502 when it refuses); a "
+             "regulatory setting is only requested (202): another admin approves it")
     def set_setting(body: SettingIn, who=Depends(need("admin", "wheel_setting"))):
+        from host_tools.table.api.twoperson import TwoPersonError, is_regulatory
+        if is_regulatory(body.name):
+            try:
+                out = host.two_person.request(body.name, body.value, who, via="api")
+            except TwoPersonError as e:
+                raise ApiError(e.status, e.code, e.message) from None
+            return JSONResponse(dict(out, message="réglage réglementaire : appliqué quand une autre personne "
+                                     f"l'approuve (POST /wheel/settings/requests/{out['request']}/approve)"),
+                                status_code=202)
         before = None
         try:
             before = (host.wheel("get_settings") or {}).get(body.name)
@@ -258,6 +268,22 @@ def create_app(host, conf: dict | None = None) -> FastAPI:
         audit.record(who.name, who.role, "wheel_setting", body.name, before, (out or {}).get(body.name),
                      answer={"ok": True})
         return out
+
+    @app.get("/wheel/settings/requests", response_model=list[dict[str, Any]], responses=ERRORS,
+             summary="the regulatory settings requested, pending or decided, newest first")
+    def setting_requests(who=Depends(need("admin"))):
+        return host.two_person.list()
+
+    @app.post("/wheel/settings/requests/{rid}/approve", response_model=dict[str, Any],
+              responses={**ERRORS, 502: E, 504: E}, summary="approve another person's request: applied to the wheel")
+    def approve_setting(rid: str = Path(max_length=64), who=Depends(need("admin", "setting_approve"))):
+        from host_tools.table.api.twoperson import TwoPersonError
+        try:
+            return host.two_person.approve(rid, who, host.wheel_setting)
+        except TwoPersonError as e:
+            audit.record(who.name, who.role, "setting_approve", rid, answer={"refused": e.code, "message": e.message},
+                         done=False)
+            raise ApiError(e.status, e.code, e.message) from None
 
     @app.post("/wheel/time", response_model=dict[str, Any], responses={**ERRORS, 502: E, 504: E},
               summary="set the wheel's clock to the host's")

@@ -52,6 +52,8 @@ class TableHost:
         self.committer = Committer(self.table)
         self.pit = None                         # the pit's part (web_pages.Pit), set by create_app
         self.floor = None                       # the link to the casino floor (floor_publisher.FloorLink), if any
+        from host_tools.table.api.twoperson import TwoPerson
+        self.two_person = TwoPerson(self.j, self.audit)      # regulatory settings: a request, another's approval
         metrics.watch(daemon)
 
     def _start_limits(self, from_file: bool):

@@ -32,6 +32,8 @@ ROUTES = {
     ("GET", "/table/limits"): "display",
     ("PUT", "/table/limits"): "admin",
     ("PUT", "/wheel/settings"): "admin",
+    ("GET", "/wheel/settings/requests"): "admin",
+    ("POST", "/wheel/settings/requests/r1/approve"): "admin",
     ("POST", "/wheel/time"): "admin",
     ("GET", "/alerts"): "chef",                     # the pit's routes (api/pages.py)
     ("POST", "/alerts/1/ack"): "chef",
@@ -50,7 +52,7 @@ def test_the_table_lists_every_route_of_the_document(table):
     doc = table.client.get("/openapi.json").json()
     documented = {(m.upper(), p) for p, item in doc["paths"].items() for m in item if m in ("get", "post", "put", "delete")}
     listed = {(m, p.replace("B000001", "{bid}").replace("/spins/1", "/spins/{spin}").replace("/alerts/1/", "/alerts/{aid}/")
-               .replace("report.pdf", "{name}").split("?")[0]) for m, p in ROUTES}
+               .replace("report.pdf", "{name}").replace("/requests/r1/", "/requests/{rid}/").split("?")[0]) for m, p in ROUTES}
     assert documented | {("GET", "/openapi.json")} == listed
 
 
