@@ -39,7 +39,7 @@ class NoPort:
 
 
 class FakeWheel:
-    """Answers commands as the wheel's device link does (docs/protocol.md section 7), at once."""
+    """Answers commands as the wheel's device link does (docs/integrators/link-protocol.md section 7), at once."""
 
     def __init__(self):
         self.settings = {"min_laps": 4, "void_rotor_not_reversed": 1}

@@ -310,7 +310,7 @@ def markdown(figures: dict) -> str:
          + f" | ≥ {GOAL_BETS_PER_S:,} bets/s with p99 ≤ {GOAL_P99_MS} ms: {'met' if figures['goal_met'] else 'missed'} |"]
     if a["errors"]:
         L += ["", "A `409 wheel_not_heard` is the daemon refusing a bet while it has no fresh word from the wheel "
-                  "that betting is open (docs/daemon.md): on a loaded machine the simulated wheel's status frames "
+                  "that betting is open ([the betting window](internals/betting-window.md)): on a loaded machine the simulated wheel's status frames "
                   "come late."]
     p = figures.get("placement_path")
     if p:

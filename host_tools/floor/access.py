@@ -23,7 +23,7 @@ from host_tools.table.api.auth import PREFIX, TokenError, digest
 ROLES = ("surveillance", "pit_boss", "director", "admin")
 RANK = {r: i for i, r in enumerate(ROLES)}
 NAME = re.compile(r"^[A-Za-z0-9._@-]{1,64}$")
-# what the table calls the floor's role (the contract's mapping, docs/floor.md)
+# what the table calls the floor's role (the contract's mapping, docs/floor/commands.md)
 TABLE_ROLE = {"surveillance": "display", "pit_boss": "chef", "director": "admin", "admin": "admin"}
 
 SCHEMA = """

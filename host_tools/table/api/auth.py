@@ -61,7 +61,7 @@ class Tokens:
     in WAL mode it never waits for the journal's lock, which a group of bets holds through its
     fsync, and it still reads the table as last committed by any process (`cylindre token revoke`
     included), so a revocation takes effect at the next request. No cache: that read costs about
-    2 microseconds (docs/daemon.md, "Benchmark")."""
+    2 microseconds (docs/internals/performance.md)."""
 
     def __init__(self, db: sqlite3.Connection, lock=None, reader: str | None = None):
         self.db = db
