@@ -122,8 +122,7 @@ def placement_path(clients, seconds, grouped):
     for `seconds`, each bet its own transaction (`Table.place`, as before group commit) or through
     the committer (grouped). The journal, publisher (event rows) and window are the daemon's."""
     import logging
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
-    from daemonkit import Wheel
+    from host_tools.sim.tablewheel import Wheel
     from host_tools.table.game.committer import Committer
     from host_tools.table.journal.events_log import EventLog
     from host_tools.table.journal.store import Journal

@@ -8,13 +8,14 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+
+from host_tools.floor.natsrv import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -52,12 +53,6 @@ def needs(*tools):
     missing = [t for t in tools if shutil.which(t) is None]
     if missing:
         pytest.skip(f"the docs' commands use {', '.join(missing)}, not installed here")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def same_fields(shown, real, where):

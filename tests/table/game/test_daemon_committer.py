@@ -19,7 +19,7 @@ from host_tools.table.game.committer import Committer, _Job
 from host_tools.table.journal.store import Journal
 from host_tools.table.game.table import Refused, Table
 from host_tools.table.game.tapis import Tapis
-from daemonkit import Wheel
+from host_tools.sim.tablewheel import Wheel
 
 PLEIN = {"player": "ana", "type": "plein", "numbers": [17], "stake": 100}
 
@@ -179,7 +179,7 @@ KILLED = textwrap.dedent("""
     from host_tools.table.journal.store import Journal
     from host_tools.table.game.table import Table
     from host_tools.table.game.committer import Committer
-    from daemonkit import Wheel
+    from host_tools.sim.tablewheel import Wheel
     t = Table(Journal(sys.argv[1]), "T1")
     t.set_open(True)
     Wheel(t)

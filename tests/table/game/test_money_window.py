@@ -7,7 +7,7 @@ import pytest
 from host_tools.table.game import flow as game
 from host_tools.table.journal.store import Journal
 from host_tools.table.game.table import Invalid, Mismatch, Refused, Table, parse_bet_request
-from daemonkit import Wheel
+from host_tools.sim.tablewheel import Wheel
 
 PLEIN = {"player": "eve", "type": "plein", "numbers": [17], "stake": 1000}
 

@@ -8,7 +8,7 @@ import pytest
 
 from host_tools.table.journal.store import Journal
 from host_tools.table.game.table import Table
-from daemonkit import Wheel, game
+from host_tools.sim.tablewheel import Wheel, game
 
 
 @pytest.fixture
