@@ -2,7 +2,18 @@
 
 import pytest
 
+from host_tools.table.game.table import Table
+from host_tools.table.journal.store import Journal
+
 from loopkit import Loopback
+
+
+@pytest.fixture
+def open_table(tmp_path):
+    """A table on a new journal, open (no wheel yet: tablewheel.Wheel(table) gives it one)."""
+    t = Table(Journal(tmp_path / "j.sqlite"), "T1")
+    t.set_open(True)
+    return t
 
 
 @pytest.fixture

@@ -25,10 +25,8 @@ PLEIN = {"player": "ana", "type": "plein", "numbers": [17], "stake": 100}
 
 
 @pytest.fixture
-def t(tmp_path):
-    t = Table(Journal(tmp_path / "j.sqlite"), "T1")
-    t.set_open(True)
-    return t
+def t(open_table):
+    return open_table
 
 
 def _consistent(t):
