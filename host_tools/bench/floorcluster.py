@@ -39,12 +39,13 @@ def _lags(reader, since, until):
     return reader.lags(since, until)
 
 
-def run(args, Floor, Loop, Reader, wait_until, REAL_GAME_S) -> dict:
-    """The figures of the failover phase (`floor.py` lends its process, loop and store helpers)."""
+def run(args, Reader, wait_until, REAL_GAME_S) -> dict:
+    """The figures of the failover phase (`floor.py` lends its store reader and its waiting)."""
     import logging
 
     import nats
 
+    from host_tools.floor.harness import FloorProcess, LoopThread
     from host_tools.floor.link import stream as S
     from host_tools.floor.natscluster import Cluster
     from host_tools.floor.simtables import Fleet
@@ -52,12 +53,13 @@ def run(args, Floor, Loop, Reader, wait_until, REAL_GAME_S) -> dict:
     work = Path(tempfile.mkdtemp(prefix="cylindre-bench-cluster-"))
     cluster = Cluster(work / "cluster").start()
     db = str(work / "floor.sqlite")
-    floor = Floor(work, db, cluster.url, extra=["--nats-tls-ca", str(cluster.ca), "--replicas", "3"]).start()
-    loop = Loop()
+    floor = FloorProcess(work, db, cluster.url, extra=["--nats-tls-ca", str(cluster.ca), "--replicas", "3"],
+                         log="floor.log", ready="connected").start()
+    loop = LoopThread()
     fleet = Fleet(cluster.url, args.failover_tables, conns=min(args.failover_tables, 12),
                   game_s=REAL_GAME_S / args.failover_rate_x, heartbeat_s=5.0, connect={"tls": cluster.ssl_context()},
                   seed=7)
-    running = loop.spawn(fleet.run())
+    running = loop.submit(fleet.run())
     reader = Reader(db)
     out = {"tables": args.failover_tables, "game_s": REAL_GAME_S / args.failover_rate_x, "down_s": args.failover_s,
            "goal_p99_s": GOAL_P99_S, "kills": []}
@@ -101,7 +103,7 @@ def run(args, Floor, Loop, Reader, wait_until, REAL_GAME_S) -> dict:
             cluster.kill(victim)
             unhealthy, end = 0.0, down_at + args.failover_s
             while time.time() < end:
-                h = floor.health()
+                h = floor.health() or {}
                 if h.get("status") != "ok":
                     unhealthy += 0.5
                 time.sleep(0.5)

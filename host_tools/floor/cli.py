@@ -24,13 +24,13 @@ def add_arguments(p):
                                                         "or postgresql://user@host/db")
     p.add_argument("--nats", default="nats://127.0.0.1:4222", help="the broker, or a cluster's nodes comma-separated "
                    "(tls://nats1:4222,tls://nats2:4222,tls://nats3:4222; default nats://127.0.0.1:4222)")
-    p.add_argument("--nats-creds", help="the floor's NATS credentials file (production, docs/floor.md)")
+    p.add_argument("--nats-creds", help="the floor's NATS credentials file (production, docs/floor/security.md)")
     p.add_argument("--nats-tls-ca", "--nats-ca", dest="nats_tls_ca", metavar="FILE",
                    help="the CA certificate the broker's TLS certificate is checked against (as the daemon's)")
     p.add_argument("--replicas", type=int, choices=(1, 3, 5), help="replicas of the stream and the bucket (3 on the "
                    "cluster): created so, raised to it if fewer, never lowered (default: 1 when created, else as is)")
     p.add_argument("--no-live", dest="live", action="store_false", help="hear the tables through the stream only "
-                   "(without the live path that stores a result as it is published: docs/floor.md)")
+                   "(without the live path that stores a result as it is published: docs/floor/ (the live path))")
     p.add_argument("--update-broker", action="store_true", help="apply the floor's configuration to a stream or "
                    "bucket that differs from it (never lowering replicas); without it they are only reported")
     p.add_argument("--http", default="127.0.0.1:8090", help="address of the page and API (default 127.0.0.1:8090)")

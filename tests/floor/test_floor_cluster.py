@@ -22,7 +22,8 @@ from host_tools.table.floor import outbox as O
 from host_tools.table.floor.publisher import FloorLink, load_creds
 
 from apikit import Table
-from floorkit import FloorProc, wait
+from floorkit import wait
+from host_tools.floor.harness import FloorProcess
 
 SITE = "PARIS"
 
@@ -69,7 +70,7 @@ def test_the_floor_rides_out_the_loss_of_each_node(tmp_path):
         for node in cluster.nodes:               # every client port is TLS, as shipped
             with pytest.raises(Exception):
                 asyncio.run(plain(node.url))
-        floor = FloorProc(tmp_path, db, cluster.url, extra=["--nats-creds", str(made["floor"]), "--nats-tls-ca",
+        floor = FloorProcess(tmp_path, db, cluster.url, extra=["--nats-creds", str(made["floor"]), "--nats-tls-ca",
                                                             str(cluster.ca), "--replicas", "3"]).start()
         store = Store(db)
         wait(lambda: store.query("SELECT 1 FROM sqlite_master WHERE name='events'") and

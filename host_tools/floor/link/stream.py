@@ -4,7 +4,7 @@
 The stream keeps 30 days (limits retention, file storage) and drops a resend within 2 hours by
 its `Nats-Msg-Id` (`duplicate_window`): a table resends at most what it sent without a PubAck,
 which an outage longer than that window still finds, unacknowledged, in the table's journal
-and is dropped by the floor's store on (table, event id) (docs/floor.md).
+and is dropped by the floor's store on (table, event id) (docs/floor/messages.md).
 
 What a table's own credentials could do to the others through the two: both refuse the
 `Nats-Rollup` header (a rollup "all" on a table's own key would purge every other table's key) and
