@@ -223,7 +223,8 @@ def run(args) -> int:
                                   "--spins", str(args.spins),
                                   "--speed", str(args.speed), "--pause", str(args.pause), "--seed", str(args.seed),
                                   "--void-rate", str(args.void_rate), "--path-file", str(pty_file),
-                                  "--closed"],     # the croupier waits for the demo to open the table
+                                  "--closed"]      # the croupier waits for the demo to open the table
+                                 + (["--serial", args.wheel_serial] if args.wheel_serial else []),   # the wheel says it
                                  stdout=wheel_log, stderr=subprocess.STDOUT)
         procs.append(wheel)
         end = time.monotonic() + 30

@@ -24,6 +24,7 @@ def add_arguments(p):
     p.add_argument("--port", help="use this serial device instead of creating a pseudo-terminal")
     p.add_argument("--key", default="keys/T1.key", help="the wheel key file (same as the daemon's)")
     p.add_argument("--wheel", default="T1", help="wheel id (default T1)")
+    p.add_argument("--serial", help="the board serial the wheel reports in its WELCOME (default sim-<wheel>)")
     p.add_argument("--spins", type=int, default=0, help="stop after this many spins (0: run until killed)")
     p.add_argument("--speed", type=float, default=20.0, help="simulated seconds per real second (default 20)")
     p.add_argument("--pause", type=float, default=1.0, help="real seconds between spins, for bets (default 1)")
@@ -115,7 +116,7 @@ class SimulatedBoard:
     """The simulator, the firmware's Replay/Controller and its DeviceLink, on one clock."""
 
     def __init__(self, port, key, wheel="T1", seed=1, speed=20.0, pause=1.0, void_rate=0.0,
-                 cammegh=None, log=None, clock=time.monotonic, capacity=64, store=None):
+                 cammegh=None, log=None, clock=time.monotonic, capacity=64, store=None, serial=None):
         from cylindre.link.device import DeviceLink
         from cylindre.replay import Replay
         from host_tools.sim.wheel import WheelSimulator
@@ -128,7 +129,7 @@ class SimulatedBoard:
         self.clock = clock
         self.sim = WheelSimulator(seed=seed)
         self._new_link = lambda: DeviceLink(self._write, self._ms, key, wheel, fw="cylindre-fw (simulated board)",
-                                            cammegh=cammegh, capacity=capacity, serial="sim-" + wheel)
+                                            cammegh=cammegh, capacity=capacity, serial=serial or "sim-" + wheel)
         self.link = self._new_link()
         # the Pico's clock: from its boot; its flash record in RAM unless a store is given
         self.replay = Replay(self.sim.header(), self._emit, feed_clock=False, store=store)
@@ -386,7 +387,8 @@ def run(args) -> int:
         from cylindre.board.store import FlashStore
         store = FlashStore(str(args.flash))
     board = SimulatedBoard(port, key, args.wheel, seed=args.seed, speed=args.speed, pause=args.pause,
-                           void_rate=args.void_rate, cammegh=cammegh, log=say, store=store)
+                           void_rate=args.void_rate, cammegh=cammegh, log=say, store=store,
+                           serial=getattr(args, "serial", None))
     boards.append(board)
     if args.closed:
         board.replay.ctl.table_open = False     # launches wait for the host's open_table
