@@ -159,6 +159,18 @@ def test_a_regulatory_setting_needs_a_second_person(floor):
     assert call(client, tokens, "director", "POST", "/floor/api/tables/T1/settings", {"setting": "speed", "value": 4})[0] == 400
 
 
+def test_a_name_in_capitals_is_the_same_person(floor):
+    """The review's attempt: `BOB` approved `bob`'s request, at the floor and over NATS."""
+    svc, client, tokens, table, bg, _ = floor
+    bg.submit(table.publish(1, "result", {"spin": 1, "number": 5})).result(5)
+    wait(lambda: svc.store.count() == 1, "the table known to the floor")
+    tokens["bob"], tokens["BOB"] = svc.access.add("bob", "director"), svc.access.add("BOB", "director")
+    st, ans = call(client, tokens, "bob", "POST", "/floor/api/tables/T1/settings", {"setting": "min_laps", "value": 5})
+    assert st == 200
+    st, ans = call(client, tokens, "BOB", "POST", f"/floor/api/pending/{ans['pending']}/approve")
+    assert (st, ans["error"]) == (409, "same_person") and table.taken[-1]["op"] == "request_setting"
+
+
 @pytest.mark.parametrize("knows_ack", [True, False])
 def test_an_alert_is_acknowledged_with_a_comment_and_told_to_the_table(floor, knows_ack):
     svc, client, tokens, table, bg, _ = floor

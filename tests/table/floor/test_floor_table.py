@@ -236,6 +236,8 @@ def test_floor_commands_carried_out_audited_or_refused(table, nats_server):
         assert table.wheel.settings["min_laps"] == 4                     # not yet
         same = run(ask(nats_server.url, C.request("approve_setting", {"request": rid}, "paul", "director", KEY)))
         assert same["error"] == "same_user" and table.wheel.settings["min_laps"] == 4
+        shout = run(ask(nats_server.url, C.request("approve_setting", {"request": rid}, "PAUL", "director", KEY)))
+        assert shout["error"] == "same_user" and table.wheel.settings["min_laps"] == 4      # PAUL is paul
         bad = run(ask(nats_server.url, C.request("request_setting", {"name": "min_laps", "value": 99}, "paul",
                                                  "director", KEY)))
         assert bad["error"] == "bad_request"
