@@ -243,6 +243,19 @@ def test_no_message_stops_the_floor_for_the_others(tmp_path, engine, request):
         # the bytes are kept as they came
         kept = {bytes(r[0]) for r in s.svc.store.query("SELECT data FROM dead_letters")}
         assert sent[0][1] in kept
+        # T1 cannot close the floor's alert about itself by naming it in an alert of its own
+        floor_alert = next(a for a in alerts if a["table"] == "T1" and a["code"] == "dead_letter")
+
+        async def close_it():
+            nc = await s.as_table("T1")
+            js = nc.jetstream(timeout=5)
+            await js.publish(E.subject(SITE, "T1", "alert"), valid("T1", 900, "alert", {
+                "id": floor_alert["id"], "code": "x", "message": "ok", "level": "info", "raised_at": time.time(),
+                "acked_at": time.time(), "acked_by": "T1", "comment": "nothing to see"}))
+            await nc.close()
+        asyncio.run(close_it())
+        wait(lambda: s.svc.store.query("SELECT 1 FROM events WHERE table_id='T1' AND event_id=900"), "T1's alert", 10)
+        assert s.svc.alerts.get("T1", floor_alert["id"])["open"]
     finally:
         s.close()
 
