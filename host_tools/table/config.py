@@ -47,6 +47,9 @@ KEYS = {
     "nats_tls_ca": (str, None, "PEM CA certificate the broker's TLS certificate is checked against"),
     "floor_key": (str, None, "the floor's command key file (64 hex chars, mode 0600): floor commands are taken "
                              "only signed with it; none: no commands from the floor"),
+    "day_start": (str, "06:00", "local hour the casino's gaming day starts (HH:MM): the day totals the table publishes "
+                                "to the floor cut there, as the floor's --day-start"),
+    "tz": (str, "Europe/Paris", "the casino's time zone (the floor's --tz)"),
     "wheel_serial": (str, None, "the wheel's board serial, sent with every floor event when the wheel does not "
                                 "report one"),
 }
@@ -111,6 +114,11 @@ def validate(c: dict) -> dict:
         raise ConfigError(str(e)) from None
     if bool(c["tls_cert"]) != bool(c["tls_key"]):
         raise ConfigError("tls_cert and tls_key go together")
+    try:
+        from host_tools.floor.link.gamingday import GamingDay
+        GamingDay(c["day_start"], c["tz"])
+    except (ValueError, KeyError) as e:
+        raise ConfigError(f"day_start {c['day_start']!r} / tz {c['tz']!r}: {e}") from None
     if c["nats"] is not None:
         from host_tools.floor.link.envelope import TOKEN
         for k in ("site", "wheel"):

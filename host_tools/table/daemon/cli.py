@@ -58,6 +58,8 @@ def add_arguments(p):
     p.add_argument("--nats-tls-ca", metavar="FILE", help="CA certificate of the broker's TLS certificate")
     p.add_argument("--floor-key", metavar="FILE", help="the floor's command key (64 hex chars, mode 0600): take signed "
                                                        "commands from the floor; default: none taken")
+    p.add_argument("--day-start", metavar="HH:MM", help="local hour the gaming day starts (default 06:00; as the floor's)")
+    p.add_argument("--tz", help="the casino's time zone (default Europe/Paris; as the floor's)")
     p.add_argument("--wheel-serial", metavar="SERIAL", help="the wheel's board serial, when the wheel does not report one")
     p.add_argument("--dump-statuses", action="store_true",
                    help="print every status frame in --journal (rows and compressed blocks) as JSON lines and exit")
@@ -218,8 +220,9 @@ def start_floor(th, c):
     if c["nats_tls_ca"] and not Path(c["nats_tls_ca"]).is_file():
         print(f"cylindre daemon: nats_tls_ca {c['nats_tls_ca']} does not exist", file=sys.stderr)
         return None
+    from host_tools.floor.link.gamingday import GamingDay
     return FloorLink(th, c["nats"], c["site"], table=c["wheel"], serial=c["wheel_serial"], creds=creds,
-                     tls_ca=c["nats_tls_ca"], floor_key=key)
+                     tls_ca=c["nats_tls_ca"], floor_key=key, gday=GamingDay(c["day_start"], c["tz"]))
 
 
 def _create_private(path):
