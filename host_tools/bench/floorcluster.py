@@ -15,7 +15,6 @@ the floor on the stream alone (`--no-live`) and the tables without their live pu
 
 from __future__ import annotations
 
-import asyncio
 import tempfile
 import time
 from pathlib import Path
@@ -65,26 +64,8 @@ def run(args, Reader, wait_until, REAL_GAME_S) -> dict:
     out = {"tables": args.failover_tables, "game_s": REAL_GAME_S / args.failover_rate_x, "down_s": args.failover_s,
            "goal_p99_s": GOAL_P99_S, "kills": []}
 
-    async def ask(what):
-        nc = await nats.connect(cluster.url.split(","), tls=cluster.ssl_context(), connect_timeout=2,
-                                max_reconnect_attempts=3)
-        try:
-            return await what(nc.jetstream(timeout=3))
-        finally:
-            await nc.close()
-
     def leader():
-        async def q(js):
-            for _ in range(150):
-                try:
-                    i = await cluster.leader(js, S.STREAM)
-                    if i is not None:
-                        return i
-                except Exception:                      # noqa: BLE001 - electing
-                    pass
-                await asyncio.sleep(0.2)
-            return None
-        return asyncio.run(ask(q))
+        return cluster.elected(S.STREAM, 30)
 
     try:
         time.sleep(8)                                 # connected, warmed up
@@ -151,9 +132,7 @@ def run(args, Reader, wait_until, REAL_GAME_S) -> dict:
         out["integrity"] = {"journaled": total, "lost": len(sent - set(keys)),
                             "doubled": sum(n - 1 for n in keys.values()) + reader.spins_doubled()}
 
-        async def reps(js):
-            return [(await js.stream_info(n)).config.num_replicas for n in (S.STREAM, S.KV_STREAM)]
-        out["replicas"] = asyncio.run(ask(reps))
+        out["replicas"] = cluster.replicas(S.STREAM, S.KV_STREAM)
         out["within_goal"] = out["failover"]["p99_s"] is not None and out["failover"]["p99_s"] <= GOAL_P99_S \
             and out["integrity"]["lost"] == 0 and out["integrity"]["doubled"] == 0
         f, i = out["failover"], out["integrity"]

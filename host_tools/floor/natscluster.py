@@ -94,6 +94,43 @@ class Cluster:
         name = getattr(getattr(info, "cluster", None), "leader", None)
         return self.node_named(name) if name else None
 
+    def ask(self, what, **connect):
+        """Run `what(js)` on a connection to the cluster (`connect`: a user's credentials), its result."""
+        import asyncio
+
+        import nats
+
+        async def go():
+            nc = await nats.connect(self.url.split(","), tls=self.ssl_context(), connect_timeout=2,
+                                    max_reconnect_attempts=3, **connect)
+            try:
+                return await what(nc.jetstream(timeout=3))
+            finally:
+                await nc.close()
+        return asyncio.run(go())
+
+    def elected(self, stream: str, timeout: float = 30.0, **connect) -> int | None:
+        """The node leading `stream`, once it has one (None after `timeout`: an election too long)."""
+        import asyncio
+
+        async def poll(js):
+            end = asyncio.get_running_loop().time() + timeout
+            while asyncio.get_running_loop().time() < end:
+                try:
+                    i = await self.leader(js, stream)
+                    if i is not None:
+                        return i
+                except Exception:                      # noqa: BLE001 - electing, or its node just died
+                    pass
+                await asyncio.sleep(0.2)
+            return None
+        return self.ask(poll, **connect)
+
+    def replicas(self, *streams, **connect) -> list[int]:
+        async def read(js):
+            return [(await js.stream_info(n)).config.num_replicas for n in streams]
+        return self.ask(read, **connect)
+
     def kill(self, i: int) -> None:
         self.nodes[i].kill()
 

@@ -28,34 +28,19 @@ from host_tools.floor.harness import FloorProcess
 SITE = "PARIS"
 
 
-async def _as_floor(cluster, made, what):
+def _floor(made):
     c = json.loads(made["floor"].read_text())
-    nc = await nats.connect(cluster.url.split(","), user=c["user"], password=c["password"], tls=cluster.ssl_context(),
-                            connect_timeout=2, max_reconnect_attempts=2)
-    try:
-        return await what(nc.jetstream(timeout=3))
-    finally:
-        await nc.close()
+    return {"user": c["user"], "password": c["password"]}
 
 
 def leader(cluster, made):
-    async def ask(js):
-        for _ in range(100):
-            try:
-                i = await cluster.leader(js, S.STREAM)
-                if i is not None:
-                    return i
-            except Exception:                   # noqa: BLE001 - electing
-                pass
-            await asyncio.sleep(0.2)
-        raise AssertionError("the stream has no leader")
-    return asyncio.run(_as_floor(cluster, made, ask))
+    i = cluster.elected(S.STREAM, 20, **_floor(made))
+    assert i is not None, "the stream has no leader"
+    return i
 
 
 def replicas(cluster, made):
-    async def ask(js):
-        return [(await js.stream_info(name)).config.num_replicas for name in (S.STREAM, S.KV_STREAM)]
-    return asyncio.run(_as_floor(cluster, made, ask))
+    return cluster.replicas(S.STREAM, S.KV_STREAM, **_floor(made))
 
 
 def test_the_floor_rides_out_the_loss_of_each_node(tmp_path):

@@ -4,16 +4,14 @@ past the grace is an alert on the table. A message late (redelivered, out of ord
 
 import time
 
-from host_tools.floor import gaps, natsrv
+from host_tools.floor import gaps
 from host_tools.floor.access import Access
 from host_tools.floor.alerts import Alerts
 from host_tools.floor.link import envelope as E
 from host_tools.floor.store import Store, parse
 from host_tools.table.floor import outbox as O
-from host_tools.table.floor.publisher import FloorLink
 
-from apikit import Table
-from floorkit import wait
+from floorkit import TableToFloor, wait
 
 J = "0123456789abcdef"
 
@@ -51,12 +49,8 @@ def test_a_missing_link_is_alerted_after_the_grace_and_a_late_one_is_not(tmp_pat
 def test_a_tables_chain_is_whole_at_the_floor(tmp_path):
     """A real table's messages: every `prev` names a message the floor holds, and nothing is
     missing once the outbox is drained."""
-    from host_tools.floor.ingest import Link
-    srv = natsrv.Server(tmp_path / "js").start()
-    store = Store(str(tmp_path / "floor.sqlite"))
-    link = Link(srv.url, store).start()
-    t = Table(tmp_path / "t1.sqlite")
-    fl = FloorLink(t.host, srv.url, "S", heartbeat_s=0.2).start()
+    rig = TableToFloor(tmp_path, site="S", heartbeat_s=0.2)
+    srv, store, t, fl = rig.srv, rig.store, rig.table, rig.fl
     try:
         for n in range(1, 9):
             t.feed.spin(n, n)
@@ -84,8 +78,4 @@ def test_a_tables_chain_is_whole_at_the_floor(tmp_path):
         ids = sorted(links)
         assert [links[i] for i in ids] == [0] + ids[:-1]       # each names the one before it
     finally:
-        fl.stop()
-        link.stop()
-        t.close()
-        store.close()
-        srv.close()
+        rig.close()

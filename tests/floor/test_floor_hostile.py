@@ -90,6 +90,18 @@ def drained(fl, host):
     return lambda: fl.cursor >= max(outbox_ids(host) or [0]) and fl.backlog == 0
 
 
+def reaches_floor(svc, t, fl, spins, timeout=10) -> tuple[set, set]:
+    """T2 plays `spins` coups; its outbox acknowledged by the broker: (its events, those at the floor)."""
+    play(t, spins)
+    wait(drained(fl, t.host), "the table's outbox acknowledged by the broker", 30)
+    want = outbox_ids(t.host)
+    try:
+        wait(lambda: stored(svc, fl.table) >= want, f"every event of {fl.table} at the floor", timeout)
+    except AssertionError:
+        pass
+    return want, stored(svc, fl.table)
+
+
 def valid(table, eid, kind="result", body=None, serial=None, at=None):
     return E.build(SITE, table, serial, eid, kind, time.time() if at is None else at,
                    body if body is not None else {"spin": eid, "number": eid % 37})
@@ -112,14 +124,8 @@ def test_a_tables_message_ids_cannot_suppress_anothers_events(site):
                                  headers={E.MSG_ID: mid})
         await nc.close()
     asyncio.run(forge())
-    play(t2, 15)
-    wait(drained(fl2, t2.host), "T2's outbox acknowledged by the broker", 30)
-    want = outbox_ids(t2.host)
-    try:
-        wait(lambda: stored(site.svc, "T2") >= want, "every event of T2 at the floor", 10)
-    except AssertionError:
-        pass
-    missing = want - stored(site.svc, "T2")
+    want, got = reaches_floor(site.svc, t2, fl2, 15)
+    missing = want - got
     assert not missing, f"{len(missing)} of T2's {len(want)} events suppressed by T1's message ids"
 
 
@@ -223,14 +229,7 @@ def test_no_message_stops_the_floor_for_the_others(tmp_path, engine, request):
                 await js.publish(E.subject(SITE, "T1", kind), payload)
             await nc.close()
         asyncio.run(attack())
-        play(t2, 12)
-        wait(drained(fl2, t2.host), "T2's outbox acknowledged by the broker", 30)
-        want = outbox_ids(t2.host)
-        try:
-            wait(lambda: stored(s.svc, "T2") >= want, "T2's events at the floor", 15)
-        except AssertionError:
-            pass
-        got = stored(s.svc, "T2")
+        want, got = reaches_floor(s.svc, t2, fl2, 12, 15)
         assert got >= want, f"only {len(got & want)} of T2's {len(want)} events stored; store error: " \
                             f"{s.svc.link.store_error}"
         dead = s.svc.store.query("SELECT table_id, subject, reason, size FROM dead_letters")

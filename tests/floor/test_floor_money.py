@@ -8,18 +8,13 @@ import time
 
 import pytest
 
-from host_tools.floor import natsrv
-from host_tools.floor.ingest import Link
 from host_tools.floor.link.gamingday import GamingDay
 from host_tools.floor.reconcile import reconcile
 from host_tools.floor.reports import day_report
-from host_tools.floor.store import Store
 from host_tools.table.floor import outbox as O
-from host_tools.table.floor.publisher import FloorLink
 from host_tools.table.game import money as M
 
-from apikit import Table
-from floorkit import wait
+from floorkit import TableToFloor, wait
 
 DAY = GamingDay("06:00", "Europe/Paris")
 # (bets placed before the coup, the number): prisoners at 0 (and a second zero on a prisoner),
@@ -48,19 +43,11 @@ def bet(kind, stake, zero):
 
 @pytest.fixture
 def floor(tmp_path):
-    srv = natsrv.Server(tmp_path / "js").start()
-    store = Store(str(tmp_path / "floor.sqlite"))
-    link = Link(srv.url, store).start()
-    t = Table(tmp_path / "t1.sqlite")
-    fl = FloorLink(t.host, srv.url, "PARIS", heartbeat_s=0.2, gday=DAY).start()
+    rig = TableToFloor(tmp_path, heartbeat_s=0.2, gday=DAY)
     try:
-        yield t, fl, store
+        yield rig.table, rig.fl, rig.store
     finally:
-        fl.stop()
-        link.stop()
-        t.close()
-        store.close()
-        srv.close()
+        rig.close()
 
 
 def test_the_floors_money_is_the_tables_to_the_cent(floor):

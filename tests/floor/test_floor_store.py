@@ -172,21 +172,27 @@ class PickyStore(Store):
         return super().ingest(envelopes, dead)
 
 
+def publish(url, rows):
+    """Results (table, event id, with a Nats-Msg-Id) published to the broker at `url`."""
+    async def go():
+        import nats
+        nc = await nats.connect(url)
+        js = nc.jetstream()
+        for table, eid, with_id in rows:
+            data = E.build("S", table, "W" + table, eid, "result", time.time(), {"spin": eid, "number": eid % 37})
+            await js.publish(E.subject("S", table, "result"), data,
+                             headers={E.MSG_ID: E.msg_id(table, eid)} if with_id else None)
+        await nc.close()
+    asyncio.run(go())
+
+
 def test_a_batch_the_store_refused_is_not_acknowledged_and_comes_back(tmp_path):
     srv = natsrv.Server(tmp_path / "js").start()
     store = FailingStore(str(tmp_path / "floor.sqlite"), failures=2)
     link = Link(srv.url, store).start()
     try:
-        async def publish():
-            import nats
-            nc = await nats.connect(srv.url)
-            js = nc.jetstream()
-            for i in range(1, 31):
-                data = E.build("S", "T1", "W1", i, "result", time.time(), {"spin": i, "number": i % 37})
-                await js.publish(E.subject("S", "T1", "result"), data, headers={E.MSG_ID: E.msg_id("T1", i)})
-            await nc.close()
         wait(lambda: link.connected, "the floor's link", 20)
-        asyncio.run(publish())
+        publish(srv.url, [("T1", i, True) for i in range(1, 31)])
         wait(lambda: store.count() == 30, "every event stored once the store takes them again", 30)
         assert store.failures == 0 and link.store_error is None
         assert [e["event_id"] for e in store.events()] == list(range(1, 31))
@@ -205,18 +211,8 @@ def test_a_message_the_store_refuses_is_set_aside_after_its_tries_and_blocks_nob
     store = PickyStore(str(tmp_path / "floor.sqlite"), refused=7)
     link = Link(srv.url, store).start()
     try:
-        async def publish():
-            import nats
-            nc = await nats.connect(srv.url)
-            js = nc.jetstream()
-            for i in range(1, 21):
-                for t in ("T1", "T2"):
-                    data = E.build("S", t, "W" + t, i if t == "T1" else 100 + i, "result", time.time(),
-                                   {"spin": i, "number": i % 37})
-                    await js.publish(E.subject("S", t, "result"), data)
-            await nc.close()
         wait(lambda: link.connected, "the floor's link", 20)
-        asyncio.run(publish())
+        publish(srv.url, [(t, i if t == "T1" else 100 + i, False) for i in range(1, 21) for t in ("T1", "T2")])
         wait(lambda: store.count() == 39, "every other event stored", 20)
         wait(lambda: store.query("SELECT COUNT(*) FROM dead_letters")[0][0] == 1, "event 7 set aside", 20)
         (table, reason, data, tries), = store.query("SELECT table_id, reason, data, tries FROM dead_letters")
