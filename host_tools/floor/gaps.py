@@ -14,11 +14,12 @@ from __future__ import annotations
 GRACE_S = 60.0
 
 
-def alert(store, now: float, grace_s: float = GRACE_S) -> int:
-    """Raise the alerts of the gaps older than `grace_s`, one per table (naming its missing events);
-    the number of gaps told."""
+def alert(store, now: float, grace_s: float = GRACE_S, delivered_at: float | None = None) -> int:
+    """Raise the alerts of the gaps the stream has delivered past for `grace_s` (`delivered_at`:
+    when it last delivered; None: now), one per table naming its missing events; the number told."""
+    upto = min(now, now if delivered_at is None else delivered_at) - grace_s
     rows = store.query("SELECT table_id, journal, event_id, site FROM gaps WHERE filled_at IS NULL AND alerted_at IS NULL "
-                       "AND seen_at <= ? ORDER BY table_id, journal, event_id", (now - grace_s,))
+                       "AND seen_at <= ? ORDER BY table_id, journal, event_id", (upto,))
     if not rows:
         return 0
     by_table: dict[str, list] = {}

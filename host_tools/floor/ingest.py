@@ -85,6 +85,7 @@ class Link:
         self.down_since: float | None = time.time()
         self.stored = self.duplicates = self.rejected = 0
         self.live, self.live_stored = live, 0
+        self.durable_at = 0.0          # when the stream last delivered (the live path alone does not count)
         self._logged_at = 0.0
         self.store_error: str | None = None
         self._stop = asyncio.Event()
@@ -271,6 +272,7 @@ class Link:
         msgs = await self._fetch(sub)
         if not msgs:
             return
+        self.durable_at = time.time()
         envs, beats, bad, good = [], [], [], []
         for m in msgs:
             try:

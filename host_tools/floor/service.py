@@ -140,7 +140,7 @@ class FloorService:
         try:
             changed = bool(self.alerts.escalate(now))
             if self.link.connected and self.link.store_error is None:
-                told = gaps.alert(self.store, now, self.gap_grace_s)
+                told = gaps.alert(self.store, now, self.gap_grace_s, self.link.durable_at)
                 self.metrics.gaps.inc(told)
                 changed |= bool(told)
             start = self.gday.bounds(self.gday.of(now))[0]

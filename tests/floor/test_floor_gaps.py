@@ -41,8 +41,11 @@ def test_a_missing_link_is_alerted_after_the_grace_and_a_late_one_is_not(tmp_pat
     (a,) = floor_alerts(s)
     assert a["table"] == "T1" and a["open"] and "4" in a["message"] and "9" in a["message"]
     assert gaps.alert(s, time.time() + 3, grace_s=1.0) == 0          # told once
+    s.ingest([env(12, 10)])                                          # 10 missing, but the stream stalled since
+    assert gaps.alert(s, time.time() + 60, grace_s=1.0, delivered_at=time.time() - 30) == 0
+    assert gaps.alert(s, time.time() + 60, grace_s=1.0, delivered_at=time.time() + 60) == 1
     s.ingest([env(4, 3)])
-    assert [g["event_id"] for g in gaps.missing(s)] == [9]
+    assert [g["event_id"] for g in gaps.missing(s)] == [9, 10]
     s.close()
 
 
