@@ -117,6 +117,10 @@ class Store:
         self.clock = clock
         self.pg = url.startswith(("postgresql://", "postgres://"))
         self._wlock, self._rlock = threading.RLock(), threading.RLock()
+        self._beats: dict[str, dict] = {}   # what each table's last heartbeat did (_heard)
+        self._bound: dict[tuple, tuple] = {}    # (table, serial) -> (wheel key, when bound)
+        self._last: dict[tuple, int] = {}       # (table, journal) -> the last event stored: a `prev` it is
+        self._gapped: set[str] = set()          # tables with gaps open (a stored event may fill one)
         self._w = self._connect()
         self._r = self._connect()
         with self.tx() as c:
@@ -125,6 +129,7 @@ class Store:
                                       BLOB="BYTEA" if self.pg else "BLOB").split(";"):
                 if stmt.strip():
                     c.execute(self.sql(stmt))
+            self._gapped = {r[0] for r in c.execute("SELECT DISTINCT table_id FROM gaps WHERE filled_at IS NULL").fetchall()}
 
     def _migrate(self, c):
         """A store from before journal identities: `events` gets `journal` "" on every row and the
@@ -227,6 +232,9 @@ class Store:
         fresh = []
         now = self.clock()
         beats = {}                          # a table's newest heartbeat of the batch is its state
+        remember = []                       # what the heartbeats did, kept once committed
+        remember_bound = []                 # the wheels the coups were bound to, likewise
+        last_here = {}                      # (table, journal) -> the last event stored in this batch
         with self.tx() as c:
             for env in envelopes:
                 if env["kind"] == "heartbeat":
@@ -242,20 +250,32 @@ class Store:
                 if cur.rowcount != 1:
                     continue
                 fresh.append(env)
-                c.execute("UPDATE gaps SET filled_at=? WHERE table_id=? AND journal=? AND event_id=? "
-                          "AND filled_at IS NULL", (now, *key))
-                if env.get("prev"):
-                    self._expect(c, env["table"], key[1], env["prev"], env["site"], env["event_id"], now)
-                if env["kind"] in ("result", "void", "table"):
-                    wheel = W.bind(self, c, env["table"], env["site"], env["serial"], now)
+                if env["table"] in self._gapped:            # a table with gaps open: is this one of them?
+                    c.execute("UPDATE gaps SET filled_at=? WHERE table_id=? AND journal=? AND event_id=? "
+                              "AND filled_at IS NULL", (now, *key))
+                prev = env.get("prev")
+                if prev and self._last.get(key[:2]) != prev and last_here.get(key[:2]) != prev:
+                    self._expect(c, env["table"], key[1], prev, env["site"], env["event_id"], now)
+                last_here[key[:2]] = key[2]
+                if env["kind"] in ("result", "void", "table") and env["serial"]:
+                    bound = self._bound.get((env["table"], env["serial"]))
+                    if bound is not None and now - bound[1] <= W.CLAIM_S / 3 and env["kind"] != "table":
+                        wheel = bound[0]            # bound moments ago: the same answer (see _heard)
+                    else:
+                        wheel = W.bind(self, c, env["table"], env["site"], env["serial"], now)
+                        remember_bound.append(((env["table"], env["serial"]), (wheel, now)))
                     if wheel is not None and wheel != env["serial"]:
                         c.execute("UPDATE events SET wheel=? WHERE table_id=? AND journal=? AND event_id=?", (wheel, *key))
                 if env["kind"] == "alert":
                     self._alert(c, env)
             for env in beats.values():
-                self._heard(c, env, dict(env["body"]), now)
+                self._heard(c, env, dict(env["body"]), now, remember)
             for d in dead:
                 self._dead(c, d, now)
+        with self._wlock:                   # committed: what the heartbeats did is remembered
+            self._beats.update(remember)
+            self._bound.update(remember_bound)
+            self._last.update(last_here)
         return fresh
 
     def _expect(self, c, table, journal, event_id, site, told_by, now):
@@ -264,25 +284,46 @@ class Store:
                      (table, journal, event_id)).fetchone() is None:
             c.execute("INSERT INTO gaps (table_id, journal, event_id, site, told_by, seen_at) VALUES (?,?,?,?,?,?) "
                       "ON CONFLICT DO NOTHING", (table, journal, event_id, site, told_by, now))
+            self._gapped.add(table)         # (kept on a rollback too: at worst one UPDATE too many)
 
-    def _heard(self, c, env, state: dict, now):
+    def _heard(self, c, env, state: dict, now, remember=None):
         """A table's heartbeat: its last state, its wheel, the last event its broker acknowledged, its
         day totals. One older than the state held (the stream's copy of a heartbeat the live path
         brought, a redelivery) changes nothing."""
-        held = c.execute("SELECT heard_at FROM tables WHERE table_id=?", (env["table"],)).fetchone()
+        table = env["table"]
+        held = c.execute("SELECT heard_at FROM tables WHERE table_id=?", (table,)).fetchone()
         if held is not None and held[0] >= float(env["at"]):
             return
-        state.setdefault("serial", env.get("serial"))
-        W.release(c, env["table"], env.get("serial"))
-        W.bind(self, c, env["table"], env["site"], env.get("serial"), now)
+        # what the last heartbeat of this table already did is not done again (a table says the same
+        # things every 5 s): its wheel bound within a third of the claim's window, the same last
+        # event expected, the same day totals (a day becoming final is a change)
+        seen = self._beats.get(table, {})
+        now_seen = dict(seen)
+        serial = env.get("serial")
+        state.setdefault("serial", serial)
+        if seen.get("serial") != serial or now - seen.get("bound_at", 0.0) > W.CLAIM_S / 3:
+            W.release(c, table, serial)
+            W.bind(self, c, table, env["site"], serial, now)
+            now_seen.update(serial=serial, bound_at=now)
         c.execute("INSERT INTO tables (table_id, site, state, heard_at) VALUES (?,?,?,?) "
                   "ON CONFLICT (table_id) DO UPDATE SET site=excluded.site, state=excluded.state, heard_at=excluded.heard_at",
-                  (env["table"], env["site"], json.dumps(state, sort_keys=True, default=str), float(env.get("at") or now)))
+                  (table, env["site"], json.dumps(state, sort_keys=True, default=str), float(env.get("at") or now)))
         last, journal = state.get("last_event_id"), state.get("last_journal")
-        if isinstance(journal, str) and E.JOURNAL.fullmatch(journal) and type(last) is int and 0 < last <= E.MAX_ID:
-            self._expect(c, env["table"], journal, last, env["site"], None, now)
+        if isinstance(journal, str) and E.JOURNAL.fullmatch(journal) and type(last) is int and 0 < last <= E.MAX_ID \
+                and seen.get("last") != (journal, last):
+            self._expect(c, table, journal, last, env["site"], None, now)
+            now_seen["last"] = (journal, last)
         from .reconcile import records
-        for r in records(state.get("days")):
+        days = records(state.get("days"))
+        digest = [(r["day"], r["ledger"], r["journals"], r["settlements"], r["turnover"], r["paid"], r["as_of"] >= r["to"])
+                  for r in days]
+        if digest != seen.get("days"):
+            now_seen["days"] = digest
+        else:
+            days = []
+        if remember is not None:
+            remember.append((table, now_seen))
+        for r in days:
             c.execute("INSERT INTO table_days (table_id, day, ledger, site, journals, day_from, day_to, as_of, settlements, "
                       "turnover, paid, received_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (table_id, day, ledger) "
                       "DO UPDATE SET journals=excluded.journals, day_from=excluded.day_from, day_to=excluded.day_to, "
