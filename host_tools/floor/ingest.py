@@ -45,6 +45,7 @@ ACK_WAIT_S = 5.0
 MAX_TRIES = 3            # deliveries of a message the store refuses while it takes others, then aside
 LIVE_KINDS = ("result", "void", "heartbeat")
 LIVE_MAX = 20_000        # messages held for the live path at most (beyond: left to the stream)
+LIVE_GATHER_S = 0.05     # the live path commits what came within this (one fsync, not one a message)
 LOG_EVERY_S = 30.0       # at most one line this often while the broker cannot be reached
 
 
@@ -227,6 +228,7 @@ class Link:
             return
         while not self._stop.is_set():
             await wake.wait()
+            await asyncio.sleep(LIVE_GATHER_S)
             wake.clear()
             batch, held[:] = held[:], []
             envs, beats = [], []
