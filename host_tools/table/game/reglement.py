@@ -35,27 +35,113 @@ _INSIDE_RANKS = frozenset(_RANK[k] for k in INSIDE)
 _SIMPLE_FAMILY = "simple"
 
 
-class Colonnes:
-    """A book's bets as columns: for each bet its shape's index (in `shapes`, first seen first),
-    its multiplier and its excess, appended as the bets are (`add`, one bet in C arrays)."""
-    __slots__ = ("shapes", "index", "gidx", "mult", "excess")
+class _Registry:
+    """Every shape the host has settled with, numbered once (`gid`), and per number the tables
+    of what each shape settles to there, as NumPy arrays grown with the shapes: a settlement
+    gathers from them with no Python work per shape. Emptied past MAX_SHAPES (a capped call
+    makes a shape of its own), at the start of a settlement only; `epoch` then changes, and
+    columns numbered before it are built again from their book."""
 
     def __init__(self):
-        self.shapes = []          # distinct shapes, in order of first use
-        self.index = {}           # shape -> its index in shapes
+        self.epoch = 0
+        self.clear()
+
+    def clear(self):
+        self.epoch += 1
+        self.shapes = []
+        self.index = {}
+        self.labels = {}            # a winning combination's label -> its number
+        self.names = []
+        self.numbers = [_Number(self, n) for n in range(37)]
+
+    def gid(self, s):
+        g = self.index.get(s)
+        if g is None:
+            g = self.index[s] = len(self.shapes)
+            self.shapes.append(s)
+        return g
+
+    def label(self, text):
+        k = self.labels.get(text)
+        if k is None:
+            k = self.labels[text] = len(self.names)
+            self.names.append(text)
+        return k
+
+
+MAX_SHAPES = 50000
+
+
+class _Number:
+    """What each shape settles to on one number, in arrays by gid: a unit's win, what it hands
+    back, the divisor, the units, even chance or not, a replay that plays; and its winning
+    chips, flattened (`off`, `nch`): rank, units, chip index, label, the side of an even chance."""
+
+    def __init__(self, reg, n):
+        self.reg, self.n = reg, n
+        self.payer = paying_croupier(n)
+        self.lists = {k: [] for k in ("won", "back", "den", "units", "simple", "replay", "nch", "off",
+                                      "f_rank", "f_units", "f_ci", "f_lab", "f_far", "f_simple")}
+        self.done = 0               # shapes in the lists
+        self.arrays = None          # the lists as arrays, for `done` shapes
+
+    def tables(self):
+        shapes = self.reg.shapes
+        if self.done < len(shapes):
+            L = self.lists
+            n = self.n
+            for s in shapes[self.done:]:
+                w = s.won[n]
+                simple = s.family == _SIMPLE_FAMILY
+                L["won"].append(w)
+                L["back"].append(s.back[n])
+                L["den"].append(s.den)
+                L["units"].append(s.units)
+                L["simple"].append(simple)
+                L["replay"].append(bool(w and s.replay))
+                L["off"].append(len(L["f_rank"]))
+                if not w:
+                    chips = ()
+                elif simple:
+                    chips = ((SIMPLE, 0, -1, -1, 0 if SIDE[s.chance] != self.payer else 1),)
+                else:
+                    chips = [(_RANK[s.chips[ci][0]], s.chips[ci][2], ci, self.reg.label(s.chips[ci][5]), 0)
+                             for ci in s.winning[n]]
+                L["nch"].append(len(chips))
+                for rank, u, ci, lab, far in chips:
+                    L["f_rank"].append(rank)
+                    L["f_units"].append(u)
+                    L["f_ci"].append(ci)
+                    L["f_lab"].append(lab)
+                    L["f_far"].append(far)
+                    L["f_simple"].append(simple)
+            self.done = len(shapes)
+            self.arrays = None
+        if self.arrays is None:
+            self.arrays = {k: np.array(v, dtype=bool if k in ("simple", "replay", "f_simple") else np.int64)
+                           for k, v in self.lists.items()}
+        return self.arrays
+
+
+REGISTRY = _Registry()
+
+
+class Colonnes:
+    """A book's bets as columns: for each bet its shape's number (`REGISTRY.gid`), its
+    multiplier and its excess, appended as the bets are (`add`: one bet in C arrays)."""
+    __slots__ = ("gidx", "mult", "excess", "epoch")
+
+    def __init__(self):
         self.gidx = array("q")
         self.mult = array("q")
         self.excess = array("q")
+        self.epoch = REGISTRY.epoch
 
     def __len__(self):
         return len(self.gidx)
 
     def add(self, shape, mult, excess):
-        g = self.index.get(shape)
-        if g is None:
-            g = self.index[shape] = len(self.shapes)
-            self.shapes.append(shape)
-        self.gidx.append(g)
+        self.gidx.append(REGISTRY.gid(shape))
         self.mult.append(mult)
         self.excess.append(excess)
 
@@ -66,40 +152,6 @@ class Colonnes:
         for i in range(len(self.gidx), len(book)):
             add(book.shapes[i], book.mults[i], book.excess[i])
         return self
-
-
-class _Row:
-    """What a shape settles to on one number (cached per shape and number): what a unit wins,
-    hands back, the divisor, and the winning chips' (rank, units, chip index, label)."""
-    __slots__ = ("won", "back", "den", "units", "simple", "chips", "far")
-
-    def __init__(self, s, n):
-        self.won = s.won[n]
-        self.back = s.back[n]
-        self.den = s.den
-        self.units = s.units
-        self.simple = s.family == _SIMPLE_FAMILY
-        if self.simple:
-            self.chips = ((SIMPLE, 0, -1, None),) if self.won else ()
-            self.far = 0 if SIDE[s.chance] != paying_croupier(n) else 1
-        else:
-            self.chips = tuple((_RANK[s.chips[ci][0]], s.chips[ci][2], ci, s.chips[ci][5])
-                               for ci in s.winning[n]) if self.won else ()
-            self.far = 0
-
-
-_rows = {}
-MAX_ROWS = 20000        # shapes x numbers cached (a new one past it empties the cache)
-
-
-def _row(s, n):
-    key = (s, n)
-    r = _rows.get(key)
-    if r is None:
-        if len(_rows) >= MAX_ROWS:
-            _rows.clear()
-        r = _rows[key] = _Row(s, n)
-    return r
 
 
 class Reglement(Settlement):
@@ -159,48 +211,41 @@ def settle(book, number, prisoners=(), choices=None, cols=None):
     `BetError`s), in columns: a `Reglement`. `cols`: the book's `Colonnes` kept as it was
     filled (None: built now)."""
     chosen = check(book, number, prisoners, choices)
-    if cols is None or len(cols) > len(book):
+    if len(REGISTRY.shapes) > MAX_SHAPES:
+        REGISTRY.clear()
+    if cols is None or len(cols) > len(book) or cols.epoch != REGISTRY.epoch:
         cols = Colonnes()
     cols.catch_up(book)
     st = Reglement(book, number)
     n = number
-    rows = [_row(s, n) for s in cols.shapes]
+    t = REGISTRY.numbers[n].tables()
     count = len(cols)
-    g = np.frombuffer(cols.gidx, dtype=np.int64, count=count) if count else np.zeros(0, np.int64)
-    mult = np.frombuffer(cols.mult, dtype=np.int64, count=count) if count else np.zeros(0, np.int64)
-    excess = np.frombuffer(cols.excess, dtype=np.int64, count=count) if count else np.zeros(0, np.int64)
-    g_won = np.array([r.won for r in rows], dtype=np.int64)
-    g_back = np.array([r.back for r in rows], dtype=np.int64)
-    g_den = np.array([r.den for r in rows], dtype=np.int64)
-    g_units = np.array([r.units for r in rows], dtype=np.int64)
-    g_simple = np.array([r.simple for r in rows], dtype=bool)
-    w = g_won[g]
-    back = mult * g_back[g]
-    played = mult * g_units[g]
-    won = mult * w // g_den[g]
+    g = _column(cols.gidx, count)
+    mult = _column(cols.mult, count)
+    excess = _column(cols.excess, count)
+    w = t["won"][g]
+    back = mult * t["back"][g]
+    played = mult * t["units"][g]
+    won = mult * w // t["den"][g]
     returned = excess + back
     lost = played - back
     imprisoned = np.zeros(count, np.int64)
     winner = w != 0
-    at_zero = None
-    if n == 0 and g_simple.any():
-        at_zero = g_simple[g]                       # even chances at zero: no win, prison or partage
-        winner &= ~at_zero
-        won[at_zero] = 0
-        returned[at_zero] = excess[at_zero]
-        lost[at_zero] = played[at_zero]
-    outcome = winner.astype(np.int8)
-    st.a_won, st.a_returned, st.a_lost, st.a_imprisoned, st.a_outcome = won, returned, lost, imprisoned, outcome
+    st.a_won, st.a_returned, st.a_lost, st.a_imprisoned = won, returned, lost, imprisoned
+    st.a_outcome = winner.astype(np.int8)
     st.a_staked = played + excess
     later = []
-    if at_zero is not None:
-        _even_chances_at_zero(st, cols, np.flatnonzero(at_zero), played, chosen, later)
-    _payments(st, rows, g, mult, winner)
-    replays = [k for k in range(len(rows)) if rows[k].won and cols.shapes[k].replay]
-    if replays:
+    if n == 0:
+        at_zero = np.flatnonzero(t["simple"][g])      # even chances at zero: prison or partage
+        if len(at_zero):
+            _even_chances_at_zero(st, g, at_zero, played, excess, chosen, later)
+    _payments(st, t, g, mult, winner)
+    replays = np.flatnonzero(t["replay"][g])
+    if len(replays):
         st._lists["won"] = won.tolist()            # _replay reads st.won[i] as an int
-        for i in np.flatnonzero(winner & np.isin(g, replays)).tolist():
-            _replay(st, cols.shapes[g[i]], i, later)
+        shapes = REGISTRY.shapes
+        for i in replays.tolist():
+            _replay(st, shapes[g[i]], i, later)
     if later:
         later.sort(key=_first)
         for _, q, bets in later:
@@ -209,37 +254,32 @@ def settle(book, number, prisoners=(), choices=None, cols=None):
             if bets:
                 st.carry.extend(bets)
     carried_prisoners(st, prisoners, chosen)
-    st.announcements = _announcements(st, rows, g)
+    st.announcements = _announcements(st)
     st.totals = totals_of(int(st.a_staked.sum()), int(won.sum()), int(returned.sum()), int(lost.sum()),
                           int(imprisoned.sum()), st.carried_results)
     return st
 
 
-def _even_chances_at_zero(st, cols, where, played, chosen, later):
+def _column(a, count):
+    return np.frombuffer(a, dtype=np.int64, count=count) if count else np.zeros(0, np.int64)
+
+
+def _even_chances_at_zero(st, g, where, played, excess, chosen, later):
     """Even chances at zero (prison.at_zero on a fresh stake): en prison, unless the player's
     choice (`chosen`, else the bet's standing one) is the partage, or a move to another chance."""
-    book = st.book
-    ids = book.ids
-    shapes = cols.shapes
-    gl = np.frombuffer(cols.gidx, dtype=np.int64, count=len(cols))
-    fresh_choice = {}
-    for i in where.tolist():
-        s = shapes[gl[i]]
-        c = chosen.get(ids[i], s.zero) if chosen else s.zero
-        if c is not None and c != "prison":
-            fresh_choice[i] = c
-    plays = played[where].tolist()
-    excess = np.frombuffer(cols.excess, dtype=np.int64, count=len(cols))
+    ids = st.book.ids
+    shapes = REGISTRY.shapes
     out, ret, lost, imp = st.a_outcome, st.a_returned, st.a_lost, st.a_imprisoned
-    for i, stake in zip(where.tolist(), plays):
-        c = fresh_choice.get(i)
-        if c is None:                               # en prison (prison.at_zero, wins_needed 0)
-            q = {"id": ids[i], "chance": shapes[gl[i]].chance, "stake": stake, "wins_needed": 1}
+    gl = g[where].tolist()
+    for i, gi, stake in zip(where.tolist(), gl, played[where].tolist()):
+        s = shapes[gi]
+        c = chosen.get(ids[i], s.zero) if chosen else s.zero
+        if c is None or c == "prison":               # en prison (prison.at_zero, wins_needed 0)
+            q = {"id": ids[i], "chance": s.chance, "stake": stake, "wins_needed": 1}
         else:
-            oc, r, lo, q = prison.at_zero({"id": ids[i], "chance": shapes[gl[i]].chance, "stake": stake,
-                                           "wins_needed": 0}, c)
+            oc, r, lo, q = prison.at_zero({"id": ids[i], "chance": s.chance, "stake": stake, "wins_needed": 0}, c)
             if q is None:
-                out[i] = PARTAGE if oc == "partage" else OUTCOMES.index(oc)
+                out[i] = OUTCOMES.index(oc)
                 ret[i] = r + excess[i]
                 lost[i] = lo
                 continue
@@ -250,43 +290,31 @@ def _even_chances_at_zero(st, cols, where, played, chosen, later):
         later.append((i, q, None))
 
 
-def _payments(st, rows, g, mult, winner):
+def _payments(st, t, g, mult, winner):
     """The payment order (rank, key, bet position, chip index) of the winning bets, sorted as
     the reference sorts its list: one entry per winning chip, an even chance's key its side."""
     pos = np.flatnonzero(winner)
     gw = g[pos]
-    nch = np.array([len(r.chips) for r in rows], dtype=np.int64)
-    rep = nch[gw]
+    rep = t["nch"][gw]
     total = int(rep.sum())
     if total == 0:
-        st.p_rank = st.p_key = st.p_pos = st.p_ci = np.zeros(0, np.int64)
-        st.p_lab = []
+        st.p_rank = st.p_key = st.p_pos = st.p_ci = st.p_lab = np.zeros(0, np.int64)
         return
-    f_rank, f_units, f_ci, f_lab, f_far, f_simple = [], [], [], [], [], []
-    labels = {}
-    for r in rows:
-        for rank, u, ci, label in r.chips:
-            f_rank.append(rank)
-            f_units.append(u)
-            f_ci.append(ci)
-            f_far.append(r.far)
-            f_simple.append(r.simple)
-            f_lab.append(-1 if label is None else labels.setdefault(label, len(labels)))
-    off = np.concatenate(([0], np.cumsum(nch)[:-1]))
     e_pos = np.repeat(pos, rep)
     starts = np.cumsum(rep) - rep
-    f = np.repeat(off[gw], rep) + (np.arange(total) - np.repeat(starts, rep))
-    f_rank = np.array(f_rank, dtype=np.int64)[f]
-    f_ci = np.array(f_ci, dtype=np.int64)[f]
-    key = np.where(np.array(f_simple, dtype=bool)[f], np.array(f_far, dtype=np.int64)[f],
-                   np.array(f_units, dtype=np.int64)[f] * mult[e_pos])
-    order = np.lexsort((f_ci, e_pos, key, f_rank))
-    st.p_rank, st.p_key, st.p_pos, st.p_ci = f_rank[order], key[order], e_pos[order], f_ci[order]
-    st.p_lab = np.array(f_lab, dtype=np.int64)[f][order]
-    st.p_labels = list(labels)
+    f = np.repeat(t["off"][gw] - starts, rep) + np.arange(total)
+    rank = t["f_rank"][f]
+    ci = t["f_ci"][f]
+    key = np.where(t["f_simple"][f], t["f_far"][f], t["f_units"][f] * mult[e_pos])
+    order = np.lexsort((ci, e_pos, key, rank))
+    st.p_rank, st.p_key, st.p_pos, st.p_ci = rank[order], key[order], e_pos[order], ci[order]
+    st.p_lab = t["f_lab"][f][order]
 
 
-def _announcements(st, rows, g):
+_INSIDE_LIST = sorted(_INSIDE_RANKS)
+
+
+def _announcements(st):
     """The croupier's words (rules.settle.announcements_of) from the sorted payment order: the
     winning combinations' labels in the order paid, first seen first."""
     labels = []
@@ -295,9 +323,9 @@ def _announcements(st, rows, g):
         lab = st.p_lab[st.p_rank != SIMPLE]
         if len(lab):
             _, first = np.unique(lab, return_index=True)
-            names = st.p_labels
+            names = REGISTRY.names
             labels = [names[k] for k in lab[np.sort(first)].tolist()]
-        inside_won = bool(np.isin(st.p_rank, list(_INSIDE_RANKS)).any())
+        inside_won = bool(np.isin(st.p_rank, _INSIDE_LIST).any())
     return announcements_of(st.number, st.prisoners, labels, inside_won, len(st.p_pos) > 0)
 
 
