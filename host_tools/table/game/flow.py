@@ -25,9 +25,9 @@ from cylindre.link import protocol as pr
 from cylindre.link.protocol import HISTORY
 from cylindre.rules.bets import BetError
 from cylindre.rules.compiled import Book
-from cylindre.rules.settle import settle_book
 
 from host_tools.table import libelles
+from host_tools.table.game import reglement
 from host_tools.table.wheel.clock import WheelClock
 
 CLOSED, BETTING, NO_MORE = "closed", "betting", "no_more_bets"
@@ -346,15 +346,16 @@ class _Step:
             self.call(spin, *call)
         mine = [b for b in self.locked if b.get("spin") == spin]
         try:
-            book, choices = self.book(spin, mine)
-            res = settle_book(book, number, st["prisoners"], choices or None)
+            book, choices, cols = self.book(spin, mine)
+            done = reglement.settle(book, number, st["prisoners"], choices or None, cols)
         except BetError as e:
             # a prisoner or a choice the rules refuse: that bet is returned, the rest settled
             self.refuse(spin, e)
-            book, choices = self.book(spin, mine, skip=e.bet)
-            res = settle_book(book, number, st["prisoners"], choices or None)
-        done = res
-        res = done.summary()            # the per-bet results are built for output only
+            book, choices, cols = self.book(spin, mine, skip=e.bet)
+            done = reglement.settle(book, number, st["prisoners"], choices or None, cols)
+        # the shared rules' settlement, in columns (reglement.py); the per-bet results and the
+        # payment order stay in them (the ledger writes them as they are)
+        res = done.head()
         if source is not None:
             res["recovered"] = source
         staked = sum(book.played) + sum(book.excess)       # the carried bets were staked before
@@ -377,7 +378,7 @@ class _Step:
         # the payments go between the winners and the rules' closing "tout est payé" (there is
         # one when something was paid), else before "faites vos jeux": placed, never read from text
         said = list(res["announcements"]) + ["faites vos jeux"]
-        pay_at = len(said) - (2 if res["payment_order"] else 1)
+        pay_at = len(said) - (2 if done.payments() else 1)
         for i, text in enumerate(said):
             if i == pay_at:
                 self.fx.append(Publish("settlement", announced(spin, done, res)))
@@ -389,9 +390,11 @@ class _Step:
         of its even chances and of the prisoners. A bet the limits in force refuse is refused
         (returned) and left out."""
         shelf = self.facts.book
+        cols = None
         if skip is None and shelf is not None and shelf[0] == spin and shelf[1] is not None \
                 and shelf[1].book.ids == [r["id"] for r in mine]:
             book, choices = shelf[1].book, dict(shelf[1].choices)    # built as the bets were placed
+            cols = shelf[1].cols
             mine = ()
         else:
             book, choices = Book(self.limits), {}
@@ -425,7 +428,7 @@ class _Step:
             zc = (self.facts.bodies.get(p.get("id")) or {}).get("zero_choice")
             if zc is not None and p.get("id") != skip:
                 choices[p["id"]] = zc
-        return book, choices
+        return book, choices, cols
 
     def refuse(self, spin, e):
         """A bet valid when placed but not now (the limits changed): refused, its stake returned."""
@@ -519,10 +522,9 @@ def announced(spin, done, res):
     totals and how many bets won or lost, and where the per-bet results are (the spin's
     `spin_results` row: `GET /spins/{spin}`, `GET /bets?spin=`). At 10,000 bets a copy of every
     winning result here was half a megabyte of JSON on the result's path."""
-    outcome = done.outcome
     return {"spin": spin, "number": done.number, "totals": res["totals"], "paying_croupier": res["paying_croupier"],
-            "bets": len(outcome) + len(done.carried_results), "won_bets": outcome.count("won"),
-            "lost_bets": outcome.count("lost"), "payments": len(done.pays),
+            "bets": len(done.book) + len(done.carried_results), "won_bets": done.won_bets(),
+            "lost_bets": done.lost_bets(), "payments": done.payments(),
             "results_in": {"spin_results": spin, "api": "/spins/%s" % spin}}
 
 

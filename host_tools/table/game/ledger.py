@@ -34,6 +34,9 @@ import time
 from itertools import compress
 from operator import add
 
+from host_tools.table.game import resultats
+from host_tools.table.game.reglement import Reglement
+
 MIGRATIONS = (("wheel_boot", "TEXT"), ("wheel_ms", "REAL"), ("idem_key", "TEXT"), ("answer", "TEXT"),
               ("placed_by", "TEXT"), ("withdrawn_by", "TEXT"), ("cancel_boot", "TEXT"), ("cancel_ms", "REAL"))
 
@@ -168,12 +171,23 @@ class Ledger:
         return self.db.execute("SELECT MAX(spin) FROM settlements WHERE wheel=?", (self.wheel,)).fetchone()[0]
 
     def settle(self, spin, number, staked, paid, res, done=None):
-        """Spin `spin` settled: `res` is settle_spin's answer without its `results`, `done` the
-        `Settlement` (columns) they come from. The PRIMARY KEY (wheel, spin) makes a second
-        settlement of a spin impossible. (`done` None: `res` holds its `results`, written as rows.)"""
-        rows, settled = result_rows(done, self._label_id) if done is not None else dict_rows(res, self._label_id)
+        """Spin `spin` settled: `res` is settle_spin's answer without its `results` (and, from a
+        `Reglement`, without its `payment_order`), `done` the `Settlement` (columns) they come
+        from. The PRIMARY KEY (wheel, spin) makes a second settlement of a spin impossible.
+        A `Reglement` is written in columns (format 5, resultats.py); `done` None: `res` holds
+        its `results`, written as rows (format 4)."""
+        packed = resultats.pack(done, self._label_id) if isinstance(done, Reglement) else None
+        if packed is None and isinstance(done, Reglement) and "payment_order" not in res:
+            res = dict(res, payment_order=[done.payment(e) for e in done.pays])
+        if packed is not None:
+            header, data, mores, settled = packed
+        else:
+            rows, settled = result_rows(done, self._label_id) if done is not None else dict_rows(res, self._label_id)
         head = {k: v for k, v in res.items() if k not in ("results", "payment_order")}
-        head["payments"] = [[p["id"], p["kind"], p["combination"], p["stake"], p["won"]] for p in res["payment_order"]]
+        if packed is None:
+            head["payments"] = [[p["id"], p["kind"], p["combination"], p["stake"], p["won"]] for p in res["payment_order"]]
+        else:
+            head["payments_in"] = "spin_results"
         head["results_in"] = "results"
         # the bets settled are exactly those locked to the spin (the table's layout in memory is
         # the journal's); should they differ, the step rolls back (and the table rebuilds its
@@ -186,6 +200,13 @@ class Ledger:
         self.db.execute("INSERT INTO settlements (wheel, spin, number, at, staked, paid, result, pending) "
                         "VALUES (?,?,?,?,?,?,?,1)",
                         (self.wheel, spin, number, time.time(), staked, paid, json.dumps(head, sort_keys=True)))
+        if packed is not None:
+            self.db.execute("INSERT INTO spin_results (wheel, spin, n, rows, format, data) VALUES (?,?,?,?,5,?)",
+                            (self.wheel, spin, json.loads(header)["n"], header, data))
+            if mores:
+                self.db.executemany("INSERT INTO result_mores (wheel, spin, k, more) VALUES (?,?,?,?)",
+                                    [(self.wheel, spin, k, m) for k, m in enumerate(mores)])
+            return
         self.db.execute("INSERT INTO spin_results (wheel, spin, n, rows, format) VALUES (?,?,?,?,4)",
                         (self.wheel, spin, len(rows), json.dumps(rows, ensure_ascii=False, separators=(",", ":"))))
 
@@ -226,12 +247,32 @@ class Ledger:
 
     def _packed(self, spin):
         """Spin `spin`'s `spin_results` rows (lists), or None if it has none (schema 1 or 2)."""
-        r = self.j.one("SELECT rows, format FROM spin_results WHERE wheel=? AND spin=?", (self.wheel, spin))
-        return None if r is None else self._rows3(json.loads(r["rows"]), r["format"])
+        r = self.j.one("SELECT rows, format, data FROM spin_results WHERE wheel=? AND spin=?", (self.wheel, spin))
+        if r is None:
+            return None
+        if r["format"] == 5:
+            return self._columns(spin, r)[0]
+        return self._rows3(json.loads(r["rows"]), r["format"])
+
+    def _more_of(self, spin):
+        """Row k of spin `spin`'s `result_mores` (JSON text), read when asked."""
+        def more(k):
+            m = self.j.one("SELECT more FROM result_mores WHERE wheel=? AND spin=? AND k=?", (self.wheel, spin, k))
+            return None if m is None else m["more"]
+        return more
+
+    def _columns(self, spin, r):
+        """A format 5 `spin_results` row read back: (rows of format 3, payment rows)."""
+        mores = {m["k"]: m["more"] for m in self.j.query("SELECT k, more FROM result_mores WHERE wheel=? AND spin=?",
+                                                         (self.wheel, spin))}
+        return resultats.unpack(r["rows"], r["data"], [mores[k] for k in range(len(mores))], self._named)
 
     def _packed_one(self, spin, bid):
         """Bet `bid`'s row in spin `spin`'s `spin_results` (its first, not carried: the bet's own;
         SQLite finds `["<id>",` in the text, Python decodes that row alone), or None."""
+        r = self.j.one("SELECT rows, data, format FROM spin_results WHERE wheel=? AND spin=?", (self.wheel, spin))
+        if r is not None and r["format"] == 5:        # its place in the ids' column, its fields at that place
+            return resultats.one(r["rows"], r["data"], bid, self._more_of(spin), self._named)
         needle = "[" + json.dumps(bid, ensure_ascii=False) + ","
         r = self.j.one("SELECT substr(rows, instr(rows, ?), 65536) AS part, instr(rows, ?) AS at, format "
                        "FROM spin_results WHERE wheel=? AND spin=?", (needle, needle, self.wheel, spin))
@@ -315,8 +356,14 @@ class Ledger:
             return None
         res = json.loads(row["result"])
         if res.pop("results_in", None) is not None:
-            res["results"] = self.results(spin)
-            res["payment_order"] = [dict(zip(_PAYMENT, p)) for p in res.pop("payments")]
+            if res.pop("payments_in", None) is not None:            # format 5: both in the spin's columns
+                r = self.j.one("SELECT rows, format, data FROM spin_results WHERE wheel=? AND spin=?", (self.wheel, spin))
+                rows, pays = self._columns(spin, r)
+                res["results"] = [_result(p) for p in rows]
+                res["payment_order"] = [dict(zip(_PAYMENT, p)) for p in pays]
+            else:
+                res["results"] = self.results(spin)
+                res["payment_order"] = [dict(zip(_PAYMENT, p)) for p in res.pop("payments")]
         return {"number": row["number"], "at": row["at"], "staked": row["staked"], "paid": row["paid"], **res}
 
 

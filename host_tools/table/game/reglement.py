@@ -81,7 +81,7 @@ class _Number:
         self.reg, self.n = reg, n
         self.payer = paying_croupier(n)
         self.lists = {k: [] for k in ("won", "back", "den", "units", "simple", "replay", "nch", "off",
-                                      "f_rank", "f_units", "f_ci", "f_lab", "f_far", "f_simple")}
+                                      "f_rank", "f_units", "f_ci", "f_lab", "f_far", "f_simple", "f_num", "f_den")}
         self.done = 0               # shapes in the lists
         self.arrays = None          # the lists as arrays, for `done` shapes
 
@@ -103,12 +103,14 @@ class _Number:
                 if not w:
                     chips = ()
                 elif simple:
-                    chips = ((SIMPLE, 0, -1, -1, 0 if SIDE[s.chance] != self.payer else 1),)
+                    chips = ((SIMPLE, 0, -1, self.reg.label(s.chance), 0 if SIDE[s.chance] != self.payer else 1, 1, 1),)
                 else:
-                    chips = [(_RANK[s.chips[ci][0]], s.chips[ci][2], ci, self.reg.label(s.chips[ci][5]), 0)
-                             for ci in s.winning[n]]
+                    chips = [(_RANK[c[0]], c[2], ci, self.reg.label(c[5]), 0, c[3], c[4])
+                             for ci, c in ((ci, s.chips[ci]) for ci in s.winning[n])]
                 L["nch"].append(len(chips))
-                for rank, u, ci, lab, far in chips:
+                for rank, u, ci, lab, far, num, den in chips:
+                    L["f_num"].append(num)
+                    L["f_den"].append(den)
                     L["f_rank"].append(rank)
                     L["f_units"].append(u)
                     L["f_ci"].append(ci)
@@ -156,8 +158,9 @@ class Colonnes:
 
 class Reglement(Settlement):
     """A spin settled in columns (NumPy int64: `a_won`, `a_returned`, `a_lost`, `a_imprisoned`,
-    `a_staked`; int8 `a_outcome`, codes of OUTCOMES; the payment order `p_pos`, `p_ci`,
-    `p_rank`, `p_key` sorted). The reference's list attributes (`won`, `outcome`, `pays`, ...)
+    `a_staked`, and the bets' `a_gid`, `a_mult`, `a_excess`; int8 `a_outcome`, codes of
+    OUTCOMES; the payment order `p_pos`, `p_ci`, `p_rank`, `p_key` sorted, `p_f` its entries in
+    `p_tables`, the number's tables). The reference's list attributes (`won`, `outcome`, `pays`, ...)
     are built from them when first read, for the reference's output methods."""
 
     def __init__(self, book, number):
@@ -234,6 +237,7 @@ def settle(book, number, prisoners=(), choices=None, cols=None):
     st.a_won, st.a_returned, st.a_lost, st.a_imprisoned = won, returned, lost, imprisoned
     st.a_outcome = winner.astype(np.int8)
     st.a_staked = played + excess
+    st.a_gid, st.a_mult, st.a_excess = g.copy(), mult.copy(), excess.copy()
     later = []
     if n == 0:
         at_zero = np.flatnonzero(t["simple"][g])      # even chances at zero: prison or partage
@@ -297,8 +301,9 @@ def _payments(st, t, g, mult, winner):
     gw = g[pos]
     rep = t["nch"][gw]
     total = int(rep.sum())
+    st.p_tables = t
     if total == 0:
-        st.p_rank = st.p_key = st.p_pos = st.p_ci = st.p_lab = np.zeros(0, np.int64)
+        st.p_rank = st.p_key = st.p_pos = st.p_ci = st.p_lab = st.p_f = np.zeros(0, np.int64)
         return
     e_pos = np.repeat(pos, rep)
     starts = np.cumsum(rep) - rep
@@ -308,7 +313,8 @@ def _payments(st, t, g, mult, winner):
     key = np.where(t["f_simple"][f], t["f_far"][f], t["f_units"][f] * mult[e_pos])
     order = np.lexsort((ci, e_pos, key, rank))
     st.p_rank, st.p_key, st.p_pos, st.p_ci = rank[order], key[order], e_pos[order], ci[order]
-    st.p_lab = t["f_lab"][f][order]
+    st.p_f = f[order]
+    st.p_lab = t["f_lab"][st.p_f]
 
 
 _INSIDE_LIST = sorted(_INSIDE_RANKS)

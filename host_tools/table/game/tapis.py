@@ -28,6 +28,8 @@ from cylindre.rules.bets import BetError
 from cylindre.rules.compiled import Book, compile_bet
 from cylindre.rules.limits import Limits
 
+from host_tools.table.game.reglement import Colonnes
+
 
 def compiled(body, limits):
     """A placed bet's (shape, multiplier, excess) under `limits`, or None if they refuse it."""
@@ -141,13 +143,14 @@ class Tapis:
 
 
 class _Shelf:
-    """Bets in a `Book` in order of id, with the choices at zero of its even chances (what
-    flow.py's `_Step.book` gives the settlement)."""
-    __slots__ = ("book", "choices")
+    """Bets in a `Book` in order of id, with the choices at zero of its even chances and the
+    book's columns (reglement.Colonnes: what flow.py's `_Step.book` gives the settlement)."""
+    __slots__ = ("book", "choices", "cols")
 
     def __init__(self, limits):
         self.book = Book(limits)
         self.choices = {}
+        self.cols = Colonnes()
 
     def append(self, e):
         """Add entry `e` after the others; False if it cannot be (compiled None, an id not after the last)."""
@@ -157,6 +160,7 @@ class _Shelf:
             return False
         body = e["body"]
         self.book.add_compiled(e["id"], c[0], c[1], c[2], body)
+        self.cols.add(c[0], c[1], c[2])
         zc = body.get("zero_choice")
         if zc is not None and c[0].family == "simple":
             self.choices[e["id"]] = zc
