@@ -34,8 +34,10 @@ import time
 from itertools import compress
 from operator import add
 
+import numpy as np
+
 from host_tools.table.game import resultats
-from host_tools.table.game.reglement import Reglement
+from host_tools.table.game.reglement import REGISTRY, Reglement
 
 MIGRATIONS = (("wheel_boot", "TEXT"), ("wheel_ms", "REAL"), ("idem_key", "TEXT"), ("answer", "TEXT"),
               ("placed_by", "TEXT"), ("withdrawn_by", "TEXT"), ("cancel_boot", "TEXT"), ("cancel_ms", "REAL"))
@@ -46,6 +48,7 @@ class Ledger:
         self.j = journal
         self.wheel = wheel
         self.labels = {}        # (type, label) -> its id in result_labels (committed ones only)
+        self._pair_ids, self._pair_epoch = np.zeros(0, np.int64), None  # REGISTRY pair -> its id (committed)
         self.label_of = {}      # id -> [type, label]
         with self.j.tx() as db:
             have = {r[1] for r in db.execute("PRAGMA table_info(bets)")}
@@ -176,7 +179,7 @@ class Ledger:
         from. The PRIMARY KEY (wheel, spin) makes a second settlement of a spin impossible.
         A `Reglement` is written in columns (format 5, resultats.py); `done` None: `res` holds
         its `results`, written as rows (format 4)."""
-        packed = resultats.pack(done, self._label_id) if isinstance(done, Reglement) else None
+        packed = resultats.pack(done, self._label_id, self._labels_of) if isinstance(done, Reglement) else None
         if packed is None and isinstance(done, Reglement) and "payment_order" not in res:
             res = dict(res, payment_order=[done.payment(e) for e in done.pays])
         if packed is not None:
@@ -220,6 +223,33 @@ class Ledger:
             i = self.db.execute("SELECT id FROM result_labels WHERE type=? AND label=?", key).fetchone()[0]
             self.j.after_commit(lambda: (self.labels.__setitem__(key, i), self.label_of.__setitem__(i, list(key))))
         return i
+
+    def _labels_of(self, pairs):
+        """The `result_labels` ids of the registry's (type, label) pairs (reglement.REGISTRY.pair
+        numbers, an array): a gather from the ids known, `_label_id` for the others."""
+        if self._pair_epoch != REGISTRY.epoch:
+            self._pair_ids, self._pair_epoch = np.zeros(0, np.int64), REGISTRY.epoch
+        known = self._pair_ids
+        if len(known) < len(REGISTRY.pair_names):
+            known = self._pair_ids = np.concatenate((known, np.full(len(REGISTRY.pair_names) - len(known), -1, np.int64)))
+        out = known[pairs]
+        missing = np.flatnonzero(out < 0)
+        if len(missing):
+            names = REGISTRY.pair_names
+            fresh = {}
+            for k in np.unique(pairs[missing]).tolist():
+                fresh[k] = self._label_id(*names[k])
+            out = out.copy()
+            for k, i in fresh.items():
+                out[pairs == k] = i
+            epoch = REGISTRY.epoch
+
+            def remember():             # once committed (a rollback takes the rows away)
+                if self._pair_epoch == epoch:
+                    for k, i in fresh.items():
+                        self._pair_ids[k] = i
+            self.j.after_commit(remember)
+        return out
 
     def _named(self, i):
         """[type, label] of a `result_labels` id."""

@@ -52,6 +52,10 @@ class _Registry:
         self.index = {}
         self.labels = {}            # a winning combination's label -> its number
         self.names = []
+        self.pairs = {}             # (type, label) -> its number: a result's and a payment's names
+        self.pair_names = []
+        self.gpair = array("q")     # per shape, its result's (type, label)
+        self.gcall = array("b")     # per shape, 1 for a called bet
         self.numbers = [_Number(self, n) for n in range(37)]
 
     def gid(self, s):
@@ -59,7 +63,16 @@ class _Registry:
         if g is None:
             g = self.index[s] = len(self.shapes)
             self.shapes.append(s)
+            self.gpair.append(self.pair(s.chance if s.family == _SIMPLE_FAMILY else s.type, s.label))
+            self.gcall.append(s.family == "annonce")
         return g
+
+    def pair(self, type_, label):
+        k = self.pairs.get((type_, label))
+        if k is None:
+            k = self.pairs[(type_, label)] = len(self.pair_names)
+            self.pair_names.append((type_, label))
+        return k
 
     def label(self, text):
         k = self.labels.get(text)
@@ -81,7 +94,7 @@ class _Number:
         self.reg, self.n = reg, n
         self.payer = paying_croupier(n)
         self.lists = {k: [] for k in ("won", "back", "den", "units", "simple", "replay", "nch", "off",
-                                      "f_rank", "f_units", "f_ci", "f_lab", "f_far", "f_simple", "f_num", "f_den")}
+                                      "f_rank", "f_units", "f_ci", "f_lab", "f_far", "f_simple", "f_num", "f_den", "f_pair")}
         self.done = 0               # shapes in the lists
         self.arrays = None          # the lists as arrays, for `done` shapes
 
@@ -103,12 +116,14 @@ class _Number:
                 if not w:
                     chips = ()
                 elif simple:
-                    chips = ((SIMPLE, 0, -1, self.reg.label(s.chance), 0 if SIDE[s.chance] != self.payer else 1, 1, 1),)
+                    chips = ((SIMPLE, 0, -1, self.reg.label(s.chance), 0 if SIDE[s.chance] != self.payer else 1, 1, 1,
+                              self.reg.pair("simple", s.chance)),)
                 else:
-                    chips = [(_RANK[c[0]], c[2], ci, self.reg.label(c[5]), 0, c[3], c[4])
+                    chips = [(_RANK[c[0]], c[2], ci, self.reg.label(c[5]), 0, c[3], c[4], self.reg.pair(c[0], c[5]))
                              for ci, c in ((ci, s.chips[ci]) for ci in s.winning[n])]
                 L["nch"].append(len(chips))
-                for rank, u, ci, lab, far, num, den in chips:
+                for rank, u, ci, lab, far, num, den, pair in chips:
+                    L["f_pair"].append(pair)
                     L["f_num"].append(num)
                     L["f_den"].append(den)
                     L["f_rank"].append(rank)

@@ -29,8 +29,6 @@ import json
 
 import numpy as np
 
-from cylindre.rules.settle import PAY_ORDER
-
 from host_tools.table.game.reglement import OUTCOMES, REGISTRY
 
 COLUMNS = ("id", "label", "staked", "outcome", "won", "returned", "lost", "imprisoned", "more")
@@ -40,13 +38,19 @@ MAX_WIDTH = 18          # digits: every amount below 10**18 (a stake is at most 
 
 
 def _digits(a):
-    """Column `a` (non-negative int64) as fixed-width ASCII digits: (bytes, width)."""
+    """Column `a` (non-negative int64) as fixed-width ASCII digits: (bytes, width). One pass of
+    array arithmetic per digit (in 32 bits when the column fits)."""
     top = int(a.max()) if len(a) else 0
     w = max(1, len(str(top)))
     if w > MAX_WIDTH:
         raise ValueError("amount too large for format 5")
-    p = 10 ** np.arange(w - 1, -1, -1, dtype=np.int64)
-    return ((a[:, None] // p) % 10 + 48).astype(np.uint8).tobytes(), w
+    out = np.empty((len(a), w), np.uint8)
+    d = a.astype(np.uint32) if top < 2 ** 32 else a.copy()
+    for j in range(w - 1, -1, -1):
+        q = d // 10
+        out[:, j] = d - q * 10 + 48
+        d = q
+    return out.tobytes(), w
 
 
 def _undigits(data, off, w, n):
@@ -62,22 +66,26 @@ def _text(ids):
     joined = "".join(ids)
     if not joined.isascii() or not joined.isprintable() or " " in joined:
         return None
-    w = max([len(x) for x in ids] or [1])
-    return np.array(ids, dtype="S%d" % w).tobytes().replace(b"\0", b" "), w
+    lengths = set(map(len, ids))
+    if len(lengths) == 1:                       # the table's ids: all of one length
+        return joined.encode("ascii"), max(1, lengths.pop())
+    arr = np.array(ids, dtype="S")
+    return arr.tobytes().replace(b"\0", b" "), max(1, arr.dtype.itemsize)
 
 
-def pack(done, label_id):
+def pack(done, label_id, labels_of):
     """Format 5 of a `Reglement`: (header, data, mores, settled ids) for the ledger, or None if
-    it cannot be written so. `label_id(type, label)` names a (type, label) pair by its id."""
+    it cannot be written so. `label_id(type, label)` names a (type, label) pair by its id,
+    `labels_of(pairs)` the registry's pairs (an array of REGISTRY.pair numbers) likewise."""
     book = done.book
     n = len(book)
     ids = list(book.ids)
     gid = done.a_gid
     shapes = REGISTRY.shapes
-    # a label id per shape present, once per shape
-    present, inverse = np.unique(gid, return_inverse=True)
-    lab_of = [label_id(s.chance if s.family == "simple" else s.type, s.label) for s in (shapes[k] for k in present.tolist())]
-    label = np.array(lab_of, dtype=np.int64)[inverse] if n else np.zeros(0, np.int64)
+    gpair = np.frombuffer(REGISTRY.gpair, dtype=np.int64, count=len(REGISTRY.gpair)) if n else np.zeros(0, np.int64)
+    label = labels_of(gpair[gid]) if n else np.zeros(0, np.int64)
+    is_call = np.frombuffer(REGISTRY.gcall, dtype=np.int8, count=len(REGISTRY.gcall))[gid] != 0 if n \
+        else np.zeros(0, bool)
     more = np.zeros(n, np.int64)
     mores = []
     full = set(np.flatnonzero(done.a_excess).tolist())
@@ -85,9 +93,7 @@ def pack(done, label_id):
     full.update(book.carried)
     for i in sorted(full):
         more[i] = _more(mores, done.result(i))
-    calls = [k for k in range(len(present)) if shapes[int(present[k])].family == "annonce"]
-    if calls:
-        is_call = np.isin(inverse, calls)
+    if is_call.any():
         if full:
             is_call[list(full)] = False
         where = np.flatnonzero(is_call)
@@ -114,7 +120,7 @@ def pack(done, label_id):
         cols["id"] = ids + extra["id"]
         for k in COLUMNS[1:]:
             cols[k] = np.concatenate((cols[k], np.array(extra[k], dtype=np.int64)))
-    pays = _payments(done, label_id)
+    pays = _payments(done, labels_of)
     data = []
     header = {"n": n + len(carried), "c": {}, "p": len(pays["bet"]), "pc": {}}
     off = 0
@@ -148,7 +154,7 @@ def _more(mores, r):
     return len(mores)
 
 
-def _payments(done, label_id):
+def _payments(done, labels_of):
     """The payment order as columns: the bet's position, the (kind, combination) label, the
     stake and the win of each entry (rules.settle.Settlement.payment, in columns)."""
     count = len(done.p_pos)
@@ -161,10 +167,7 @@ def _payments(done, label_id):
     played = done.a_staked[done.p_pos] - done.a_excess[done.p_pos]
     stake = np.where(simple, played, units)
     won = np.where(simple, played, units * t["f_num"][f] // t["f_den"][f])
-    uf, inv = np.unique(f, return_inverse=True)
-    names = REGISTRY.names
-    labs = [label_id(PAY_ORDER[r], names[lab]) for r, lab in zip(t["f_rank"][uf].tolist(), t["f_lab"][uf].tolist())]
-    return {"bet": done.p_pos, "label": np.array(labs, dtype=np.int64)[inv], "stake": stake, "won": won}
+    return {"bet": done.p_pos, "label": labels_of(t["f_pair"][f]), "stake": stake, "won": won}
 
 
 def one(header, data, bid, more, named):
