@@ -155,6 +155,7 @@ Log = namedtuple("Log", "level text")                        # the daemon's log,
 Save = namedtuple("Save", "state")                           # the table's state, in the same transaction
 
 _ID = itemgetter("id")        # sort key of the bets (a C call: 10,000 bets a spin)
+_SPIN = itemgetter("spin")
 INFO, WARNING, ERROR = 20, 30, 40       # logging's levels, without importing it
 
 
@@ -344,7 +345,12 @@ class _Step:
                 self.log(WARNING, "result of spin %s without rien ne va plus: locking the open bets now" % spin)
             self.unlock()
             self.call(spin, *call)
-        mine = [b for b in self.locked if b.get("spin") == spin]
+        try:
+            spins = list(map(_SPIN, self.locked))      # (C loops: 10,000 bets on the result's path)
+        except KeyError:
+            spins = [b.get("spin") for b in self.locked]
+        every = spins.count(spin) == len(spins)
+        mine = self.locked if every else [b for b in self.locked if b.get("spin") == spin]
         try:
             book, choices, cols = self.book(spin, mine)
             done = reglement.settle(book, number, st["prisoners"], choices or None, cols)
@@ -364,7 +370,7 @@ class _Step:
         paid = res["totals"]["paid"]
         self.fx.append(Settle(spin, number, staked, paid, res, done))
         self.settled.add(spin)
-        self.locked = [b for b in self.locked if b.get("spin") != spin]
+        self.locked = [] if every else [b for b in self.locked if b.get("spin") != spin]
         st["prisoners"] = res["prisoners"]
         st["carry"] = res["carry"]
         if st["locked_spin"] == spin:
@@ -392,7 +398,7 @@ class _Step:
         shelf = self.facts.book
         cols = None
         if skip is None and shelf is not None and shelf[0] == spin and shelf[1] is not None \
-                and shelf[1].book.ids == [r["id"] for r in mine]:
+                and shelf[1].book.ids == list(map(_ID, mine)):
             book, choices = shelf[1].book, dict(shelf[1].choices)    # built as the bets were placed
             cols = shelf[1].cols
             mine = ()

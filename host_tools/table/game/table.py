@@ -435,6 +435,7 @@ class Table:
             self.j.after_commit(lambda: self._after(after))     # the caller's transaction may hold it
             if any(isinstance(e, game.Lock) and e.bets for e in effects):
                 self.j.after_commit(_collect)
+                self.j.after_commit(self.j.checkpoint)
         return True
 
     def _facts(self, boot, ev):

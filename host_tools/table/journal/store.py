@@ -39,7 +39,7 @@ CREATE TABLE IF NOT EXISTS bets (
     body TEXT NOT NULL, stake INTEGER NOT NULL, status TEXT NOT NULL, spin INTEGER,
     reason TEXT, result TEXT);
 CREATE INDEX IF NOT EXISTS bets_status ON bets (wheel, status);
-CREATE INDEX IF NOT EXISTS bets_spin ON bets (wheel, spin);
+CREATE INDEX IF NOT EXISTS bets_spin_status ON bets (wheel, spin, status);
 CREATE TABLE IF NOT EXISTS settlements (
     wheel TEXT NOT NULL, spin INTEGER NOT NULL, number INTEGER NOT NULL, at REAL NOT NULL,
     staked INTEGER NOT NULL, paid INTEGER NOT NULL, result TEXT NOT NULL, pending INTEGER NOT NULL DEFAULT 0,
@@ -72,6 +72,7 @@ CREATE INDEX IF NOT EXISTS status_blocks_at ON status_blocks (first_at);
 # after the migrations: what needs the columns they add
 SCHEMA_AFTER = """
 CREATE INDEX IF NOT EXISTS settlements_pending ON settlements (wheel, spin) WHERE pending=1;
+DROP INDEX IF EXISTS bets_spin;
 DROP VIEW IF EXISTS all_results;
 CREATE VIEW all_results AS
     WITH RECURSIVE k(i) AS (
@@ -111,6 +112,8 @@ SCHEMA_AFTER = SCHEMA_AFTER % (
     "CASE %s %s END" % (_field("outcome"), " ".join("WHEN %d THEN '%s'" % kv for kv in enumerate(OUTCOMES))),
     _field("won"), _field("returned"), _field("lost"), _field("imprisoned"), _field("label"), _field("more"))
 
+WAL_PAGES = 25000         # SQLite's own checkpoint past this many pages in the WAL (~100 MB)
+
 STATUS_AGE_S = 600        # status frames stay rows this long, then move into compressed blocks
 STATUS_BLOCK = 1200       # frames per block (10 minutes of statuses)
 BLOCK_FORMAT = 1
@@ -128,7 +131,12 @@ class Journal:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
         self.db.execute("PRAGMA foreign_keys=ON")
+        # a checkpoint (the WAL copied into the file, fsync) on a commit of the result's path
+        # cost more than the settlement: the table asks for one where no bet waits (`checkpoint`),
+        # SQLite's own at this size is the backstop (docs/daemon.md)
+        self.db.execute("PRAGMA wal_autocheckpoint=%d" % WAL_PAGES)
         self.lock = threading.RLock()
+        self._checkpointer = None
         self._depth = 0
         self._then = []
         with self.tx():
@@ -207,6 +215,26 @@ class Journal:
             fn()
         else:
             self._then.append(fn)
+
+    def checkpoint(self):
+        """Copy the WAL into the file now, on a connection and a thread of their own (PASSIVE:
+        the writer goes on meanwhile): asked when the wheel's call has locked the bets, so the
+        result's commit does not carry one. Nothing when one is already running."""
+        if self.path == ":memory:" or (self._checkpointer is not None and self._checkpointer.is_alive()):
+            return
+        path = self.path
+
+        def run():
+            try:
+                db = sqlite3.connect(path, isolation_level=None)
+                try:
+                    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                finally:
+                    db.close()
+            except sqlite3.Error:
+                pass                    # SQLite's own checkpoint remains
+        self._checkpointer = threading.Thread(target=run, name="checkpoint", daemon=True)
+        self._checkpointer.start()
 
     @property
     def depth(self):
