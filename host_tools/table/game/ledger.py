@@ -40,7 +40,14 @@ from host_tools.table.game import resultats
 from host_tools.table.game.reglement import REGISTRY, Reglement
 
 MIGRATIONS = (("wheel_boot", "TEXT"), ("wheel_ms", "REAL"), ("idem_key", "TEXT"), ("answer", "TEXT"),
-              ("placed_by", "TEXT"), ("withdrawn_by", "TEXT"), ("cancel_boot", "TEXT"), ("cancel_ms", "REAL"))
+              ("placed_by", "TEXT"), ("withdrawn_by", "TEXT"), ("cancel_boot", "TEXT"), ("cancel_ms", "REAL"),
+              ("slip", "TEXT"))
+# a terminal's slips (slips.py): the bets as sent, the status, the key and the first answer
+SLIPS = ("CREATE TABLE IF NOT EXISTS slips (id TEXT PRIMARY KEY, wheel TEXT NOT NULL, player TEXT NOT NULL, "
+         "at REAL NOT NULL, body TEXT NOT NULL, n INTEGER NOT NULL, stake INTEGER NOT NULL, status TEXT NOT NULL, "
+         "reason TEXT, wheel_boot TEXT, wheel_ms REAL, idem_key TEXT, answer TEXT, placed_by TEXT, withdrawn_by TEXT)",
+         "CREATE UNIQUE INDEX IF NOT EXISTS slips_idem ON slips (wheel, idem_key) WHERE idem_key IS NOT NULL",
+         "CREATE INDEX IF NOT EXISTS bets_slip ON bets (slip) WHERE slip IS NOT NULL")
 
 
 class Ledger:
@@ -56,6 +63,8 @@ class Ledger:
                 if col not in have:
                     db.execute("ALTER TABLE bets ADD COLUMN %s %s" % (col, typ))
             db.execute("CREATE UNIQUE INDEX IF NOT EXISTS bets_idem ON bets (wheel, idem_key) WHERE idem_key IS NOT NULL")
+            for statement in SLIPS:
+                db.execute(statement)
             cols = [r[1] for r in db.execute("PRAGMA table_info(bets)")]
             for r in db.execute("SELECT id, type, label FROM result_labels"):
                 self.labels[(r[1], r[2])] = r[0]
@@ -76,6 +85,21 @@ class Ledger:
                          reason, where[0], where[1], idem_key,
                          None if answer is None else json.dumps(answer, sort_keys=True, default=str),
                          None if by is None else json.dumps(by, sort_keys=True)))
+
+    def add_many(self, rows, status, where, by, slip):
+        """Bets (id, player, bet, stake) of one slip, recorded with one statement."""
+        at = time.time()
+        by = None if by is None else json.dumps(by, sort_keys=True)
+        self.db.executemany("INSERT INTO bets (id, wheel, player, at, body, stake, status, wheel_boot, wheel_ms, "
+                            "placed_by, slip) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                            [(bid, self.wheel, player, at, json.dumps(bet, sort_keys=True), stake, status, where[0],
+                              where[1], by, slip) for bid, player, bet, stake in rows])
+
+    def slip_bets(self, slip):
+        """The bets of a slip (id, status as it stands), in order of id."""
+        rows = [dict(r) for r in self.db.execute("SELECT id, status, spin FROM bets WHERE wheel=? AND slip=? ORDER BY id",
+                                                 (self.wheel, slip))]
+        return self._now(rows, self.pending_in(self.db))
 
     def answer_for(self, idem_key):
         """The first answer given to this Idempotency-Key, or None."""
@@ -132,6 +156,8 @@ class Ledger:
 
     def reinstate(self, bid, reason):
         self.db.execute("UPDATE bets SET status='open', reason=? WHERE id=? AND status='cancelled'", (reason, bid))
+        self.db.execute("UPDATE slips SET status='open' WHERE id=(SELECT slip FROM bets WHERE id=?) AND status='withdrawn'",
+                        (bid,))
 
     def reopen(self, bid, reason):
         self.db.execute("UPDATE bets SET status='open', spin=NULL, reason=? WHERE id=?", (reason, bid))
@@ -354,7 +380,7 @@ class Ledger:
             row = self.j.one(_BET_ROW + " WHERE b.id=? AND b.wheel=?", (bid, self.wheel))
             return self._with_results(self._now([row], self.pending_in(self.db)))[0]
 
-    def find(self, status=None, spin=None, player=None, limit=500):
+    def find(self, status=None, spin=None, player=None, limit=500, slip=None):
         sql, args = _BET_ROW + " WHERE b.wheel=?", [self.wheel]
         if status == "settled":         # settled in its row, or locked to a spin whose settlement is pending
             sql += " AND (b.status='settled' OR (b.status='locked' AND b.spin IN (%s)))" % _PENDING
@@ -365,7 +391,7 @@ class Ledger:
         elif status is not None and status != "":
             sql += " AND b.status=?"
             args.append(status)
-        for col, v in (("spin", spin), ("player", player)):
+        for col, v in (("spin", spin), ("player", player), ("slip", slip)):
             if v is not None and v != "":
                 sql += " AND b.%s=?" % col
                 args.append(v)

@@ -547,8 +547,8 @@ class Table:
             raise NotFound(f"no bet {bid}")
         return _bet_row(r)
 
-    def bets(self, status=None, spin=None, player=None, limit=500):
-        return [_bet_row(r) for r in self.ledger.find(status, spin, player, limit)]
+    def bets(self, status=None, spin=None, player=None, limit=500, slip=None):
+        return [_bet_row(r) for r in self.ledger.find(status, spin, player, limit, slip)]
 
     def history(self, limit=10):
         return self.ledger.history(limit)
@@ -584,6 +584,8 @@ def _bet_row(r):
     for k in ("placed_by", "withdrawn_by"):
         if r.get(k):
             out[k] = json.loads(r[k])
+    if r.get("slip"):
+        out["slip"] = r["slip"]
     if r.get("result"):
         out["result"] = json.loads(r["result"])
     return out
