@@ -93,14 +93,26 @@ class Conn:
         self.w.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     async def post(self, path, body: bytes, key=None):
+        """(status, body); a connection the daemon closed while idle (keep-alive timeout) is opened
+        again and the request sent once more (its Idempotency-Key makes that safe)."""
+        for attempt in (0, 1):
+            status, data = await self._post(path, body, key)
+            if status or not key:
+                break
+        return status, data
+
+    async def _post(self, path, body: bytes, key=None):
         if self.w is None:
-            await self.open()
+            try:
+                await self.open()
+            except OSError:
+                return 0, b""
         head = (b"POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: %s\r\nContent-Type: application/json\r\n"
                 b"Content-Length: %d\r\n" % (path.encode(), self.auth, len(body)))
         if key:
             head += b"Idempotency-Key: %s\r\n" % key.encode()
-        self.w.write(head + b"\r\n" + body)
         try:
+            self.w.write(head + b"\r\n" + body)
             line = await self.r.readline()
             status = int(line.split()[1])
             length = 0
@@ -294,8 +306,9 @@ async def _coups(rig, coups, seed):
     await asyncio.gather(*(c.open() for c in conns))
     sent = []                       # (terminal, slip id or None, time sent, time answered, status, code, bets)
     delay = None                    # seconds from a result to the next call, learned
-    rss0, rss_top, top_bets, placed_now = rig.rss_bytes(), 0, 0, [0]
-    cpu0 = rig.cpu_s()
+    placed_now = [0]
+    per_coup = []                   # (bets placed, resident set growth from the coup's start to its call)
+    cpu = 0.0                       # the daemon's CPU over the coups' bets: from each coup's start to its last answer
     t_start = time.time()
     counted = 0
     seen = 0
@@ -318,7 +331,7 @@ async def _coups(rig, coups, seed):
             await asyncio.sleep(at - now)
         body = slip_of(rnd, "p%d" % k)
         t0 = time.time()
-        status, data = await c.post("/slips", json.dumps(body).encode())
+        status, data = await c.post("/slips", json.dumps(body).encode(), "c%d-%d" % (spin_hint, k))
         t1 = time.time()
         sid = None
         if status in (201, 409):
@@ -334,6 +347,7 @@ async def _coups(rig, coups, seed):
     t_result, _ = await next_event(("result", "void"), 120)     # a coup begins at the last one's end
     while counted < coups + 1:
         placed_now[0] = 0
+        rss0, cpu0 = rig.rss_bytes(), rig.cpu_s()
         expect = t_result + (delay if delay is not None else 2.5)
         tasks = []
         for k, c in enumerate(conns):
@@ -349,21 +363,21 @@ async def _coups(rig, coups, seed):
             tasks.append(asyncio.ensure_future(terminal(k, c, at, counted)))
         t_call, call = await next_event(("rnvp",), 120)
         rss = rig.rss_bytes()
-        if rss and rss > rss_top:
-            rss_top, top_bets = rss, placed_now[0]
+        if counted and rss and rss0:
+            per_coup.append((placed_now[0], rss - rss0))
         await asyncio.gather(*tasks)
+        if counted and cpu0 is not None:
+            cpu += rig.cpu_s() - cpu0
         t_res, res = await next_event(("result", "void"), 120)
         d = t_call - t_result
         delay = d if delay is None else 0.7 * delay + 0.3 * d
         t_result = t_res
         counted += 1
-    cpu1 = rig.cpu_s()
     wall = time.time() - t_start
     reader.cancel()
     for c in conns:
         c.close()
-    return sent, {"cpu_s": None if cpu0 is None else cpu1 - cpu0, "wall_s": wall, "rss0": rss0, "rss_top": rss_top,
-                  "top_bets": top_bets}
+    return sent, {"cpu_s": cpu, "wall_s": wall, "per_coup": per_coup, "rss": rig.rss_bytes()}
 
 
 def _check_coups(rig, sent, meta):
@@ -407,11 +421,12 @@ def _check_coups(rig, sent, meta):
     lat = out.pop("latency")
     out["latency_ms_p50"], out["latency_ms_p99"], out["latency_ms_max"] = _pct(lat, 50), _pct(lat, 99), _pct(lat, 100)
     out["coups"] = len({s[7] for s in sent}) - 1
-    cpu = meta["cpu_s"]
-    out["daemon_cpu_us_per_bet"] = None if cpu is None else round(cpu / max(1, out["bets_accepted"]) * 1e6, 1)
-    if meta["rss_top"] and meta["rss0"] and meta["top_bets"]:
-        out["daemon_rss_mb"] = round(meta["rss_top"] / 2 ** 20, 1)
-        out["memory_bytes_per_bet_on_layout"] = round((meta["rss_top"] - meta["rss0"]) / meta["top_bets"])
+    out["daemon_cpu_us_per_bet"] = round(meta["cpu_s"] / max(1, out["bets_accepted"]) * 1e6, 1)
+    grown = sorted(g / n for n, g in meta["per_coup"] if n)
+    if grown:                       # the median coup's resident set growth, a bet placed
+        out["memory_bytes_per_bet_on_layout"] = round(grown[len(grown) // 2])
+    if meta["rss"]:
+        out["daemon_rss_mb"] = round(meta["rss"] / 2 ** 20, 1)
     return out
 
 

@@ -126,8 +126,13 @@ class Committer:
         table = self.table
         try:
             with table.lock, self.j.tx():
-                for job in jobs:
-                    self._one(job)
+                table.deferred = True           # the state saved once, with the group
+                try:
+                    for job in jobs:
+                        self._one(job)
+                finally:
+                    table.deferred = False
+                self.j.save_state(table.wheel, table.st)
         except BaseException as e:      # the COMMIT (or the journal) failed: nothing of the group is kept
             log.error("a group of %d bets did not commit: %s", len(jobs), e)
             table.reload()
@@ -136,6 +141,8 @@ class Committer:
         else:
             self.groups += 1
             self.grouped += len(jobs)
+            placed = sum(1 for job in jobs if job.error is None)
+            log.info("%d placements committed together (%d refused or invalid)", placed, len(jobs) - placed)
         for job in jobs:
             try:
                 job.done()
@@ -143,6 +150,7 @@ class Committer:
                 pass
 
     def _one(self, job):
+        before = dict(self.table.st)    # (its counters: the journal's copy waits for the group's end)
         try:
             with self.j.savepoint():
                 try:
@@ -156,6 +164,7 @@ class Committer:
             log.exception("bet not recorded")
             job.error = e
             self.table.reload()
+            self.table.st = before      # the group's placements before it, not yet saved, stand
 
 
 def _answer(job):

@@ -133,6 +133,7 @@ def _place(table, player, bets, key, asked, by, received):
         for (bid, _, bet, stake_), (_, shape, mult, excess) in zip(rows, compiled):
             table.tapis.put({"id": bid, "player": player, "stake": stake_, "wheel_boot": where[0],
                              "wheel_ms": where[1], "body": bet, "spin": None, "compiled": (shape, mult, excess)})
+    log.debug("slip %s of %s: %d bets, %d cents, %s", sid, esc(player), len(compiled), stake, status)
     out = {"slip": sid, "player": player, "status": status if status == "refused" else "open", "stake": stake,
            "bets": placed}
     if status == "refused":
@@ -146,7 +147,7 @@ def _place(table, player, bets, key, asked, by, received):
                   len(bets), stake, out["status"], reason, where[0], where[1], key,
                   None if key is None else json.dumps(dict(answer, request=asked), sort_keys=True),
                   None if by is None else json.dumps(by, sort_keys=True)))
-    j.save_state(table.wheel, st)
+    table.save_state()
     return out, status == "refused"
 
 

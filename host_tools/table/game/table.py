@@ -196,6 +196,7 @@ class Table:
         self.ledger = Ledger(journal, wheel)
         self.window = game.Window()
         self.blocked = None         # a refusal code for every bet whatever the window says (wheel_unknown)
+        self.deferred = False       # a group of placements saves the state once (committer.py)
         self.created = False
         with self.j.tx():
             st = self.j.load_state(wheel)
@@ -227,6 +228,12 @@ class Table:
             self.tapis.relimit(new)
 
     # -- bets --------------------------------------------------------------------------------
+    def save_state(self):
+        """The table's state to the journal, in the open transaction; once for a whole group
+        when the committer holds it back (`deferred`: it saves it before the group commits)."""
+        if not self.deferred:
+            self.j.save_state(self.wheel, self.st)
+
     def receive(self, body: dict, idempotency_key=None):
         """A bet as it reaches the table, before anything is recorded: checked (Invalid, 400) and
         stamped with the host instant it was received and the betting window's verdict then.
@@ -272,7 +279,7 @@ class Table:
             log.warning("bet %s of %s refused (%s): %s %d cents", out["id"], esc(player), reason, label, out["stake"])
             self.publish("bet", {**out, "reason": reason})
             raise Refused(reason, _REFUSALS[reason], out)
-        log.info("bet %s of %s: %s, %d cents%s", out["id"], esc(player), label, out["stake"],
+        log.debug("bet %s of %s: %s, %d cents%s", out["id"], esc(player), label, out["stake"],
                  " (awaiting the chef de table's consent)" if status == "awaiting_consent" else "")
         self.publish("bet", out)
         return out
@@ -310,7 +317,7 @@ class Table:
             answer = {"http": 201, "bet": out}
         self.ledger.add(bid, player, bet, stake, status, self.st["locked_spin"] if status == "refused" else None,
                         reason, where, key, None if key is None else dict(answer, request=asked), by)
-        self.j.save_state(self.wheel, self.st)
+        self.save_state()
         if status == "open":
             self.tapis.put({"id": bid, "player": player, "stake": stake, "wheel_boot": where[0], "wheel_ms": where[1],
                             "body": bet, "spin": None, "compiled": (shape, mult, excess)})
