@@ -355,7 +355,7 @@ async def _coups(rig, coups, seed):
             if delay is None:                        # the first coup: learn when the call comes
                 at = t_result + rnd.random() * 2.0
             elif x < 0.85:
-                at = expect - rnd.random() * 2.0     # most in the last 2 s before the call
+                at = expect - 0.15 - rnd.random() * 1.85      # most in the last 2 s before the call
             elif x < 0.97:
                 at = t_result + rnd.random() * max(0.1, delay - 2.0)
             else:

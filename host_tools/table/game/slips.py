@@ -68,16 +68,16 @@ def receive(table, body, idempotency_key=None):
     """A slip as it reaches the table (Table.receive for a slip): checked (400) and stamped with
     its host instant and the window's verdict then."""
     _check_key(idempotency_key)
-    parse_slip_request(body)
+    parsed = parse_slip_request(body)
     now = table.clock()
-    return Receipt(now, table.admit(now))
+    return Receipt(now, table.admit(now), parsed)
 
 
 def place(table, body, idempotency_key=None, by=None, received=None) -> dict:
     """Record a slip whole (see the module docstring), inside the caller's transaction (the
     committer's savepoint) or one of its own; its answer, or Invalid / Refused / Mismatch."""
     key = _check_key(idempotency_key)
-    player, bets = parse_slip_request(body)
+    player, bets = received.parsed if received is not None and received.parsed else parse_slip_request(body)
     asked = None if key is None else request_digest(body)
     with table.lock, table.j.tx():
         out, refused = _place(table, player, bets, key, asked, by, received)
@@ -143,9 +143,10 @@ def _place(table, player, bets, key, asked, by, received):
         answer = {"http": 201, "slip": out}
     j.db.execute("INSERT INTO slips (id, wheel, player, at, body, n, stake, status, reason, wheel_boot, wheel_ms, "
                  "idem_key, answer, placed_by) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                 (sid, table.wheel, player, time.time(), json.dumps([b for b, _ in bets], sort_keys=True),
+                 (sid, table.wheel, player, time.time(),
+                  json.dumps([b for b, _ in bets], sort_keys=True) if status == "refused" else "[]",  # (else: its bets' rows)
                   len(bets), stake, out["status"], reason, where[0], where[1], key,
-                  None if key is None else json.dumps(dict(answer, request=asked), sort_keys=True),
+                  None if key is None else json.dumps(dict(answer, request=asked)),
                   None if by is None else json.dumps(by, sort_keys=True)))
     table.save_state()
     return out, status == "refused"

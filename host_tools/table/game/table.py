@@ -70,11 +70,12 @@ _KEPT = {
 
 class Receipt:
     """A bet's receipt (`Table.receive`): the host instant `at` (ms) and the window's verdict
-    then, (status, reason, (wheel boot, latest wheel ms))."""
-    __slots__ = ("at", "verdict")
+    then, (status, reason, (wheel boot, latest wheel ms)); `parsed`, the request as its gate
+    read it (the body is the caller's and is not changed meanwhile: it is not read twice)."""
+    __slots__ = ("at", "verdict", "parsed")
 
-    def __init__(self, at, verdict):
-        self.at, self.verdict = at, verdict
+    def __init__(self, at, verdict, parsed=None):
+        self.at, self.verdict, self.parsed = at, verdict, parsed
 
 
 class Refused(Exception):
@@ -240,12 +241,12 @@ class Table:
         `place(received=...)` records it, at once or in a group (committer.py): the window is
         judged at the bet's own receipt, however late its group commits."""
         _check_key(idempotency_key)
-        parse_bet_request(body)
+        parsed = parse_bet_request(body)
         # not under the table's lock (a group may hold it while it commits): the instant is the
         # bet's own; the verdict reads the phase and the evidence as they are, and `place` judges
         # the bet again, with this instant, under the lock
         now = self.clock()
-        return Receipt(now, self.admit(now))
+        return Receipt(now, self.admit(now), parsed)
 
     def admit(self, now):
         """The window's verdict on a bet at host instant `now`, closed to every bet while the table
@@ -262,7 +263,7 @@ class Table:
         `received`: the bet's `receive()` (default: received now); the bet is refused if the window
         refused it then, or refuses it now (a call taken in between) with its instant of receipt."""
         key = _check_key(idempotency_key)
-        player, bet, choice = parse_bet_request(body)
+        player, bet, choice = received.parsed if received is not None and received.parsed else parse_bet_request(body)
         asked = None if key is None else request_digest(body)
         try:
             with self.lock, self.j.tx():
