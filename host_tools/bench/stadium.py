@@ -240,7 +240,7 @@ async def _at_rate(rig, tokens, rate, seconds, seed, slips):
     async def run(k, c):
         due = t0 + rnd.random() * interval
         n = 0
-        while due < stop:
+        while due < stop and time.perf_counter() < stop:       # (a daemon behind: it stops at the end all the same)
             now = time.perf_counter()
             if due > now:
                 await asyncio.sleep(due - now)

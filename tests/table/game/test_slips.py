@@ -175,3 +175,21 @@ def test_every_slip_is_all_or_nothing_whatever_its_bets(tmp_path_factory, slips_
         assert n == sum(len(r["n"] and [1] * r["n"]) for r in t.j.query("SELECT n FROM slips WHERE status='open'"))
     _consistent(t)
     t.j.close()
+
+
+def test_the_table_and_the_floor_count_what_the_slips_staked(tmp_path):
+    """The table's state (what the pages show) counts a slip's bets on the layout; the settlement
+    event (what the floor receives) counts them in its totals."""
+    events = []
+    t = Table(Journal(tmp_path / "j.sqlite"), "T1", publish=lambda kind, body: events.append((kind, body)))
+    t.set_open(True)
+    w = Wheel(t)
+    a = slips.place(t, SLIP)
+    b = slips.place(t, dict(SLIP, player="bob"))
+    single = t.place({"player": "cy", "type": "noir", "stake": 300})
+    st_ = t.state()
+    assert st_["bets_on_table"] == 7 and st_["stakes_on_table"] == a["stake"] + b["stake"] + single["stake"]
+    assert [k for k, _ in events].count("slip") == 2
+    w.spin(1, 26)
+    settled = [body for kind, body in events if kind == "settlement"]
+    assert settled[0]["totals"]["staked"] == a["stake"] + b["stake"] + single["stake"] and settled[0]["bets"] == 7
