@@ -45,7 +45,7 @@ def create_app(host, conf: dict | None = None) -> FastAPI:
     app = FastAPI(title="Cylindre table daemon", version=version(),
                   description="Bets, table state, live events, history, game recall and audit of one roulette "
                               "table. Money is integer cents. Every route but /health and /openapi.json needs "
-                              "a bearer token whose role is high enough: display < croupier < chef < admin. A display "
+                              "a bearer token whose role is high enough: display < terminal < croupier < chef < admin. A display "
                               "token (a public screen's) reads what a tote board shows, never a bet. A bet is "
                               "withdrawn by the token that placed it, a chef or an admin. An address that sends "
                               "too many unknown tokens is answered 429 with Retry-After.",
