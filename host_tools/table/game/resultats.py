@@ -100,7 +100,7 @@ def pack(done, label_id, labels_of):
         if len(where):
             pairs = gid[where] * (1 << 40) + done.a_mult[where]         # (shape, unit): one `more` each
             uniq, first, back = np.unique(pairs, return_index=True, return_inverse=True)
-            ks = np.array([_more(mores, done.result(int(where[j]))) for j in first.tolist()], dtype=np.int64)
+            ks = np.array([_call_more(mores, done, int(where[j])) for j in first.tolist()], dtype=np.int64)
             more[where] = ks[back]
     cols = {"id": ids, "label": label, "staked": done.a_staked, "outcome": done.a_outcome.astype(np.int64),
             "won": done.a_won, "returned": done.a_returned, "lost": done.a_lost, "imprisoned": done.a_imprisoned,
@@ -149,8 +149,29 @@ def pack(done, label_id, labels_of):
 
 def _more(mores, r):
     """Row k of the spin's `result_mores` for result dict r's `more`: its k + 1."""
+    mores.append(_more_text(r))
+    return len(mores)
+
+
+def _more_text(r):
     m = {k: v for k, v in r.items() if k not in BASE}
-    mores.append(json.dumps(m, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
+    return json.dumps(m, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+_CALLS = {}             # (shape, unit, number) -> a plain called bet's `more` (JSON text)
+MAX_CALLS = 50000
+
+
+def _call_more(mores, done, i):
+    """`_more` of called bet i, which has no excess, prison, replay nor carried mark: its `more`
+    depends on its shape, unit and the number alone, kept from one spin to the next."""
+    key = (REGISTRY.shapes[int(done.a_gid[i])], int(done.a_mult[i]), done.number)
+    text = _CALLS.get(key)
+    if text is None:
+        if len(_CALLS) >= MAX_CALLS:
+            _CALLS.clear()
+        text = _CALLS[key] = _more_text(done.result(i))
+    mores.append(text)
     return len(mores)
 
 
