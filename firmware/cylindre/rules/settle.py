@@ -229,7 +229,17 @@ def settle_book(book, number, prisoners=(), choices=None):
             for i in members:
                 _replay(st, s, i, later)
     pays.sort()
+    carry_on(st, later)
+    carried_prisoners(st, prisoners, chosen)
+    st.announcements = _announcements(st)
+    st.totals = totals_of(sum(book.played) + sum(book.excess), sum(won), sum(returned), sum(lost),
+                          sum(st.imprisoned), st.carried_results)
+    return st
 
+
+def carry_on(st, later):
+    """What the spin carries to the next, in bet order: the stakes it imprisoned (`st.prisoners`)
+    and the bets its replays carry (`st.carry`); `later` holds (position, prisoner, bets)."""
     if later:
         later.sort(key=_first)
         for i, q, bets in later:
@@ -237,11 +247,6 @@ def settle_book(book, number, prisoners=(), choices=None):
                 st.prisoners.append(q)
             if bets:
                 st.carry.extend(bets)
-    carried_prisoners(st, prisoners, chosen)
-    st.announcements = _announcements(st)
-    st.totals = totals_of(sum(book.played) + sum(book.excess), sum(won), sum(returned), sum(lost),
-                          sum(st.imprisoned), st.carried_results)
-    return st
 
 
 def carried_prisoners(st, prisoners, chosen):

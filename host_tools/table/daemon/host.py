@@ -99,16 +99,10 @@ class TableHost:
 
     async def place_slip_async(self, body, idempotency_key=None, who: Identity | None = None) -> dict:
         """A terminal's slip (game/slips.py), whole, durable before this returns (group commit)."""
-        try:
+        with self._counted() as placed:
             out = await self.committer.place_async(body, idempotency_key, _by(who), slip=True)
-        except Refused as e:
-            self.metrics.refused.labels(e.code).inc()
-            raise
-        except Invalid:
-            self.metrics.refused.labels("invalid").inc()
-            raise
-        self.metrics.placed.inc(len(out.get("bets") or ()))
-        return out
+            placed[0] = len(out.get("bets") or ())
+            return out
 
     def _mine(self, sid, who: Identity, action=None):
         """A slip a terminal may touch: its own (the token that placed it); croupier and above any.
@@ -136,15 +130,18 @@ class TableHost:
 
     @contextmanager
     def _counted(self):
+        """The metrics of a placement: its refusal by code, or the bets it placed (one, or what
+        the block sets in the list it is given: a slip's)."""
+        placed = [1]
         try:
-            yield
+            yield placed
         except Refused as e:
             self.metrics.refused.labels(e.code).inc()
             raise
         except Invalid:
             self.metrics.refused.labels("invalid").inc()
             raise
-        self.metrics.placed.inc()
+        self.metrics.placed.inc(placed[0])
 
     def cancel(self, bid, who: Identity):
         """Withdraw an open bet. A bet belongs to the token that placed it (`placed_by`): a croupier

@@ -25,8 +25,8 @@ from array import array
 import numpy as np
 
 from cylindre.rules import prison
-from cylindre.rules.settle import (INSIDE, PAY_ORDER, SIDE, SIMPLE, Settlement, _RANK, _first, _replay,
-                                   announcements_of, carried_prisoners, check, paying_croupier, totals_of)
+from cylindre.rules.settle import (INSIDE, PAY_ORDER, SIDE, SIMPLE, Settlement, _RANK, _replay, announcements_of,
+                                   carried_prisoners, carry_on, check, paying_croupier, totals_of)
 
 # outcome codes of the column `outcome` (the reference's words, by index)
 OUTCOMES = ("lost", "won", "imprisoned", "partage")
@@ -265,13 +265,7 @@ def settle(book, number, prisoners=(), choices=None, cols=None):
         shapes = REGISTRY.shapes
         for i in replays.tolist():
             _replay(st, shapes[g[i]], i, later)
-    if later:
-        later.sort(key=_first)
-        for _, q, bets in later:
-            if q is not None:
-                st.prisoners.append(q)
-            if bets:
-                st.carry.extend(bets)
+    carry_on(st, later)
     carried_prisoners(st, prisoners, chosen)
     st.announcements = _announcements(st)
     st.totals = totals_of(int(st.a_staked.sum()), int(won.sum()), int(returned.sum()), int(lost.sum()),

@@ -9,9 +9,9 @@ from hypothesis import given, settings, strategies as st
 from host_tools.table.game import slips
 from host_tools.table.game.committer import Committer
 from host_tools.table.game.table import Invalid, Mismatch, Refused, Table
-from host_tools.table.game.tapis import Tapis
 from host_tools.table.journal.store import Journal
-from daemonkit import Wheel
+from host_tools.sim.tablewheel import Wheel
+from test_daemon_committer import _consistent
 
 SLIP = {"player": "ana", "bets": [{"type": "plein", "numbers": [17], "stake": 100},
                                   {"type": "rouge", "stake": 500, "zero_choice": "partage"},
@@ -19,19 +19,8 @@ SLIP = {"player": "ana", "bets": [{"type": "plein", "numbers": [17], "stake": 10
 
 
 @pytest.fixture
-def t(tmp_path):
-    t = Table(Journal(tmp_path / "j.sqlite"), "T1")
-    t.set_open(True)
-    return t
-
-
-def _consistent(t):
-    """The journal and the table's memory agree after whatever happened."""
-    n = t.j.one("SELECT COUNT(*) AS n FROM bets")["n"]
-    assert t.j.load_state("T1")["next_bet"] == n + 1 == t.st["next_bet"]
-    fresh = Tapis()
-    fresh.load(t.ledger.on_layout(), t.limits)
-    assert fresh.snapshot() == t.tapis.snapshot()
+def t(open_table):
+    return open_table
 
 
 def test_a_slip_is_recorded_whole_with_its_bets_open_and_named_by_it(t):
