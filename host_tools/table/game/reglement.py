@@ -28,8 +28,9 @@ from cylindre.rules import prison
 from cylindre.rules.settle import (INSIDE, PAY_ORDER, SIDE, SIMPLE, Settlement, _RANK, _replay, announcements_of,
                                    carried_prisoners, carry_on, check, paying_croupier, totals_of)
 
-# outcome codes of the column `outcome` (the reference's words, by index)
-OUTCOMES = ("lost", "won", "imprisoned", "partage")
+# outcome codes of the column `outcome` (the reference's words, by index; the last two are a
+# carried prisoner's only)
+OUTCOMES = ("lost", "won", "imprisoned", "partage", "released", "split")
 LOST, WON, IMPRISONED, PARTAGE = 0, 1, 2, 3
 _INSIDE_RANKS = frozenset(_RANK[k] for k in INSIDE)
 _SIMPLE_FAMILY = "simple"

@@ -116,7 +116,7 @@ def pack(done, label_id, labels_of):
                 extra[k].append(r[k])
             extra["more"].append(_more(mores, r))
         if -1 in extra["outcome"]:
-            return None                 # an outcome of a carried prisoner only (released, split): format 4
+            return None                 # an outcome the columns have no code for: format 4
         cols["id"] = ids + extra["id"]
         for k in COLUMNS[1:]:
             cols[k] = np.concatenate((cols[k], np.array(extra[k], dtype=np.int64)))

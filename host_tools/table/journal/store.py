@@ -106,7 +106,7 @@ def _field(name, text=False):
     return "rtrim(%s, ' ')" % part if text else "CAST(%s AS INTEGER)" % part
 
 
-OUTCOMES = ("lost", "won", "imprisoned", "partage")         # format 5's codes (reglement.OUTCOMES)
+OUTCOMES = ("lost", "won", "imprisoned", "partage", "released", "split")    # format 5's codes (reglement.OUTCOMES)
 SCHEMA_AFTER = SCHEMA_AFTER % (
     _field("id", True), _field("staked"),
     "CASE %s %s END" % (_field("outcome"), " ".join("WHEN %d THEN '%s'" % kv for kv in enumerate(OUTCOMES))),

@@ -325,3 +325,20 @@ def test_a_journal_of_schema_2_opens_and_its_results_rows_read_back(tmp_path):
     assert [r["id"] for r in t.recall(2)["settlement"]["results"]] == ids
     assert all(t.bet(bid)["result"]["id"] == bid for bid in ids)
     assert [r["spin"] for r in t.j.query("SELECT spin FROM all_results ORDER BY spin, pos")] == [1] + [2] * len(ids)
+
+
+def test_a_spin_with_no_bet_and_one_with_only_a_prisoner_are_written_in_columns(tmp_path):
+    """Format 5 holds every spin: none at all, and a prisoner carried alone and released."""
+    t = _table(tmp_path / "j.sqlite")
+    w = Wheel(t)
+    w.spin(1, 5)
+    assert t.recall(1)["settlement"]["results"] == [] and t.j.query("SELECT * FROM all_results WHERE spin=1") == []
+    bid = _place_all(t, [{"type": "rouge", "stake": 1000, "player": "ana"}])[0]
+    w.spin(2, 0)
+    w.spin(3, 1)
+    assert [t.j.one("SELECT format FROM spin_results WHERE spin=?", (s,))["format"] for s in (1, 2, 3)] == [5, 5, 5]
+    (r,) = t.recall(3)["settlement"]["results"]
+    assert (r["id"], r["outcome"], r["returned"], r["carried"]) == (bid, "released", 1000, True)
+    (v,) = t.j.query("SELECT bet, outcome, returned, more FROM all_results WHERE spin=3")
+    assert (v["bet"], v["outcome"], v["returned"], json.loads(v["more"])["carried"]) == (bid, "released", 1000, True)
+    assert t.bet(bid)["result"]["outcome"] == "imprisoned"

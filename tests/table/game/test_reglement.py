@@ -136,3 +136,8 @@ def test_carried_bets_appended_to_the_book_join_its_columns():
 def test_an_empty_book_settles_only_its_prisoners():
     got = _same(Book(), Colonnes(), 7, [{"id": "q", "chance": "rouge", "stake": 100}], None)
     assert got.totals["staked"] == 100 and got.totals["paid"] == 100 and got.payments() == 0
+
+
+def test_the_journals_view_names_the_outcome_codes_of_the_columns():
+    from host_tools.table.journal import store
+    assert store.OUTCOMES == OUTCOMES
