@@ -33,7 +33,9 @@ from host_tools.table.game.table import Invalid, Refused
 
 log = logging.getLogger("cylindre.committer")
 
-MAX_GROUP = 256         # bets in one transaction at most (the rest wait for the next)
+MAX_GROUP = 256         # bets in one transaction at most (the rest wait for the next); a slip's bets
+                        # count one by one, so a group holds the table (and the wheel's statuses and
+                        # call, which wait for it) for a bounded time however large the slips
 
 
 class _Job:
@@ -118,7 +120,10 @@ class Committer:
                     self._cv.wait()
                 if self._stop and not self._waiting:
                     return
-                jobs = [self._waiting.popleft() for _ in range(min(len(self._waiting), self.max_group))]
+                jobs, bets = [], 0
+                while self._waiting and (not jobs or bets + _size(self._waiting[0]) <= self.max_group):
+                    jobs.append(self._waiting.popleft())
+                    bets += _size(jobs[-1])
             self.commit(jobs)
 
     def commit(self, jobs):
@@ -165,6 +170,12 @@ class Committer:
             job.error = e
             self.table.reload()
             self.table.st = before      # the group's placements before it, not yet saved, stand
+
+
+def _size(job):
+    """How many bets a job may place: a slip's, or one."""
+    parsed = job.receipt.parsed if job.slip and job.receipt is not None else None
+    return len(parsed[1]) if parsed else 1
 
 
 def _answer(job):

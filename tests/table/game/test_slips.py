@@ -182,3 +182,21 @@ def test_the_table_and_the_floor_count_what_the_slips_staked(tmp_path):
     w.spin(1, 26)
     settled = [body for kind, body in events if kind == "settlement"]
     assert settled[0]["totals"]["staked"] == a["stake"] + b["stake"] + single["stake"] and settled[0]["bets"] == 7
+
+
+def test_a_group_holds_at_most_its_size_in_bets_counting_a_slips(t):
+    """Slips of 20 bets each: a group of 256 bets at most takes 12 of them, the next the rest."""
+    Wheel(t)
+    c = Committer(t)
+    slip = {"player": "ana", "bets": [{"type": "plein", "numbers": [n], "stake": 100} for n in range(20)]}
+    jobs = [slips.receive(t, slip) for _ in range(30)]
+    from host_tools.table.game.committer import _Job
+    with c._cv:
+        for r in jobs:
+            c._waiting.append(_Job(slip, None, None, r, slip=True))
+    sizes = []
+    real = c.commit
+    c.commit = lambda js: (sizes.append(len(js)), real(js))
+    c.stop()
+    c._run()
+    assert sizes == [12, 12, 6] and t.j.one("SELECT COUNT(*) AS n FROM bets")["n"] == 600
