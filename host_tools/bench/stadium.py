@@ -504,7 +504,7 @@ def markdown(figures: dict) -> str:
         L += [f"**Coups** ({c['coups']} coups, the wheel spinning; each terminal sends one slip of 1 to 20 bets a coup, "
               "most in the last 2 s before the call, a few after it):", "",
               "| slips accepted | bets accepted | refused | p50 | p99 | max | accepted after the call | slips not whole |"
-              " daemon CPU a bet | memory a bet on the layout |", "|---|---|---|---|---|---|---|---|---|---|",
+              " daemon CPU a bet | resident set grown a bet placed (median coup) |", "|---|---|---|---|---|---|---|---|---|---|",
               f"| {c['slips_accepted']:,} | {c['bets_accepted']:,} | "
               + (", ".join(f"{k}: {v:,}" for k, v in sorted(c["slips_refused"].items())) or "0")
               + f" | {c['latency_ms_p50']} ms | {c['latency_ms_p99']} ms | {c['latency_ms_max']} ms | "
@@ -513,7 +513,7 @@ def markdown(figures: dict) -> str:
     rows = [("slips", "Slips at a rate", GOAL_SLIP_BETS_S, GOAL_SLIP_P99_MS),
             ("single", "Single bets at a rate", GOAL_SINGLE_BETS_S, GOAL_SINGLE_P99_MS)]
     if any(figures.get(k) for k, *_ in rows):
-        L += ["| load | sent | accepted | p50 | p99 | max | refused | daemon CPU a bet | goal |",
+        L += ["| load | sent | accepted | p50 | p99 | max | refused | daemon CPU a bet (share of a core) | goal |",
               "|---|---|---|---|---|---|---|---|---|"]
         for k, name, rate, p99 in rows:
             f = figures.get(k)
@@ -522,7 +522,9 @@ def markdown(figures: dict) -> str:
             L.append(f"| {name} ({f['connections']} connections) | {f['rate_sent_bets_s']:,} bets/s | "
                      f"{f['bets_per_s']:,} bets/s | {f['latency_ms_p50']} ms | {f['latency_ms_p99']} ms | "
                      f"{f['latency_ms_max']} ms | " + (", ".join(f"{a}: {b:,}" for a, b in sorted(f["refused"].items())) or "0")
-                     + f" | {f['daemon_cpu_us_per_bet']} µs | ≥ {rate:,}/s, p99 ≤ {p99} ms: "
+                     + f" | {f['daemon_cpu_us_per_bet']} µs ({f['daemon_cpu_share']}) | ≥ {rate:,}/s, p99 ≤ {p99} ms: "
                      f"{'met' if f['goal_met'] else 'missed'} |")
-    L += ["", f"Load average before {figures['load_average_before']}, after {figures['load_average_after']}."]
+    L += ["", f"Load average before {figures['load_average_before']}, after {figures['load_average_after']}. The resident "
+          "set grows little a bet because the memory of the coup before, settled, is used again; the daemon's figure is "
+          "its CPU time over the load (/proc), whatever share of the cores it was given."]
     return "\n".join(L) + "\n"
