@@ -156,7 +156,7 @@ Save = namedtuple("Save", "state")                           # the table's state
 
 _ID = itemgetter("id")        # sort key of the bets (a C call: 10,000 bets a spin)
 _SPIN = itemgetter("spin")
-INFO, WARNING, ERROR = 20, 30, 40       # logging's levels, without importing it
+DEBUG, INFO, WARNING, ERROR = 10, 20, 30, 40       # logging's levels, without importing it
 
 
 class Facts:
@@ -281,15 +281,22 @@ class _Step:
                          " it is put back and plays" % (b["id"], esc(b.get("player")), b["cancel_ms"] - call_ms, spin))
                 self.open.append(b)
         self.open.sort(key=_ID)
+        late_ms = []
         for b in self.open:
             if late(b.get("wheel_boot"), b.get("wheel_ms"), boot, call_ms):
                 self.fx.append(Refuse(b["id"], "poussette", spin))
                 self.fx.append(Publish("bet", {"id": b["id"], "player": b.get("player"), "stake": b.get("stake"),
                                                "status": "refused", "reason": "poussette"}))
-                self.log(WARNING, "bet %s of %s refused (poussette): it reached the table %.0f ms after the wheel's"
+                self.log(DEBUG, "bet %s of %s refused (poussette): it reached the table %.0f ms after the wheel's"
                          " call of spin %s" % (b["id"], esc(b.get("player")), b["wheel_ms"] - call_ms, spin))
+                late_ms.append(b["wheel_ms"] - call_ms)
             else:
                 keep.append(dict(b, spin=spin))
+        if late_ms:
+            # one line a call (a stadium's terminals make hundreds at once; each bet's row says it)
+            self.log(WARNING, "%d bet%s refused (poussette): %s reached the table %.0f to %.0f ms after the wheel's"
+                     " call of spin %s" % (len(late_ms), "s" if len(late_ms) > 1 else "", "they" if len(late_ms) > 1
+                                           else "it", min(late_ms), max(late_ms), spin))
         self.open = []
         self.locked = sorted(self.locked + keep, key=_ID)
         self.fx.append(Lock(spin, [b["id"] for b in keep]))
