@@ -166,7 +166,7 @@ class Facts:
     (`withdrawn`, those the call may judge) also `cancel_boot`, `cancel_ms`."""
 
     def __init__(self, open_bets=(), locked=(), settled=(), last_settled=None, voided=False, bodies=None,
-                 withdrawn=(), book=None):
+                 withdrawn=(), book=None, ordered=False):
         self.open_bets = list(open_bets)
         self.withdrawn = list(withdrawn)
         self.locked = list(locked)
@@ -178,7 +178,7 @@ class Facts:
         # choices at zero (`shelf.book`, `shelf.choices`: tapis.py), or None. The settlement
         # appends the carried bets to that book: it serves one step
         self.book = book
-
+        self.ordered = ordered              # the open and locked bets come in order of id already
 
 def spins_of(state, ev):
     """The spins whose settlement a step on event `ev` may ask about (the shell reads those)."""
@@ -198,8 +198,8 @@ class _Step:
         self.st = json.loads(json.dumps(state))         # a copy: the caller's state is never touched
         self.facts = facts
         self.limits = limits
-        self.open = sorted(facts.open_bets, key=_ID)
-        self.locked = sorted(facts.locked, key=_ID)
+        self.open = facts.open_bets if facts.ordered else sorted(facts.open_bets, key=_ID)
+        self.locked = facts.locked if facts.ordered else sorted(facts.locked, key=_ID)
         self.settled = set(facts.settled)
         self.fx = []
 
