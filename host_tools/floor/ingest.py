@@ -123,7 +123,15 @@ class Link:
         async def reconnected():
             self._set_link(True, "reconnected")
 
-        async def error(e):                             # the link's state says it; no traceback per retry
+        async def error(e):                             # no traceback per retry: a line every 30 s at most
+            nc = self.nc
+            if nc is None or not nc.is_connected:
+                self._set_link(False, f"broker unreachable: {type(e).__name__} {e}"[:300])
+                now = time.monotonic()
+                if now - self._logged_at >= LOG_EVERY_S:
+                    self._logged_at = now
+                    log.warning("floor link: cannot reach %s: %s %s", self.url, type(e).__name__, e)
+                    return
             log.debug("floor link: %s", e)
 
         while not self._stop.is_set():

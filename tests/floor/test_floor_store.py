@@ -247,3 +247,19 @@ def test_a_silent_broker_is_told_within_seconds(tmp_path):
         link.stop()
         store.close()
         srv.close()
+
+
+def test_a_broker_the_floor_cannot_reach_is_logged_and_told(tmp_path, caplog):
+    """`--nats a,b` with neither up: the floor says so in its log (not once a second) and its link is down."""
+    import logging
+    store = Store(str(tmp_path / "floor.sqlite"))
+    url = f"nats://127.0.0.1:{natsrv.free_port()},nats://127.0.0.1:{natsrv.free_port()}"
+    with caplog.at_level(logging.WARNING, logger="cylindre.floor"):
+        link = Link(url, store).start()
+        try:
+            wait(lambda: any("cannot reach" in r.getMessage() for r in caplog.records), "a line in the log", 20)
+            assert not link.connected and link.servers == url.split(",")
+        finally:
+            link.stop()
+            store.close()
+    assert sum("cannot reach" in r.getMessage() for r in caplog.records) <= 2
