@@ -338,7 +338,9 @@ class Daemon:
             self.last_heard = time.time()
             if self.pending is None:
                 self.table.on_status(self.link.boot, rec["status"], self._taken)
-            self.publish("status", status)
+            # with what the table says now (annonce.py): a screen follows "faites vos jeux" at the
+            # wheel's pace, and stops saying it when its `open_for_ms` runs out with no status
+            self.publish("status", dict(status, table=self.table.now()))
         elif kind == "welcome":
             first = rec["info"].get("first")
             self._taken = first - 1             # the wheel holds nothing before `first` unacknowledged

@@ -86,6 +86,15 @@ class Window:
             return "refused", "wheel_not_heard", where
         return "open", None, where
 
+    def open_for(self, now_ms) -> float:
+        """How long (ms) from host instant `now_ms` the evidence stays fresh enough to take a bet
+        without another STATUS: 0 when there is none (admit refuses whatever the phase). A screen
+        saying "faites vos jeux" stops when this runs out, as `admit` starts refusing then."""
+        ev, w = self.evidence, self.clock.latest_wheel_ms(now_ms)
+        if ev is None or w is None or ev[0] != self.clock.boot:
+            return 0.0
+        return max(0.0, float(self.fresh_ms - (w - ev[1])))
+
 
 def withdrawal(window, phase, now_ms):
     """(status, reason, where) for taking an open bet back at host instant `now_ms`: like a bet,
