@@ -13,6 +13,8 @@ from collections import deque
 
 from cylindre.rules import wheel as W
 
+from host_tools.table.game.annonce import UNKNOWN, annonce
+
 LAST = 12                 # numbers shown on a tile
 SILENT_S = 20.0           # no heartbeat for this long: the table's link is shown lost
 
@@ -27,6 +29,7 @@ class Tile:
         self.serial = None
         self.open = None
         self.phase = None
+        self.refusing = UNKNOWN                   # the table's window on a bet now (its heartbeat); None: taken
         self.link = None
         self.backlog = None
         self.heard_at = None
@@ -42,8 +45,11 @@ class Tile:
         while self.recent and self.recent[0] < now - 3600:
             self.recent.popleft()
         silent = self.heard_at is None or now - self.heard_at > SILENT_S
+        refusing = "silent" if silent else self.refusing
         return {"table": self.table, "site": self.site, "pit": self.pit, "url": self.url, "serial": self.serial,
                 "open": self.open, "phase": self.phase, "link": "silent" if silent else self.link,
+                # "faites vos jeux" only while the table would take a bet: the rule POST /bets applies
+                "annonce": annonce(self.phase, refusing), "refusing": refusing,
                 "backlog": self.backlog, "heard_at": self.heard_at, "croupier": self.croupier, "limits": self.limits,
                 "numbers": [{"n": n, "colour": colour(n)} for n, _ in reversed(self.numbers)],
                 "games_per_hour": len(self.recent), "target": self.target,
@@ -82,6 +88,10 @@ class Tiles:
         for k in ("open", "phase", "link", "backlog", "clock", "croupier", "limits", "serial"):
             if k in st and st[k] is not None:
                 setattr(t, k, st[k])
+        if "refusing" in st:                        # a heartbeat's verdict (None: a bet would be taken)
+            t.refusing = st["refusing"]
+        elif "phase" in st:                         # a state without one: nobody said bets are taken
+            t.refusing = UNKNOWN
         if isinstance(st.get("last_numbers"), list) and (not t.numbers or t.from_snapshot):
             t.numbers.clear()                       # newest first in the state
             for n in reversed(st["last_numbers"][:LAST]):

@@ -12,6 +12,7 @@ per state of the journal.
 
 from __future__ import annotations
 
+import json
 import logging
 import queue
 import shutil
@@ -82,6 +83,25 @@ class Pit:
             self.host.audit.record(who.name, who.role, "croupier_duty", name or None, before, name or None,
                                     spin=self.host.table.st.get("spin"))
         return self.on_duty()
+
+    def games(self, limit: int) -> list[dict]:
+        """The last `limit` games, settled or void, newest first: a void spin is a game the pit sees
+        (its reason beside it), not a hole between two numbers. A void of a spin settled since is
+        not one (a restart's void after the result: the result stands)."""
+        w = self.host.d.wheel
+        rows = [dict(r, void=None) for r in self.host.history(limit)]
+        voids = self.host.j.query(
+            "SELECT e.spin, MAX(e.at) AS at, e.body FROM events e WHERE e.wheel=? AND e.ev='void' AND e.spin IS NOT NULL "
+            "AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.wheel=e.wheel AND s.spin=e.spin) "
+            "GROUP BY e.spin ORDER BY e.spin DESC LIMIT ?", (w, limit))
+        for v in voids:
+            try:
+                reason = json.loads(v["body"]).get("reason") or "unknown"
+            except (ValueError, AttributeError):
+                reason = "unknown"
+            rows.append({"spin": v["spin"], "at": v["at"], "number": None, "void": str(reason), "staked": 0, "paid": 0})
+        rows.sort(key=lambda r: (r["spin"], r["void"] is None), reverse=True)
+        return rows[:limit]
 
     # -- alerts --------------------------------------------------------------------------------------
     def check(self, now: float | None = None, stats: bool = False) -> list:
@@ -269,6 +289,30 @@ class OnDuty(BaseModel):
     set_by: Optional[str] = Field(default=None, description="the token of the chef who set it")
 
 
+class Display(BaseModel):
+    """What a tote board shows besides the numbers (the marquee)."""
+    table: str = Field(description="the table's name (setting table_name; default the wheel's id)")
+    casino: Optional[str] = Field(default=None, description="the casino's name (setting casino)")
+    history: int = Field(description="games the marquee's figures cover (setting marquee_history)")
+    sectors: dict[str, list[int]] = Field(description="the wheel's sectors, from the rules: voisins, tiers, orphelins")
+    columns: dict[str, list[int]] = Field(description="the three columns of the layout, from the rules")
+
+
+class Me(BaseModel):
+    name: str = Field(description="the token's name")
+    role: str = Field(description="display, croupier, chef or admin")
+    may: list[str] = Field(description="the roles this token covers (a page shows only what they may see or do)")
+
+
+class Game(BaseModel):
+    spin: int
+    at: float = Field(description="when the table settled or voided it (epoch s)")
+    number: Optional[int] = Field(default=None, description="the winning number; null for a void")
+    void: Optional[str] = Field(default=None, description="the void's reason code (docs/events.md); null when settled")
+    staked: int = Field(0, description="cents staked on it (0 for a void: its bets play the next spin)")
+    paid: int = Field(0, description="cents paid")
+
+
 class StatsTest(BaseModel):
     model_config = ConfigDict(extra="allow")
     test: str
@@ -377,6 +421,27 @@ def add_pages(app: FastAPI, host, need, conf: dict) -> Pit:
         app.router.routes.append(Route(route, serve, methods=["GET", "HEAD"]))
     app.router.routes.append(Route("/assets/{name}", serve, methods=["GET", "HEAD"]))
     add_docs(app)
+
+    @app.get("/table/display", response_model=Display, responses=ERRORS, tags=["table"],
+             summary="what a tote board shows besides the numbers: the table's name, how many games its figures "
+                     "cover, the wheel's sectors and the columns (display)")
+    def display(who=Depends(need("display"))):
+        from cylindre.rules import wheel as W
+        return {"table": conf.get("table_name") or host.d.wheel, "casino": conf.get("casino"),
+                "history": conf.get("marquee_history") or 500,
+                "sectors": {"voisins": sorted(W.VOISINS), "tiers": sorted(W.TIERS), "orphelins": sorted(W.ORPHELINS)},
+                "columns": {str(c): list(W.column_numbers(c)) for c in (1, 2, 3)}}
+
+    @app.get("/me", response_model=Me, responses=ERRORS, tags=["table"],
+             summary="the token's own name and role: a page shows only what that role may see or do")
+    def me(who=Depends(need("display"))):
+        from host_tools.table.api.auth import RANK
+        return {"name": who.name, "role": who.role, "may": [r for r in RANK if who.may(r)]}
+
+    @app.get("/games", response_model=list[Game], responses=ERRORS, tags=["pit"],
+             summary="the last games, settled or void (with the void's reason), newest first (display)")
+    def last_games(who=Depends(need("display")), limit: int = Query(10, ge=1, le=10000)):
+        return pit.games(limit)
 
     @app.get("/alerts", response_model=list[Alert], responses=ERRORS, tags=["pit"],
              summary="alerts, newest first (pending: not yet acknowledged only)")

@@ -141,9 +141,12 @@ class LinkWatch:
                 % (time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(self.since)), self.why, backlog))
 
 
-def heartbeat(link: str, phase, is_open: bool, backlog: int, clock: float, last_event_id: int, croupier=None) -> dict:
+def heartbeat(link: str, phase, is_open: bool, backlog: int, clock: float, last_event_id: int, croupier=None,
+              refusing="unknown") -> dict:
+    """`refusing`: why a bet arriving now would be refused, None when it would be taken (the table's
+    own window, game/annonce.py): the floor's tile says "faites vos jeux" only then."""
     return {"link": link, "phase": phase, "open": is_open, "backlog": backlog, "clock": clock,
-            "last_event_id": last_event_id, "croupier": croupier}
+            "last_event_id": last_event_id, "croupier": croupier, "refusing": refusing}
 
 
 def table_state(site, table, serial, phase, last_numbers, link, croupier, limits, backlog, heard, wheel_heard) -> dict:

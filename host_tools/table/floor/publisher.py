@@ -455,7 +455,9 @@ class FloorLink:
         numbers = [h["number"] for h in self.host.history(LAST_NUMBERS)]
         _, newest = self.events.bounds()
         now = self.clock()
-        hb = O.heartbeat(link, st["phase"], st["phase"] != "closed", self.backlog, now, newest, croupier)
+        said = self.host.table.now()            # the window POST /bets applies (game/annonce.py)
+        hb = O.heartbeat(link, said["phase"], said["phase"] != "closed", self.backlog, now, newest, croupier,
+                         refusing=said["refusing"])
         state = O.table_state(self.site, self.table, self._serial(), st["phase"], numbers, link, croupier,
                               self.host.table.limits.to_json(), self.backlog, now, d.last_heard)
         return hb, state
@@ -478,7 +480,17 @@ class FloorLink:
                 raise
             except Exception as e:
                 log.debug("floor: heartbeat not sent: %s", e)
-            await asyncio.sleep(self.heartbeat_s)
+            await self._until_said_changes(self.heartbeat_s)
+
+    async def _until_said_changes(self, seconds):
+        """Sleep `seconds`, or less when what the table says changes (faites vos jeux, rien ne va
+        plus, suspended, closed): the floor's tile follows the table, not its heartbeat's period."""
+        said = self.host.table.now()["annonce"]
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            await asyncio.sleep(min(0.25, max(0.0, end - time.monotonic())))
+            if self.host.table.now()["annonce"] != said:
+                return
 
     async def _put_state(self, kv, force: bool):
         now = time.monotonic()
