@@ -5,6 +5,8 @@ token told on the screen in French and retried quietly, never a dialog; the API 
 from the daemon's own files, with every request to anywhere else blocked; one version number."""
 
 import re
+import threading
+import time
 from urllib.parse import urlparse
 
 import pytest
@@ -124,7 +126,24 @@ def test_a_cut_link_is_told_on_the_marquee_and_the_pit(table, chromium):
     pit.goto(table.base + "/pit#token=" + table.tokens["chef"])
     pit.wait_for_selector("body[data-loaded]")
     assert pit.locator("#t-link").inner_text() == "liaison établie"
+    marquee.wait_for_function("() => document.getElementById('phase').textContent === 'Faites vos jeux'")
+    pit.wait_for_function("() => document.getElementById('t-open').textContent === 'ouverte — faites vos jeux'")
     table.board._mute = True                                   # nothing leaves the wheel: a cut cable
+    # "faites vos jeux" leaves both screens when POST /bets starts refusing, not when the link is declared down
+    t0, refused, gone = time.monotonic(), None, {}
+    while time.monotonic() - t0 < 10 and (refused is None or len(gone) < 2):
+        now = time.monotonic() - t0
+        if refused is None and not table.api("GET", "/state")[1]["table"]["accepting_bets"]:
+            refused = now
+        if "marquee" not in gone and marquee.locator("#phase").text_content() != "Faites vos jeux":
+            gone["marquee"] = now
+        if "pit" not in gone and "faites vos jeux" not in pit.locator("#t-open").inner_text():
+            gone["pit"] = now
+        time.sleep(0.05)
+    assert refused is not None and refused < 3, refused
+    assert set(gone) == {"marquee", "pit"} and all(at < refused + 1.0 for at in gone.values()), (refused, gone)
+    assert marquee.locator("#phase").text_content() == "Mises suspendues — en attente du cylindre"
+    assert pit.locator("#t-open").inner_text() == "ouverte — mises suspendues (en attente du cylindre)"
     table.wait(lambda: not table.api("GET", "/state")[1]["link"]["session"], "the daemon never saw the link go", 30)
     notice = marquee.locator("#cyl-notice [data-notice='link']")
     notice.wait_for(timeout=15000)
@@ -140,6 +159,32 @@ def test_a_cut_link_is_told_on_the_marquee_and_the_pit(table, chromium):
         assert overflows(marquee, PANELS) == [], size
     pit.wait_for_function("() => document.getElementById('t-link').textContent.startsWith('liaison coupée')", timeout=20000)
     assert "bad" in pit.locator("#t-link").get_attribute("class")
+    assert marquee.locator("#phase").text_content() == "Mises suspendues — en attente du cylindre"   # never back to FVJ
     shot(pit, "pit_link_cut", full=True)
     marquee.close()
     pit.close()
+
+
+def test_a_daemon_that_never_heard_a_wheel_says_no_bet_is_taken(tmp_path_factory, chromium):
+    """No wheel on its port: no "faites vos jeux" (a bet would be refused wheel_not_heard), and no
+    figures made up (no equal thirds, no green zero of 33 %)."""
+    t = Table(tmp_path_factory.mktemp("nowheel"))
+    t.daemon.start()
+    threading.Thread(target=t.srv.run, kwargs={"sockets": [t._sock]}, daemon=True).start()
+    t.wait(lambda: t.srv.started, "the HTTP server never started")
+    try:
+        assert t.api("GET", "/state")[1]["table"]["refusing"] == "wheel_not_heard"
+        page = chromium.new_page(viewport={"width": 1366, "height": 768}, bypass_csp=True)
+        page.goto(t.base + "/marquee#token=" + t.tokens["display"])
+        page.wait_for_function("() => document.getElementById('marquee').dataset.phase === 'suspended'")
+        assert page.locator("#phase").text_content() == "Mises suspendues — en attente du cylindre"
+        for bar in ("b-colour", "b-parity", "b-dozen", "b-sector"):
+            assert "empty" in page.locator("#" + bar).get_attribute("class")
+            assert page.locator(f"#{bar} span").evaluate_all("es => es.map((e) => e.textContent).join('')") == ""
+        assert page.locator("#over").inner_text().startswith("aucun coup encore")
+        shot(page, "marquee_no_wheel")
+        assert overflows(page, PANELS) == []
+        page.close()
+    finally:
+        t.stop_board.set()
+        t.close()
