@@ -144,9 +144,31 @@ def run(args) -> int:
         except (OSError, ValueError, LimitError) as e:
             print(f"cylindre daemon: --limits {c['limits']}: {e}", file=sys.stderr)
             return 2
+    from host_tools.table.daemon.journal_lock import JournalBusy, JournalLock
+    host, port = parse_hostport(c["http"])
+    try:
+        # one daemon per journal: a second one stops here, naming the first (journal_lock.py)
+        lock = JournalLock(c["journal"]).acquire(http=f"{'https' if c['tls_cert'] else 'http'}://{host}:{port}/")
+    except JournalBusy as e:
+        print(f"cylindre daemon : {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"cylindre daemon : impossible de verrouiller le journal {c['journal']} ({lock_file(c['journal'])}) : {e}",
+              file=sys.stderr)
+        return 2
+    try:
+        return _serve(c, key, limits, lock, log)
+    finally:
+        lock.release()                  # (the process's end would drop it too: a test runs this in-process)
+
+
+def _serve(c, key, limits, lock, log) -> int:
+    """The daemon on its locked journal until SIGTERM or Ctrl-C."""
     from host_tools.table.api.app import create_app
     from host_tools.table.daemon.host import TableHost
+    from host_tools.table.wheel.keys import secure_file
     import sqlite3
+    cammegh = c["source"] == "cammegh"
     host, port = parse_hostport(c["http"])
     try:
         _create_private(c["journal"])
@@ -187,6 +209,7 @@ def run(args) -> int:
     web = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="cylindre-http", daemon=True)
     web.start()
     scheme = "https" if c["tls_cert"] else "http"
+    lock.tell(http=f"{scheme}://{host}:{sock.getsockname()[1]}/")        # the port a second daemon is told
     log.info("daemon up: wheel %s on %s (%s, %d baud), journal %s, API %s://%s:%d/ (OpenAPI at /openapi.json)",
              c["wheel"], c["port"], "a Cammegh reader" if cammegh else "the Cylindre link", c["baud"], c["journal"],
              scheme, host, sock.getsockname()[1])
@@ -220,6 +243,11 @@ def start_floor(th, c):
         return None
     return FloorLink(th, c["nats"], c["site"], table=c["wheel"], serial=c["wheel_serial"], creds=creds,
                      tls_ca=c["nats_tls_ca"], floor_key=key)
+
+
+def lock_file(journal) -> str:
+    from host_tools.table.daemon.journal_lock import lock_path
+    return str(lock_path(journal))
 
 
 def _create_private(path):
