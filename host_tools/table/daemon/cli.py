@@ -25,6 +25,10 @@ def add_arguments(p):
     # every setting defaults to None here: the config file's value, or its default, applies
     p.add_argument("--config", metavar="FILE", help="TOML file of settings (docs/daemon.md); flags override it")
     p.add_argument("--port", help="serial device (/dev/ttyACM0), pseudo-terminal, or pyserial URL")
+    p.add_argument("--port-fd", type=int, metavar="FD",
+                   help="an inherited descriptor of --port that holds its exclusive lock (the demo's pseudo-terminals): "
+                        "the daemon keeps it, so no other program can take the port, and opens --port without "
+                        "locking it again")
     p.add_argument("--source", help="cylindre (default: the Cylindre link on --port) or cammegh:PORT (an installed "
                                     "Cammegh reader's lines at 9600 8N1, docs/daemon.md; no key needed)")
     p.add_argument("--key", help="the wheel's link key file (64 hex chars, mode 0600; default keys/T1.key)")
@@ -43,6 +47,8 @@ def add_arguments(p):
     p.add_argument("--cors-origin", dest="cors_origins", action="append", metavar="ORIGIN",
                    help="an origin allowed to call the API from a browser (repeatable; default: CORS off)")
     p.add_argument("--limits", help="JSON file of table limits (docs/rules-api.md), default the house limits")
+    p.add_argument("--casino", help="the casino's name, on the statistics report and the marquee")
+    p.add_argument("--table-name", help="the table's name on the marquee and the report (default: the wheel's id)")
     p.add_argument("--open", action="store_true", default=None, help="open the table at start")
     p.add_argument("--baud", type=int, help="serial speed (default 115200; 9600 with --source cammegh)")
     p.add_argument("--silence-ms", type=int,
@@ -156,13 +162,18 @@ def run(args) -> int:
         print(f"cylindre daemon : impossible de verrouiller le journal {c['journal']} ({lock_file(c['journal'])}) : {e}",
               file=sys.stderr)
         return 2
+    wheel_port = None
+    if getattr(args, "port_fd", None) is not None:
+        wheel_port = held_port(args.port_fd, c)
+        if wheel_port is None:
+            return 2
     try:
-        return _serve(c, key, limits, lock, log)
+        return _serve(c, key, limits, lock, log, wheel_port)
     finally:
         lock.release()                  # (the process's end would drop it too: a test runs this in-process)
 
 
-def _serve(c, key, limits, lock, log) -> int:
+def _serve(c, key, limits, lock, log, wheel_port=None) -> int:
     """The daemon on its locked journal until SIGTERM or Ctrl-C."""
     from host_tools.table.api.app import create_app
     from host_tools.table.daemon.host import TableHost
@@ -172,7 +183,7 @@ def _serve(c, key, limits, lock, log) -> int:
     host, port = parse_hostport(c["http"])
     try:
         _create_private(c["journal"])
-        th = TableHost.build(c["port"], key, c["journal"], wheel=c["wheel"], limits=limits, open_table=c["open"],
+        th = TableHost.build(wheel_port or c["port"], key, c["journal"], wheel=c["wheel"], limits=limits, open_table=c["open"],
                             baud=c["baud"], silence_ms=c["silence_ms"], source=c["source"])
         d = th.d
         secure_file(c["journal"])
@@ -243,6 +254,22 @@ def start_floor(th, c):
         return None
     return FloorLink(th, c["nats"], c["site"], table=c["wheel"], serial=c["wheel_serial"], creds=creds,
                      tls_ca=c["nats_tls_ca"], floor_key=key)
+
+
+def held_port(fd: int, c):
+    """--port-fd: the port whose lock this daemon inherited, kept for its life (no other program can
+    take the port, and a pseudo-terminal's number cannot go to another program while it lives); the
+    port is opened without locking it again. None (and why, on stderr) if the descriptor is not that."""
+    import fcntl
+    from host_tools.table.daemon.service import SerialPort
+    try:
+        if not os.isatty(fd):
+            raise OSError(f"le descripteur {fd} n'est pas un terminal")
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)      # already ours: a no-op; not ours: refused now
+    except OSError as e:
+        print(f"cylindre daemon : --port-fd {fd} : {e}", file=sys.stderr)
+        return None
+    return SerialPort(c["port"], c["baud"], exclusive=False)
 
 
 def lock_file(journal) -> str:

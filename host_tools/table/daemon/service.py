@@ -49,7 +49,8 @@ class Observer:
 # pyserial's message names the port three times ("could not open port P: [Errno 2] No such file or
 # directory: 'P'"); the pit, the floor and `cylindre status` already name it: the cause in words.
 PORT_ERRORS = {errno.ENOENT: "introuvable", errno.EACCES: "accès refusé (droits sur le port, groupe dialout ?)",
-               errno.EBUSY: "occupé par un autre programme", errno.ENXIO: "périphérique absent",
+               errno.EBUSY: "occupé par un autre programme", errno.EAGAIN: "verrouillé par un autre programme",
+               errno.ENXIO: "périphérique absent",
                errno.ENODEV: "périphérique absent", errno.EIO: "erreur d'entrée-sortie"}
 
 
@@ -62,9 +63,10 @@ def port_error(e) -> str:
 class SerialPort:
     """pyserial for devices and pseudo-terminals; `None` from open() means "not there yet"."""
 
-    def __init__(self, url, baud=115200):
+    def __init__(self, url, baud=115200, exclusive=True):
         self.url = url
         self.baud = baud
+        self.exclusive = exclusive      # False: the caller already holds the port's lock (--port-fd)
         self.s = None
 
     def open(self):
@@ -73,7 +75,7 @@ class SerialPort:
             # exclusive: a second process on the same port (another daemon, a terminal left open)
             # would take half of the wheel's bytes; it is refused instead, and said
             self.s = serial.serial_for_url(self.url, baudrate=self.baud, timeout=0.02, write_timeout=1.0,
-                                           exclusive=True)
+                                           exclusive=self.exclusive)
             try:
                 self.s.reset_input_buffer()     # bytes queued before we came belong to no session of ours
             except Exception:
