@@ -36,6 +36,7 @@ def test_stats_page_and_every_page_under_its_policy(table):
         page.wait_for_selector("body[data-loaded]", timeout=60000)
         load_ms = (time.time() - t0) * 1000
         assert page.locator("#t-games").inner_text() == "3 coups"
+        assert page.locator("#t-counts").inner_text().startswith("3 lancers, dont 0 coup nul")
         verdict = page.locator("#t-verdict")
         assert verdict.inner_text().startswith("pas assez de coups (3 sur ")       # never a green badge on 0 tests
         assert "ok" not in verdict.get_attribute("class").split()
@@ -48,8 +49,9 @@ def test_stats_page_and_every_page_under_its_policy(table):
         # a croupier's p before its sample is said in words (was a bare "—"), and no "test(s)"
         assert "pas assez de coups" in page.locator("#croupiers tr").first.inner_text()
         assert page.locator("#alpha").inner_text().startswith("Aucun test fait sur ")
-        plots = page.locator("#plots img")
-        assert plots.count() >= 4 and all(plots.nth(i).get_attribute("src").startswith("blob:") for i in range(plots.count()))
+        charts = page.locator("#plots figure svg.chart")          # drawn in the page from the one analysis
+        assert charts.count() >= 5
+        assert "(3 coups)" in page.locator("#plots figure[data-plot='numeros'] title").first.text_content()
         with page.expect_download() as d:
             page.locator("#pdf").click()
         assert d.value.suggested_filename == "cylindre-T1-statistiques.pdf"

@@ -41,9 +41,23 @@ def test_with_some_tests_run_the_verdict_counts_them_and_those_still_waiting():
     waiting = [t for t in a["tests"] if not t["ran"]]
     assert ran and waiting                         # sectors, arc and runs ran; the chi-squares wait for 185
     assert {t["test"] for t in ran} == {f["test"] for f in a["family"]}
-    assert a["verdict"]["level"] == "ok"
-    assert f"{len(ran)} tests faits" in a["verdict"]["text"] and f"{len(waiting)} tests n'ont pas encore" in a["verdict"]["text"]
+    # the main tests (the 37 numbers above all) still wait: never a green "aucun écart" on the side tests
+    assert a["verdict"]["level"] == "insuffisant"
+    assert a["verdict"]["short"] == "insuffisant : 120 coups sur les 185 des tests principaux"
+    assert f"Aucun écart significatif sur {len(ran)} tests faits" in a["verdict"]["text"]
+    assert "Fréquence des 37 numéros (khi-deux)" in a["verdict"]["text"]
     assert next(t for t in waiting if t["test"] == "numbers")["status"] == "pas assez de coups (120 sur 185)"
+
+
+def test_the_verdict_is_clean_only_once_every_main_test_ran():
+    a = _analyse(spins=400, seed=5)
+    main = [t for t in a["tests"] if t["main"]]
+    assert main and all(t["ran"] for t in main)
+    waiting = [t for t in a["tests"] if not t["ran"]]
+    assert waiting and not any(t["main"] for t in waiting)       # the croupiers' signatures still wait
+    assert a["verdict"]["level"] == "ok"
+    ran = [t for t in a["tests"] if t["ran"]]
+    assert f"{len(ran)} tests faits" in a["verdict"]["text"] and f"{len(waiting)} tests n'ont pas encore" in a["verdict"]["text"]
 
 
 def test_an_alarm_is_named_in_words_first():

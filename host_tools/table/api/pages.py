@@ -18,7 +18,9 @@ import queue
 import shutil
 import tempfile
 import threading
+import hashlib
 import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Optional
 
@@ -55,9 +57,11 @@ class Pit:
         self._thread = None
         self._q = None                          # the watch's subscription (stop() wakes it)
         self._stats_lock = threading.Lock()
-        self._stats = None              # (journal key, analysis, folder of its files or None)
+        self._stats = None              # (journal key, analysis, None): the last analysis, for the alerts
+        self._snapshots = OrderedDict()  # snapshot id -> (analysis, folder of its files or None)
         self._stats_at = 0.0
         self.casino = None                      # the casino's name on the report (config `casino`)
+        self.table_name = None                  # the table's name on the report (config `table_name`)
         host.metrics.registry.register(_AlertCollector(self.store))
 
     # -- the table, as the pages need it -------------------------------------------------------------
@@ -179,6 +183,11 @@ class Pit:
             self.host.events.unsubscribe(q)
 
     # -- the wheel statistics ------------------------------------------------------------------------
+    # One analysis per state of the journal (a snapshot): every figure, chart, plot and the report
+    # of one page come from the same one, named by its `snapshot`; the last few are kept so a page
+    # still gets its own report after the wheel has played on.
+    KEEP_SNAPSHOTS = 4
+
     def _journal_key(self):
         w = self.host.d.wheel
         e = self.host.j.one("SELECT COUNT(*) AS n, MAX(at) AS at FROM events WHERE wheel=?", (w,))
@@ -186,12 +195,15 @@ class Pit:
         return (e["n"], e["at"], c["n"])
 
     def analysis(self) -> dict:
-        """The statistics of this wheel's journal (host_tools.stats), recomputed only when it changed."""
+        """The statistics of this wheel's journal (host_tools.stats), recomputed only when it
+        changed; its `snapshot` names that state of the journal."""
         from host_tools.stats import analysis, games
         with self._stats_lock:
             key = self._journal_key()
-            if self._stats is not None and self._stats[0] == key:
-                return self._stats[1]
+            snap = _snapshot_id(key)
+            if snap in self._snapshots:
+                self._snapshots.move_to_end(snap)
+                return self._snapshots[snap][0]
             path = self.host.j.path
             if path != ":memory:":
                 db = games.open_ro(path)        # its own connection: the money path is not held up
@@ -203,36 +215,66 @@ class Pit:
                 with self.host.j.lock:
                     rec = games.read_db(self.host.j.db, self.host.d.wheel)
             a = analysis.analyse(rec, alpha=self.th["p_value"])
-            self._drop_files()
+            a["snapshot"] = snap
+            self._snapshots[snap] = (a, None)
+            while len(self._snapshots) > self.KEEP_SNAPSHOTS:
+                _, (_, folder) = self._snapshots.popitem(last=False)
+                if folder is not None:
+                    shutil.rmtree(folder, ignore_errors=True)
             self._stats = (key, a, None)
             return a
 
-    def stats_file(self, name: str) -> Path | None:
-        """A PNG plot or report.pdf of the current statistics (written on first ask)."""
-        from host_tools.stats import report
-        a = self.analysis()
+    def snapshot(self, snap: str | None) -> dict | None:
+        """The analysis named `snap` (None: the current one), or None once it is no longer kept."""
+        if snap is None:
+            return self.analysis()
         with self._stats_lock:
-            key, a, folder = self._stats
+            got = self._snapshots.get(snap)
+            return None if got is None else got[0]
+
+    def stats_file(self, name: str, snap: str | None = None) -> Path | None:
+        """A PNG plot or report.pdf of the snapshot `snap` (default the current one), written on
+        first ask; None if there is no such file or the snapshot is no longer kept."""
+        from host_tools.stats import report
+        a = self.snapshot(snap)
+        if a is None:
+            return None
+        with self._stats_lock:
+            got = self._snapshots.get(a["snapshot"])
+            if got is None:
+                return None
+            folder = got[1]
             if folder is None:
                 folder = Path(tempfile.mkdtemp(prefix="cylindre-stats-"))
-                report.write(a, folder, casino=self.casino)
-                self._stats = (key, a, folder)
+                report.write(a, folder, **self.report_about())
+                self._snapshots[a["snapshot"]] = (a, folder)
         f = folder / name
         return f if f.is_file() else None
 
-    def stats_files(self) -> list[str]:
+    def report_about(self) -> dict:
+        """What the report's title block says besides the analysis: the casino and table names."""
+        return {"casino": self.casino, "table": self.table_name}
+
+    def stats_files(self, a=None) -> list[str]:
         from host_tools.stats import report
-        return [n + ".png" for n in report.names(self.analysis())] + ["report.pdf"]
+        return [n + ".png" for n in report.names(a or self.analysis())] + ["report.pdf"]
 
     def _drop_files(self):
-        if self._stats is not None and self._stats[2] is not None:
-            shutil.rmtree(self._stats[2], ignore_errors=True)
+        for _, folder in self._snapshots.values():
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+        self._snapshots.clear()
 
     def close(self):
         self.stop()
         with self._stats_lock:
             self._drop_files()
             self._stats = None
+
+
+def _snapshot_id(key) -> str:
+    """A short name for one state of the journal (events, last event's time, duty rows)."""
+    return hashlib.sha256(repr(key).encode()).hexdigest()[:12]
 
 
 class _AlertCollector:
@@ -331,6 +373,8 @@ class Stats(BaseModel):
     family: list[StatsTest]
     alarms: list[str]
     files: list[str] = Field(description="names under /stats/files/: PNG plots and report.pdf")
+    snapshot: str = Field(description="names this analysis (one state of the journal): /stats/files/NAME?snapshot= "
+                                      "gives the plots and the report of this one, not a later one")
 
 
 # -- the API explorer ------------------------------------------------------------------------------------
@@ -401,6 +445,7 @@ def add_pages(app: FastAPI, host, need, conf: dict) -> Pit:
     from host_tools.table.api.models import ERRORS, E
     pit = Pit(host, conf.get("alerts") or {})
     pit.casino = conf.get("casino")             # printed on the statistics report's title block
+    pit.table_name = conf.get("table_name")
     host.pit = pit
 
     def page(path: str):
@@ -465,17 +510,26 @@ def add_pages(app: FastAPI, host, need, conf: dict) -> Pit:
     @app.get("/stats/analysis", response_model=Stats, responses=ERRORS, tags=["pit"],
              summary="the wheel statistics of this journal (docs/stats.md), recomputed when it changed")
     async def stats(who=Depends(need("chef"))):
+        from cylindre.rules import wheel as W
+        from host_tools.stats.wording import SECTEURS
         a = await run_in_threadpool(pit.analysis)
-        files = await run_in_threadpool(pit.stats_files)
-        return {**a, "files": files}
+        # what the page draws its charts with, beside the figures: the wheel's order (the rules)
+        # and the sectors' names; every chart of the page from this one analysis (its snapshot)
+        return {**a, "files": pit.stats_files(a), "wheel_order": list(W.ORDER), "sector_names": SECTEURS}
 
     @app.get("/stats/files/{name}", response_class=FileResponse, tags=["pit"],
              responses={200: {"content": {"image/png": {"schema": {"type": "string", "format": "binary"}},
                                           "application/pdf": {"schema": {"type": "string", "format": "binary"}}}},
-                        **ERRORS, 404: E},
-             summary="a plot (PNG) or the report (report.pdf) of the current statistics")
-    async def stats_file(name: str = PathParam(pattern=FILE_NAME), who=Depends(need("chef"))):
-        f = await run_in_threadpool(pit.stats_file, name)
+                        **ERRORS, 404: E, 410: E},
+             summary="a plot (PNG) or the report (report.pdf) of the current statistics, or of the snapshot named "
+                     "(410 once it is no longer kept)")
+    async def stats_file(name: str = PathParam(pattern=FILE_NAME), who=Depends(need("chef")),
+                         snapshot: Optional[str] = Query(None, pattern=r"^[0-9a-f]{12}$",
+                                                         description="the analysis the file shows (GET /stats/analysis's "
+                                                                     "snapshot); none: the current one")):
+        if snapshot is not None and pit.snapshot(snapshot) is None:
+            raise ApiError(410, "snapshot_gone", f"the statistics {snapshot} are no longer kept: reload the page")
+        f = await run_in_threadpool(pit.stats_file, name, snapshot)
         if f is None:
             raise ApiError(404, "not_found", f"no file {name} in the statistics")
         kind = "application/pdf" if name.endswith(".pdf") else "image/png"
