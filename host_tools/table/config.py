@@ -41,6 +41,8 @@ KEYS = {
     "casino": (str, None, "the casino's name, on the title block of the statistics report (/stats, its PDF)"),
     "table_name": (str, None, "the table's name on the marquee and the statistics report (default: the wheel's id)"),
     "marquee_history": (int, 500, "games the marquee's figures cover (its ?n= overrides; 10..10000)"),
+    "report_key": (str, None, "Ed25519 private key (PEM, mode 0600) that signs the statistics report (report.pdf.sig, "
+                              "checked by cylindre floor verify); none: the report is not signed"),
     "alerts": (dict, {}, "[alerts] table: the pit's alert thresholds (docs/pages.md); every key optional"),
     "nats": (str, None, "URL of the casino floor's NATS broker (nats://HOST:4222, tls://...; a cluster's nodes "
                         "comma-separated); none: no floor (docs/floor.md)"),

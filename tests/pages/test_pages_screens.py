@@ -110,6 +110,9 @@ def test_the_api_explorer_is_served_by_the_daemon_with_no_outside_request(table,
     for path in ("/bets", "/state", "/history", "/spins/{spin}", "/health"):
         assert any(o.replace("\u200b", "") == path for o in ops), (path, ops[:5])
     assert version() in page.locator(".info .version").first.inner_text()
+    # the routes grouped by who uses them, none left under "default"
+    groups = [t.split("\n")[0].strip() for t in page.locator(".opblock-tag").all_inner_texts()]
+    assert groups == ["table", "pit", "operations"], groups
     shot(page, "docs")
     assert outside == [] and broken == [], (outside, broken)
     ctx.close()

@@ -39,7 +39,7 @@ from host_tools.table.alerts.store import AlertStore
 log = logging.getLogger("cylindre.pit")
 CSP = ("default-src 'self'; img-src 'self' blob: data:; style-src 'self'; script-src 'self'; "
        "connect-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'none'")
-FILE_NAME = r"^[a-z]{1,20}\.(png|pdf)$"
+FILE_NAME = r"^[a-z]{1,20}\.(png|pdf|pdf\.sig)$"
 
 
 class Pit:
@@ -62,6 +62,7 @@ class Pit:
         self._stats_at = 0.0
         self.casino = None                      # the casino's name on the report (config `casino`)
         self.table_name = None                  # the table's name on the report (config `table_name`)
+        self.report_key = None                  # the key that signs the report (config `report_key`), or None
         host.metrics.registry.register(_AlertCollector(self.store))
 
     # -- the table, as the pages need it -------------------------------------------------------------
@@ -246,18 +247,20 @@ class Pit:
             folder = got[1]
             if folder is None:
                 folder = Path(tempfile.mkdtemp(prefix="cylindre-stats-"))
-                report.write(a, folder, **self.report_about())
                 self._snapshots[a["snapshot"]] = (a, folder)
-        f = folder / name
+            f = folder / name
+            if not f.is_file():
+                if name.endswith(".png"):
+                    report.write_plots(a, folder)
+                elif name.startswith("report.pdf"):
+                    # NeedsNames without the casino's and the table's names (the route says where to set them)
+                    report.write_report(a, folder, self.casino, self.table_name, sign_key=self.report_key)
         return f if f.is_file() else None
-
-    def report_about(self) -> dict:
-        """What the report's title block says besides the analysis: the casino and table names."""
-        return {"casino": self.casino, "table": self.table_name}
 
     def stats_files(self, a=None) -> list[str]:
         from host_tools.stats import report
-        return [n + ".png" for n in report.names(a or self.analysis())] + ["report.pdf"]
+        return [n + ".png" for n in report.names(a or self.analysis())] + ["report.pdf"] \
+            + (["report.pdf.sig"] if self.report_key is not None else [])
 
     def _drop_files(self):
         for _, folder in self._snapshots.values():
@@ -446,6 +449,9 @@ def add_pages(app: FastAPI, host, need, conf: dict) -> Pit:
     pit = Pit(host, conf.get("alerts") or {})
     pit.casino = conf.get("casino")             # printed on the statistics report's title block
     pit.table_name = conf.get("table_name")
+    if conf.get("report_key"):
+        from host_tools.table.journal.seal import load_private
+        pit.report_key = load_private(conf["report_key"])       # (cli.py checks it before the daemon starts)
     host.pit = pit
 
     def page(path: str):
@@ -520,7 +526,7 @@ def add_pages(app: FastAPI, host, need, conf: dict) -> Pit:
     @app.get("/stats/files/{name}", response_class=FileResponse, tags=["pit"],
              responses={200: {"content": {"image/png": {"schema": {"type": "string", "format": "binary"}},
                                           "application/pdf": {"schema": {"type": "string", "format": "binary"}}}},
-                        **ERRORS, 404: E, 410: E},
+                        **ERRORS, 404: E, 409: E, 410: E},
              summary="a plot (PNG) or the report (report.pdf) of the current statistics, or of the snapshot named "
                      "(410 once it is no longer kept)")
     async def stats_file(name: str = PathParam(pattern=FILE_NAME), who=Depends(need("chef")),
@@ -529,10 +535,16 @@ def add_pages(app: FastAPI, host, need, conf: dict) -> Pit:
                                                                      "snapshot); none: the current one")):
         if snapshot is not None and pit.snapshot(snapshot) is None:
             raise ApiError(410, "snapshot_gone", f"the statistics {snapshot} are no longer kept: reload the page")
-        f = await run_in_threadpool(pit.stats_file, name, snapshot)
+        from host_tools.stats.report import NeedsNames
+        try:
+            f = await run_in_threadpool(pit.stats_file, name, snapshot)
+        except NeedsNames:
+            raise ApiError(409, "report_needs_names", "a report to file names its casino and its table: set casino and "
+                           "table_name in the daemon's settings (its config file, or --casino and --table-name)") from None
         if f is None:
-            raise ApiError(404, "not_found", f"no file {name} in the statistics")
-        kind = "application/pdf" if name.endswith(".pdf") else "image/png"
+            raise ApiError(404, "not_found", f"no file {name} in the statistics"
+                           + (" (the report is not signed: set report_key in the daemon's settings)" if name.endswith(".sig") else ""))
+        kind = {"pdf": "application/pdf", "png": "image/png", "sig": "application/json"}[name.rsplit(".", 1)[1]]
         return FileResponse(f, media_type=kind, headers={"Cache-Control": "no-store"},
                             content_disposition_type="inline" if kind == "image/png" else "attachment",
                             filename=name)

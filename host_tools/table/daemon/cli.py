@@ -49,6 +49,8 @@ def add_arguments(p):
     p.add_argument("--limits", help="JSON file of table limits (docs/rules-api.md), default the house limits")
     p.add_argument("--casino", help="the casino's name, on the statistics report and the marquee")
     p.add_argument("--table-name", help="the table's name on the marquee and the report (default: the wheel's id)")
+    p.add_argument("--report-key", metavar="FILE", help="Ed25519 private key (PEM, mode 0600) that signs the statistics "
+                                                       "report (cylindre floor new-key FILE makes one)")
     p.add_argument("--open", action="store_true", default=None, help="open the table at start")
     p.add_argument("--baud", type=int, help="serial speed (default 115200; 9600 with --source cammegh)")
     p.add_argument("--silence-ms", type=int,
@@ -116,9 +118,9 @@ def run(args) -> int:
         try:
             new_key(args.new_key)
         except FileExistsError:
-            print(f"cylindre daemon: {args.new_key} exists; not overwriting a wheel key", file=sys.stderr)
+            print(f"cylindre daemon : {args.new_key} existe déjà : une clé de cylindre n'est jamais écrasée", file=sys.stderr)
             return 2
-        print(f"new wheel key written to {args.new_key} (copy it to the Pico as /wheel.key)")
+        print(f"nouvelle clé de cylindre écrite dans {args.new_key} (à copier sur le Pico sous /wheel.key)")
         return 0
     try:
         c = settings(args)
@@ -128,7 +130,7 @@ def run(args) -> int:
     if args.dump_statuses:
         return dump_statuses(c["journal"])
     if not c["port"]:
-        print("cylindre daemon: --port, --source cammegh:PORT (or port in the config) is required", file=sys.stderr)
+        print("cylindre daemon : --port ou --source cammegh:PORT (ou port dans le fichier de configuration) est requis", file=sys.stderr)
         return 2
     cammegh = c["source"] == "cammegh"
     os.umask(0o027)                     # the log 0640 at most; the journal and keys 0600 below
@@ -142,6 +144,13 @@ def run(args) -> int:
     except KeyError_ as e:
         print(f"cylindre daemon: {e}", file=sys.stderr)
         return 2
+    if c["report_key"]:
+        from host_tools.table.journal.seal import SignatureError, load_private
+        try:
+            load_private(c["report_key"])
+        except (OSError, ValueError, SignatureError) as e:
+            print(f"cylindre daemon: report_key {c['report_key']}: {e}", file=sys.stderr)
+            return 2
     limits = None
     if c["limits"]:
         from cylindre.rules.limits import Limits, LimitError
@@ -264,10 +273,11 @@ def held_port(fd: int, c):
     from host_tools.table.daemon.service import SerialPort
     try:
         if not os.isatty(fd):
-            raise OSError(f"le descripteur {fd} n'est pas un terminal")
+            raise OSError(0, "pas un terminal")
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)      # already ours: a no-op; not ours: refused now
     except OSError as e:
-        print(f"cylindre daemon : --port-fd {fd} : {e}", file=sys.stderr)
+        print(f"cylindre daemon : --port-fd {fd} n'est pas le port verrouillé qu'il doit être ({e.strerror or e})",
+              file=sys.stderr)
         return None
     return SerialPort(c["port"], c["baud"], exclusive=False)
 
@@ -293,7 +303,7 @@ def dump_statuses(path) -> int:
     from cylindre.link import frame as fr, status
     from host_tools.table.journal.store import Journal
     if not Path(path).exists():
-        print(f"cylindre daemon: no journal at {path}", file=sys.stderr)
+        print(f"cylindre daemon : pas de journal à {path}", file=sys.stderr)
         return 2
     try:
         j = Journal(path)

@@ -190,7 +190,7 @@ class Daemon:
                     continue
                 if not self.port.open():
                     err = getattr(self.port, "error", "")
-                    self.quiet("port", logging.WARNING, "port %s not available: %s", self.port.url, err)
+                    self.quiet("port", logging.WARNING, "port %s indisponible : %s", self.port.url, err)
                     self.watch.port(time.monotonic(), False, err)
                     self.connected = False
                     next_try = time.monotonic() + 1.0
@@ -268,7 +268,7 @@ class Daemon:
             cause = self.watch.cause(now)
             self.connected = False
             self._said_down = cause and cause[0]
-            log.warning("link down: %s", cause[1] if cause else "no session")
+            log.warning("liaison coupée : %s", cause[1] if cause else "aucune session")
             self.publish("link", {"up": False, "cause": cause and cause[0], "problem": cause and cause[1]})
 
     def _still_down(self, now):
@@ -281,7 +281,7 @@ class Daemon:
         if cause is None or cause[0] == self._said_down:
             return
         self._said_down = cause[0]
-        self.quiet(("link down", cause[0]), logging.WARNING, "link down: %s", cause[1])
+        self.quiet(("link down", cause[0]), logging.WARNING, "liaison coupée : %s", cause[1])
 
     def _compact(self):
         """Every 10 s, move old status frames into compressed blocks (journal.compact_statuses),

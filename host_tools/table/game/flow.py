@@ -381,7 +381,7 @@ class _Step:
         if st["locked_spin"] is None:
             st["phase"] = after_spin(st["phase"])
         t = res["totals"]
-        self.log(INFO, "spin %s settled: number %d, %d bets, staked %d, paid %d, lost %d, en prison %d (cents)"
+        self.log(INFO, "spin %s settled: number %d, %d bets, staked %d, paid %d, lost %d, imprisoned %d (cents)"
                  % (spin, number, len(book) + len(done.carried_results), t["staked"], t["paid"], t["lost"], t["imprisoned"]))
         # the payments go between the winners and the rules' closing "tout est payé" (there is
         # one when something was paid), else before "faites vos jeux": placed, never read from text

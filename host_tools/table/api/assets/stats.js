@@ -57,6 +57,7 @@
     $("pdf").hidden = false;
     $("pdf").disabled = false;
     $("pdf").textContent = "rapport PDF";
+    $("sig").hidden = true;
   }
 
   async function load() {
@@ -82,6 +83,8 @@
       const r = await fetch(`/stats/files/report.pdf?snapshot=${current.snapshot}`,
                             { headers: { Authorization: "Bearer " + Cyl.token() }, cache: "no-store" });
       if (r.status === 410) throw new Error("Le journal a changé depuis ce calcul : « Recalculer », puis le rapport.");
+      if (r.status === 409) throw new Error("Le rapport à déposer demande le nom du casino et celui de la table : réglages "
+        + "casino et table_name du démon (son fichier de configuration, ou --casino et --table-name), puis redémarrer le démon.");
       if (!r.ok) throw new Error(`rapport : HTTP ${r.status}`);
       const url = URL.createObjectURL(await r.blob());
       const a = el("a", { href: url, download: `cylindre-${current.wheel}-statistiques.pdf`, hidden: true });
@@ -89,10 +92,26 @@
       a.click();
       a.remove();
       setTimeout(() => URL.revokeObjectURL(url), 60000);
+      if (current.files.includes("report.pdf.sig")) $("sig").hidden = false;
     } catch (e) { fail(e); } finally {
       b.disabled = false;
       b.textContent = "rapport PDF";
     }
+  });
+
+  /* The report's detached signature (the floor's format: cylindre floor verify report.pdf --pub KEY.pub). */
+  $("sig").addEventListener("click", async () => {
+    try {
+      const r = await fetch(`/stats/files/report.pdf.sig?snapshot=${current.snapshot}`,
+                            { headers: { Authorization: "Bearer " + Cyl.token() }, cache: "no-store" });
+      if (!r.ok) throw new Error(`signature : HTTP ${r.status}`);
+      const url = URL.createObjectURL(await r.blob());
+      // beside the PDF under its name + .sig: cylindre floor verify cylindre-T1-statistiques.pdf --pub KEY.pub
+      const a = el("a", { href: url, download: `cylindre-${current.wheel}-statistiques.pdf.sig`, hidden: true });
+      document.body.append(a);
+      a.click();
+      a.remove();
+    } catch (e) { fail(e); }
   });
 
   $("b-reload").addEventListener("click", load);
