@@ -59,6 +59,19 @@ def test_the_marquee_fits_every_screen_with_its_strip_full(table, chromium):
         assert min(width for _, width in chips) >= 0.04 * min(w, h), (w, h, chips)      # readable from afar
         page.wait_for_function("() => [...document.querySelectorAll('.bars span')].some((s) => s.textContent.includes('%'))")
     page.close()
+    # the bilingual board for the casino's foreign players: French and English, still uncut everywhere
+    page = b.new_page(viewport={"width": 1920, "height": 1080}, bypass_csp=True)
+    page.goto(table.base + "/marquee?lang=fr,en#token=" + table.tokens["display"])
+    page.wait_for_selector("#link.up")
+    page.wait_for_function("() => document.getElementById('phase-en').textContent.length > 0")
+    assert "Hot" in page.locator("#h-hot").inner_text()
+    for w, h in SIZES:
+        page.set_viewport_size({"width": w, "height": h})
+        page.wait_for_function("([w, h]) => innerWidth === w && innerHeight === h", arg=[w, h])
+        page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        shot(page, f"marquee_fr_en_{w}x{h}")
+        assert overflows(page, PANELS) == [], (w, h)
+    page.close()
 
 
 def test_a_refused_token_is_told_on_screen_and_retried_quietly(table, chromium):

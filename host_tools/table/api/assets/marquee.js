@@ -5,7 +5,7 @@
    rule POST /bets applies (GET /state's `table.annonce`, kept fresh by each wheel status).
    Options in the address: ?n=500 (games for the figures; default the table's setting), ?strip=18,
    ?hold=4 (seconds the number stays in the banner after its spin is settled, unless the next spin
-   is called sooner), ?lang=fr+en (the banner and the headings in French and English). */
+   is called sooner), ?lang=fr,en (the banner and the headings in French and English). */
 "use strict";
 
 (() => {
@@ -13,7 +13,7 @@
   const HOT = 4;
   const HOLD_MS = 1000 * Cyl.param("hold", 4, 0, 60);
   const PAID_MS = HOLD_MS / 2;          // "tout est payé" after the number, when something was paid
-  const EN = new URLSearchParams(location.search).get("lang") === "fr+en";
+  const EN = /^fr[ +,]en$/.test(new URLSearchParams(location.search).get("lang") || "");     // ?lang=fr,en
   const $ = (id) => document.getElementById(id);
   const numbers = new Map();            // spin -> number, every settled game we know of
   const table = Cyl.annonce();          // what the table says now (cylindre.js)
@@ -278,7 +278,7 @@
 
   if (EN) {
     document.documentElement.dataset.lang = "fr+en";
-    for (const [id, en] of [["h-hot", "Hot"], ["h-cold", "Cold"], ["h-absent", "Not seen"]]) {
+    for (const [id, en] of [["h-hot", "Hot"], ["h-cold", "Cold"], ["h-absent", "Absent"]]) {
       $(id).append(Cyl.el("span", { class: "en" }, " · " + en));
     }
   }
