@@ -2,7 +2,7 @@
 
 A functional core: no hardware, no clock of its own. The Pico shell (cylindre.board) or a replay
 calls `signal` for each sensor change, `tick` at least every 10 ms, and passes the encoder count
-as a callable. Events are plain dicts handed to `emit` (docs/events.md). The spin's life:
+as a callable. Events are plain dicts handed to `emit` (docs/integrators/wheel-events.md). The spin's life:
 
     idle --first lap--> ball_in_rim --rien ne va plus--> no_more_bets --drop--> ball_dropped
          --confirmed pocket--> result            (any phase) --misspin/fault--> void
@@ -84,7 +84,7 @@ class Controller:
         self.spin = 0
         # the spin counter's epoch (époque du compteur): a random id made when the counter starts
         # from nothing (a new board, a wiped flash) and kept with it in flash; the link tells it
-        # to the host, which keys the wheel's spin numbers by it (docs/protocol.md, WELCOME)
+        # to the host, which keys the wheel's spin numbers by it (docs/integrators/link-protocol.md, WELCOME)
         self.count_epoch = None
         # Article 53 by actuation: the rotor keeps the ways of its latest actuation and of the
         # one before (Rotor.act_dir, Rotor.prev_dir) and whether a coup was played under the

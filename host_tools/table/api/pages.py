@@ -1,5 +1,5 @@
 """What people at the table look at, on the table app: the pages, the alerts, the croupier on duty,
-the wheel statistics (docs/pages.md, docs/stats.md).
+the wheel statistics (docs/pit/pages.md, docs/pit/statistics.md).
 
 Pages and their assets (`/`, `/marquee`, `/pit`, `/stats`, `/assets/<file>`) are files of the
 project served without a token: they hold no data; every figure they show comes from a route that
@@ -353,7 +353,7 @@ class Game(BaseModel):
     spin: int
     at: float = Field(description="when the table settled or voided it (epoch s)")
     number: Optional[int] = Field(default=None, description="the winning number; null for a void")
-    void: Optional[str] = Field(default=None, description="the void's reason code (docs/events.md); null when settled")
+    void: Optional[str] = Field(default=None, description="the void's reason code (docs/integrators/wheel-events.md); null when settled")
     staked: int = Field(0, description="cents staked on it (0 for a void: its bets play the next spin)")
     paid: int = Field(0, description="cents paid")
 
@@ -367,7 +367,7 @@ class StatsTest(BaseModel):
 
 
 class Stats(BaseModel):
-    """host_tools.stats.analysis.analyse's dict (docs/stats.md); the main fields typed."""
+    """host_tools.stats.analysis.analyse's dict (docs/pit/statistics.md); the main fields typed."""
     model_config = ConfigDict(extra="allow")
     wheel: str
     games: int
@@ -514,7 +514,7 @@ def add_pages(app: FastAPI, host, need, conf: dict) -> Pit:
         return pit.set_croupier(body.croupier, who)
 
     @app.get("/stats/analysis", response_model=Stats, responses=ERRORS, tags=["pit"],
-             summary="the wheel statistics of this journal (docs/stats.md), recomputed when it changed")
+             summary="the wheel statistics of this journal (docs/pit/statistics.md), recomputed when it changed")
     async def stats(who=Depends(need("chef"))):
         from cylindre.rules import wheel as W
         from host_tools.stats.wording import SECTEURS

@@ -1,6 +1,6 @@
 /* The marquee (/marquee): what the table says now, the last number, the last numbers and their
    figures. Everything on it is derived from the table's current state, never from a queue of past
-   events (docs/pages.md): the banner and the big number always name the same spin, a state that is
+   events (docs/pit/marquee.md): the banner and the big number always name the same spin, a state that is
    over is dropped at once, and "faites vos jeux" shows only while a bet would be taken now — the
    rule POST /bets applies (GET /state's `table.annonce`, kept fresh by each wheel status).
    Options in the address: ?n=500 (games for the figures; default the table's setting), ?strip=18,
@@ -257,7 +257,7 @@
     }
   }
 
-  /* The link with the wheel, told on the screen when it is not up (docs/pages.md). */
+  /* The link with the wheel, told on the screen when it is not up (docs/pit/marquee.md). */
   let linkOk = true, streamUp = false;
   function showLink(link) {
     const info = Cyl.linkInfo(link);
