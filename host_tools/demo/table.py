@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import random
+import shlex
 import shutil
 import signal
 import sqlite3
@@ -363,7 +364,8 @@ def run(args) -> int:
         stop_all(procs)
         print(f"Journal conservé : {work / 'journal.sqlite'} (les journaux de bord à côté) ; "
               f"statistiques du cylindre (graphiques et rapport PDF dans {work / 'rapport'}) :\n"
-              f"  {_this_command()} stats --journal {work / 'journal.sqlite'} --out {work / 'rapport'}", flush=True)
+              f"  {_this_command()} stats --journal {work / 'journal.sqlite'} --out {work / 'rapport'} "
+              f"--casino {shlex.quote(args.casino)} --table {shlex.quote('Table ' + args.wheel)}", flush=True)
 
 
 def why_not_up(work, daemon, wheel) -> str:

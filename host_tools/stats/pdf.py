@@ -15,6 +15,8 @@ import os
 from pathlib import Path
 
 from . import analysis as A
+from host_tools.table.libelles import accepted_by
+
 from .wording import cadence, motif, periode, nombre, p_valeur, pluriel, signe, SECTEURS
 
 LEVEL_COLOURS = {"alarme": ("#fbe3e6", "#c8102e"), "ok": ("#e3f3e8", "#00843d"), "insuffisant": ("#fff4d6", "#9a6b00")}
@@ -137,7 +139,7 @@ def _wheel_history(a, S, W):
     rows = [["N°", "Numéro de série", "Clé (empreinte)", "Compteur", "Depuis", "Accepté par", "Premier coup"]]
     for w in wheels:
         rows.append([str(w["n"]), w.get("serial") or "—", w.get("key") or "—", w.get("epoch") or "—",
-                     _when(w.get("since")), w.get("accepted_by") or "—",
+                     _when(w.get("since")), accepted_by(w.get("accepted_by")),
                      str(w["first_spin"]) if w.get("first_spin") is not None else "—"])
     return out + [_table(_right(rows, (0, 6)), [10 * mm, 30 * mm, 30 * mm, 24 * mm, 30 * mm, 26 * mm, 20 * mm])]
 

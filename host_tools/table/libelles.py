@@ -134,6 +134,11 @@ def label(table: str, code) -> str:
     return TABLES[table].get(code, str(code))
 
 
+def accepted_by(who) -> str:
+    """Who accepted a wheel at the table (identity.py): a token's name, or the table's own first contact."""
+    return "au premier contact" if who == "first contact" else (who or "—")
+
+
 def void_fr(reason) -> str:
     return label("void", reason) if reason else "raison inconnue"
 

@@ -104,7 +104,7 @@ def lines(st: dict, now=None) -> list[str]:
     if ident.get("state") == "known":
         out.append(f"         numéro de série {_or(ident.get('serial'), 'non annoncé')}, clé {_or(ident.get('key'), '—')}, "
                    f"compteur {_or(ident.get('epoch'), '—')} ; son coup s est le coup {_or(ident.get('base'), 0)} + s de la "
-                   f"table ; accepté par {_or(ident.get('accepted_by'), '—')}")
+                   f"table ; accepté {'' if ident.get('accepted_by') == 'first contact' else 'par '}{L.accepted_by(ident.get('accepted_by'))}")
     said = table.get("annonce")
     if table["phase"] == "closed":
         head = "fermée"
