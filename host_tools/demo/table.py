@@ -276,14 +276,18 @@ def run(args) -> int:
                 print(f"cylindre demo : table {args.wheel} : {why_not_up(work, daemon, wheel)}", file=sys.stderr)
                 return 1
             time.sleep(0.1)
+        if args.croupier:
+            api.call("PUT", "/table/croupier", {"croupier": args.croupier})
+        was_open = state["table"]["phase"] != "closed"
+        # the table opens before its pages are printed (a bet typed on seeing them is taken); the
+        # stream, read from the last event before the opening, misses none of the game
+        api.call("POST", "/table/open")
         say(f"Démonstration Cylindre : cylindre {args.wheel} sur {pty}, API du démon {base} (explorateur : {base}/docs)")
         say(f"{args.spins} coups, temps simulé ×{nombre(args.speed, 0 if args.speed == int(args.speed) else 1)} ; "
             f"journal et traces dans {work}")
         for line in page_urls(base, pages):
             say(line)
         say("")
-        if args.croupier:
-            api.call("PUT", "/table/croupier", {"croupier": args.croupier})
 
         rng = random.Random(args.seed)
         players = Players(api, rng, say)
@@ -325,15 +329,12 @@ def run(args) -> int:
                 rounds["launches"] = rounds.get("launches", 0) + 1
                 say(f"— lancer, coup {data['spin']} —")
 
-        # the table opens only now, the listener started: the wheel launches on the table's
-        # opening, and the stream, read from the last event before it, misses none of the game
         listener = threading.Thread(target=_sse, args=(base + "/events", on_event, stop, token, str(since)),
                                     daemon=True)
         listener.start()
-        if state["table"]["phase"] != "closed":
+        if was_open:
             with cv:
                 todo.append("bet")  # a reused journal's table, open already: no "faites vos jeux" comes
-        api.call("POST", "/table/open")
         while True:
             with cv:
                 cv.wait_for(lambda: todo or wheel.poll() is not None, timeout=0.5)
