@@ -52,13 +52,22 @@ def test_stats_page_and_every_page_under_its_policy(table):
         charts = page.locator("#plots figure svg.chart")          # drawn in the page from the one analysis
         assert charts.count() >= 5
         assert "(3 coups)" in page.locator("#plots figure[data-plot='numeros'] title").first.text_content()
+        # the report to file names its casino and its table: without the table's name, refused, saying where
+        page.locator("#pdf").click()
+        page.wait_for_function("() => document.getElementById('error').textContent.includes('table_name')")
+        assert "nom du casino et celui de la table" in page.locator("#error").inner_text()
+        refused = [m for m in broken if "409" in m]
+        assert len(refused) == 1, broken                   # that one answer, logged by the browser
+        broken.remove(refused[0])
+        table.pit.table_name = "Table 4"                 # the daemon's `table_name` setting
         with page.expect_download() as d:
             page.locator("#pdf").click()
         assert d.value.suggested_filename == "cylindre-T1-statistiques.pdf"
         assert open(d.value.path(), "rb").read(5) == b"%PDF-"
         pdfium = pytest.importorskip("pypdfium2")
         first = pdfium.PdfDocument(d.value.path())[0].get_textpage().get_text_range()
-        assert "Casino de Test" in first and "Pas assez de coups pour conclure" in first
+        assert "Casino de Test" in first and "Table 4" in first and "Pas assez de coups pour conclure" in first
+        assert "page 1 sur " in first
         shot(page, "stats", full=True)
 
         page.goto(table.base + "/")
