@@ -18,6 +18,7 @@ from host_tools.table.game import money as M
 # the last state's fields a tile takes, and the types it takes them of (anything else: ignored)
 STATE = {"open": bool, "phase": str, "link": str, "backlog": int, "clock": (int, float), "croupier": str,
          "limits": dict, "serial": str}
+from host_tools.table.game.annonce import UNKNOWN, annonce
 LAST = 12                 # numbers shown on a tile
 SILENT_S = 20.0           # no heartbeat for this long: the table's link is shown lost
 
@@ -32,6 +33,7 @@ class Tile:
         self.serial = None
         self.open = None
         self.phase = None
+        self.refusing = UNKNOWN                   # the table's window on a bet now (its heartbeat); None: taken
         self.link = None
         self.backlog = None
         self.heard_at = None
@@ -48,8 +50,11 @@ class Tile:
         while self.recent and self.recent[0] < now - 3600:
             self.recent.popleft()
         silent = self.heard_at is None or now - self.heard_at > SILENT_S
+        refusing = "silent" if silent else self.refusing
         return {"table": self.table, "site": self.site, "pit": self.pit, "url": self.url, "serial": self.serial,
                 "open": self.open, "phase": self.phase, "link": "silent" if silent else self.link,
+                # "faites vos jeux" only while the table would take a bet: the rule POST /bets applies
+                "annonce": annonce(self.phase, refusing), "refusing": refusing,
                 "backlog": self.backlog, "heard_at": self.heard_at, "croupier": self.croupier, "limits": self.limits,
                 "numbers": [{"n": n, "colour": colour(n)} for n, _ in reversed(self.numbers)],
                 "games_per_hour": len(self.recent), "target": self.target,
@@ -89,6 +94,10 @@ class Tiles:
         for k, types in STATE.items():
             if k in st and st[k] is not None and isinstance(st[k], types) and not (types is int and st[k] is True):
                 setattr(t, k, st[k] if not isinstance(st[k], str) else st[k][:200])
+        if "refusing" in st:                        # a heartbeat's verdict (None: a bet would be taken)
+            t.refusing = st["refusing"][:200] if isinstance(st["refusing"], str) else None if st["refusing"] is None else UNKNOWN
+        elif "phase" in st:                         # a state without one: nobody said bets are taken
+            t.refusing = UNKNOWN
         if isinstance(st.get("last_numbers"), list) and (not t.numbers or t.from_snapshot):
             t.numbers.clear()                       # newest first in the state
             for n in reversed(st["last_numbers"][:LAST]):

@@ -22,6 +22,8 @@ VOID_SCENARIOS = ("same_direction", "few_laps", "void_button", "ball_off_wheel")
 
 def add_arguments(p):
     p.add_argument("--port", help="use this serial device instead of creating a pseudo-terminal")
+    p.add_argument("--pty-fd", type=int, metavar="FD",
+                   help="the board's end (master) of a pseudo-terminal its caller made and passed on (the demo)")
     p.add_argument("--key", default="keys/T1.key", help="the wheel key file (same as the daemon's)")
     p.add_argument("--wheel", default="T1", help="wheel id (default T1)")
     p.add_argument("--serial", help="the board serial the wheel reports in its WELCOME (default sim-<wheel>)")
@@ -58,15 +60,31 @@ def add_arguments(p):
                         "leaves), result_unacked (sent, not yet acknowledged) or after_rnvp; repeatable")
 
 
-class PtyPort:
-    """The board's end of a pseudo-terminal; the other end (printed path) is the host's port."""
+def _pts_name(master) -> str:
+    """/dev/pts/N of a pty's master end (Linux: TIOCGPTN)."""
+    import fcntl
+    import struct
+    import termios
+    try:
+        return "/dev/pts/%d" % struct.unpack("I", fcntl.ioctl(master, getattr(termios, "TIOCGPTN", 0x80045430), b"\0" * 4))[0]
+    except (AttributeError, OSError):
+        return "pty (fd %d)" % master
 
-    def __init__(self):
-        self.master, self.slave = os.openpty()
-        tty.setraw(self.slave)
+
+class PtyPort:
+    """The board's end of a pseudo-terminal; the other end (printed path) is the host's port.
+    `master`: the board's end of a pty its caller made (`--pty-fd`: the demo makes each table's
+    pty and hands its other end, locked, to the daemon, so no other program can take it)."""
+
+    def __init__(self, master=None):
+        if master is None:
+            self.master, self.slave = os.openpty()
+            tty.setraw(self.slave)
+        else:
+            self.master, self.slave = master, None
         tty.setraw(self.master)
         os.set_blocking(self.master, False)
-        self.path = os.ttyname(self.slave)
+        self.path = os.ttyname(self.slave) if self.slave is not None else _pts_name(self.master)
 
     def write(self, data):
         """A frame goes whole or not at all: with the host's buffer full (no reader, or a host too
@@ -360,7 +378,7 @@ def run(args) -> int:
         print(f"cylindre wheel: --power-cut: {e}", file=sys.stderr)
         return 2
     try:
-        port = SerialDevice(args.port) if args.port else PtyPort()
+        port = SerialDevice(args.port) if args.port else PtyPort(args.pty_fd)
     except Exception as e:      # pyserial's SerialException, OSError, a bad URL
         print(f"cylindre wheel: cannot open {args.port or 'a pseudo-terminal'}: {e}", file=sys.stderr)
         return 2

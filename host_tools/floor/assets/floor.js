@@ -51,6 +51,8 @@
   const hhmm = at => new Date(at * 1000).toLocaleTimeString("fr-FR", { hour: "2-digit", minute: "2-digit" });
   const PHASE = { betting: "faites vos jeux", spinning: "la bille tourne", no_more_bets: "rien ne va plus", result: "résultat",
     idle: "au repos", closed: "fermée", settling: "paiement" };
+  // what the table says now: "faites vos jeux" only while it would take a bet (host_tools/table/game/annonce.py)
+  const ANNONCE = { betting: "faites vos jeux", no_more_bets: "rien ne va plus", closed: "fermée", suspended: "mises suspendues" };
   const may = role => ROLE_RANK[me.role] >= ROLE_RANK[role];
   function say(text, info) {
     const e = document.getElementById("error");
@@ -86,7 +88,7 @@
     const res = el("b", { class: t.result > 0 ? "pos" : t.result < 0 ? "neg" : "nil" }, euros(t.result));
     const node = el("div", { class: cls, "data-table": t.table },
       el("h3", {}, title, el("span", { class: "tag " + (t.open ? "ok" : "") }, t.open ? "ouverte" : (t.open === false ? "fermée" : "?"))),
-      el("div", { class: "row" }, el("span", {}, PHASE[t.phase] || t.phase || "—"), link,
+      el("div", { class: "row" }, el("span", { "data-annonce": t.annonce || "" }, ANNONCE[t.annonce] || PHASE[t.phase] || t.phase || "—"), link,
         t.backlog ? el("span", { class: "tag warn", title: "événements en attente d'envoi" }, "en attente " + t.backlog) : null),
       nums,
       el("div", { class: "row" }, el("span", {}, "coups/h " + gph + " / " + t.target), el("span", {}, "coups du jour " + t.games)),

@@ -151,12 +151,14 @@ class LinkWatch:
 
 
 def heartbeat(link: str, phase, is_open: bool, backlog: int, clock: float, last_event_id: int, croupier=None,
-              last_journal: str | None = None, days=None) -> dict:
+              last_journal: str | None = None, days=None, refusing="unknown") -> dict:
     """The heartbeat's body. `last_event_id` (`last_journal`): the last message the broker
-    acknowledged, which the floor must hold; `days`: the table's own day totals (daytotals.py)."""
+    acknowledged, which the floor must hold; `days`: the table's own day totals (daytotals.py);
+    `refusing`: why a bet arriving now would be refused, None when it would be taken (the table's
+    own window, game/annonce.py): the floor's tile says "faites vos jeux" only then."""
     return {"link": link, "phase": phase, "open": is_open, "backlog": backlog, "clock": clock,
             "last_event_id": last_event_id, "last_journal": last_journal, "croupier": croupier,
-            "days": list(days or [])}
+            "days": list(days or []), "refusing": refusing}
 
 
 def table_state(site, table, serial, phase, last_numbers, link, croupier, limits, backlog, heard, wheel_heard) -> dict:

@@ -558,8 +558,10 @@ class FloorLink:
         except Exception as e:                  # the heartbeat goes all the same
             log.warning("floor: the day's totals not counted: %s", e)
             days = []
-        hb = O.heartbeat(link, st["phase"], st["phase"] != "closed", self.backlog, now, last, croupier, last_journal,
-                         days)
+        said = self.host.table.now()            # the window POST /bets applies (game/annonce.py)
+        hb = O.heartbeat(link, said["phase"], said["phase"] != "closed", self.backlog, now, last, croupier, last_journal,
+                         days, refusing=said["refusing"])
+        hb["annonce"] = said["annonce"]
         state = O.table_state(self.site, self.table, self._serial(), st["phase"], numbers, link, croupier,
                               self.host.table.limits.to_json(), self.backlog, now, d.last_heard)
         return hb, state
@@ -570,6 +572,7 @@ class FloorLink:
                 if nc.is_connected:
                     self._count_backlog(force=True)
                     hb, _ = await asyncio.to_thread(self._now_state, True)
+                    self._said = hb.get("annonce")          # what this heartbeat tells the floor
                     now_ms = int(self.clock() * 1000)
                     payload = E.build(self.site, self.table, self._serial(), hb["last_event_id"], "heartbeat",
                                       hb["clock"], hb, self.events.journal_id)
@@ -582,7 +585,17 @@ class FloorLink:
                 raise
             except Exception as e:
                 log.debug("floor: heartbeat not sent: %s", e)
-            await asyncio.sleep(self.heartbeat_s)
+            await self._until_said_changes(self.heartbeat_s)
+
+    async def _until_said_changes(self, seconds):
+        """Sleep `seconds`, or less when what the table says (faites vos jeux, rien ne va plus,
+        suspended, closed) is no longer what the last heartbeat told the floor: the floor's tile
+        follows the table, not its heartbeat's period."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            await asyncio.sleep(min(0.25, max(0.0, end - time.monotonic())))
+            if self.host.table.now()["annonce"] != getattr(self, "_said", None):
+                return
 
     async def _put_state(self, kv, force: bool):
         now = time.monotonic()

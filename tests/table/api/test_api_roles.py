@@ -38,6 +38,9 @@ ROUTES = {
     ("GET", "/alerts"): "chef",                     # the pit's routes (api/pages.py)
     ("POST", "/alerts/1/ack"): "chef",
     ("GET", "/table/croupier"): "display",
+    ("GET", "/table/display"): "display",
+    ("GET", "/me"): "display",
+    ("GET", "/games"): "display",
     ("PUT", "/table/croupier"): "chef",
     ("GET", "/stats/analysis"): "chef",
     ("GET", "/stats/files/report.pdf"): "chef",
