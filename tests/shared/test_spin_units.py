@@ -633,7 +633,7 @@ def test_a_pocket_sighting_lowers_only_the_upper_bound_of_the_newest_drop():
 
 
 def test_the_first_pocket_sighting_narrows_the_drop_learnt_never_past_the_truth():
-    import cylindre.spin.controller as C
+    import cylindre.spin.track as C
     from test_spin_kit import make
 
     def spin():

@@ -40,6 +40,7 @@
          table.phase === "closed" ? "warn" : "ok");
     $("b-open").hidden = table.phase !== "closed";
     $("b-close").hidden = table.phase === "closed";
+    $("b-call").hidden = table.phase !== "betting";
     const li = Cyl.linkInfo(link);
     pill("t-link", li.short, li.ok ? "ok" : "bad");
     $("t-link").title = li.text;
@@ -161,6 +162,8 @@
   $("b-close").addEventListener("click", () => {
     if (window.confirm("Fermer la table ? Un coup en cours sera annulé.")) act(() => Cyl.api("POST", "/table/close"));
   });
+
+  $("b-call").addEventListener("click", () => act(() => Cyl.api("POST", "/table/call")));
 
   $("f-croupier").addEventListener("submit", (e) => {
     e.preventDefault();
