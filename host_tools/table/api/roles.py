@@ -53,3 +53,4 @@ def needs(host, throttle, audit):
                 raise ApiError(403, "forbidden", f"{who.role} may not do this: it needs {role}")
             return who
         return check
+    return need
