@@ -76,7 +76,7 @@ def test_no_spin_runs_with_betting_open_past_the_working_wheels_call(seed, board
     t0, t1 = truth["start_us"], truth["rest_us"] + 3_000_000
     t_fail = t0 if when is None else int(t0 + when * (t1 - t0))
     changes = first.changes + second.changes
-    end = truth["end_us"]
+    end = truth["end_us"] + 35_000_000        # the longest wait for a result is 30 s
     working = replay(sim.geometry, overrides, changes, end)
     failed = replay(sim.geometry, overrides, fail(changes, signals_of(sim.geometry, what, pick), t_fail, mode, seed),
                     end)
