@@ -20,6 +20,7 @@ from cylindre.spin.launch import Launch
 from cylindre.spin.pockets import Pockets
 from cylindre.spin.health import Health
 from cylindre.spin.droplearn import DropLearner
+from cylindre.spin.predict import FitCache
 from cylindre.link.protocol import HISTORY
 from cylindre.link.status import names as signal_names
 from cylindre.spin.origin import shift_times
@@ -132,6 +133,7 @@ class Core:
         self.ball_up = [None] * nb  # type: list[int | None]
         self.void_up = None
         self.launch = Launch(self.ball, s["launch_max_lap_us"])
+        self.fitc = FitCache()      # the drop's fit, kept from lap to lap (spin/predict.py)
 
     def _new_spin_state(self):
         self.rnvp_t = None

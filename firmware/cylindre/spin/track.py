@@ -10,7 +10,7 @@ spin/rest.py's.
 from cylindre.spin.core import IN_RIM, NO_MORE, DROPPED, VOID, SPINNING, fmt1
 from cylindre.spin.rest import Rest
 from cylindre.spin.health import OK, STUCK, SILENT
-from cylindre.spin.predict import predict, fit, along, rate_after
+from cylindre.spin.predict import predict, fit, along, rate_after, FitCache
 from cylindre.spin.droplearn import DROP_TO_POCKET_US
 from cylindre.spin.settings import bounds
 from cylindre.spin.geometry import number_at
@@ -181,7 +181,8 @@ class Track(Rest):
     # ---- rien ne va plus ----------------------------------------------------------------
     def _predict(self, t):
         b = self.ball
-        p = predict(b.lap_periods(), b.lap_ends(), self.drop_us, self.s["rnvp_lead_laps_x10"] / 10.0)
+        p = predict(b.lap_periods(), b.lap_ends(), self.drop_us, self.s["rnvp_lead_laps_x10"] / 10.0,
+                    self.fitc)
         if p is None:
             return
         sound = self.sound
@@ -243,7 +244,8 @@ class Track(Rest):
         self.run_end_t = t
         b.leave_track()
 
-    def _dropped(self, t):
+    def _dropped(self, t, seen=False):
+        """The ball left the track (`seen`: a pocket sensor sees it, so it is in the wheel)."""
         b = self.ball
         s = self.s
         if self.phase == IN_RIM:
@@ -265,7 +267,7 @@ class Track(Rest):
         if b.laps_done() < s["min_laps"]:
             self._void("few_laps", "%d ball revolutions, fewer than %d" % (b.laps_done(), s["min_laps"]))
             return self._vanished(t)
-        if left > OFF_WHEEL_LAPS or (left < 0 and last * 100 < self.drop_us * _OFF_WHEEL_X100):
+        if not seen and (left > OFF_WHEEL_LAPS or (left < 0 and last * 100 < self.drop_us * _OFF_WHEEL_X100)):
             self._void("ball_off_wheel", "the ball left the track at a %d us lap, %s laps"
                        " before its predicted drop" % (last, fmt1(left)))
             return self._vanished(t)
@@ -293,7 +295,7 @@ class Track(Rest):
         critical period too, if it came where the model expects a drop (within LEARN_LEFT_LAPS
         of it: a ball taken off the track by hand comes laps early)."""
         b = self.ball
-        p = predict(b.lap_periods(), b.lap_ends(), self.drop_us, 0.0)
+        p = predict(b.lap_periods(), b.lap_ends(), self.drop_us, 0.0, self.fitc)
         if p is None or p[2] > LEARN_LEFT_LAPS:
             return
         self._learn_drop()
@@ -308,7 +310,7 @@ class Track(Rest):
             # it made a bound 4.5 % off, and the estimate with it for 24 spins, issue 13).
             # Nothing learnt from this spin.
             return
-        f = fit(b.lap_periods())
+        f = fit(b.lap_periods(), self.fitc)
         if f is None:
             return
         p, q, u = f[0], f[1], f[2]
@@ -359,7 +361,7 @@ class Track(Rest):
         self.pockets.watch(i, got[1], got[2], got[3], self.rotor.dir, sight[0])
         if self.phase in (IN_RIM, NO_MORE) and t - b.last_pass() > b.last_period() // 2:
             b.leave_track()              # the ball is in a pocket: it left the track
-            self._dropped(t)
+            self._dropped(t, True)
             self._narrow_drop(sight[0])
             return
         if self.phase == DROPPED:
