@@ -19,12 +19,13 @@ ARGS   ?=
 # The browser the page tests drive (playwright pointed at it; never a browser download).
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: help venv demo test test-fast bench drill firmware flash uf2 uf2-toolchain flash-config typecheck browser nats postgres clean
+.PHONY: help venv demo test test-fast docs bench drill firmware flash uf2 uf2-toolchain flash-config typecheck browser nats postgres clean
 
 help:
 	@echo "make demo       set up, then run the whole table on a simulated wheel (SPINS=$(SPINS)); prints the pages' addresses, ARGS=--linger keeps them up"
 	@echo "                TABLES=3: a casino floor (local NATS broker, three tables, the floor service and its page)"
 	@echo "make test       set up, then run every test (CPython and MicroPython)"
+	@echo "make docs       set up, then build the documentation site into $(BUILD)/site (MkDocs, strict: a broken link fails)"
 	@echo "make bench      set up, then print and write the benchmark figures (ARGS passed on)"
 	@echo "make drill      set up, then run the long money-path drills (ARGS: chaos|phases|api and options)"
 	@echo "make firmware   compile firmware/ with mpy-cross into $(BUILD)/firmware/$(BOARD)"
@@ -67,6 +68,11 @@ postgres:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql || { $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql; }; }
 
+# The documentation site (mkdocs.yml): strict, so a broken link, a missing anchor or a page left
+# out of the navigation fails the build. Open $(BUILD)/site/index.html.
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict --site-dir $(BUILD)/site
+
 bench: $(STAMP)
 	$(PY) -m host_tools.bench $(ARGS)
 
@@ -81,7 +87,7 @@ flash: firmware
 	$(BIN)/mpremote connect $(PORT) fs cp -r $(BUILD)/firmware/$(BOARD)/. : + fs cp $(KEY) :/wheel.key
 
 # The deployable image: MicroPython built from its pinned sources with the firmware frozen in
-# (docs/uf2.md). MICROPY_DIR: a local MicroPython tree at the tag, with its submodules.
+# (docs/wheel/uf2.md). MICROPY_DIR: a local MicroPython tree at the tag, with its submodules.
 MICROPYTHON_TAG := v1.28.0
 MICROPY_DIR ?=
 uf2: $(STAMP) uf2-toolchain

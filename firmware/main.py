@@ -10,7 +10,7 @@ why on the serial line and stops the watchdog, so MicroPython's prompt stays for
 watchdog restarts the board, whose controller voids the spin the fault cut and reports the
 watchdog reset (a wheel left at the prompt would be dead until someone cut its power).
 
-The wiring is `cylindre.board.wiring.main` (docs/firmware.md): it is flashed compiled with the
+The wiring is `cylindre.board.wiring.main` (docs/wheel/on-the-board.md): it is flashed compiled with the
 rest of the package and runs in place, where this file is compiled into RAM at every boot.
 """
 

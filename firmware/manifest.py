@@ -4,7 +4,7 @@
 # firmware/ (rules/, feed.py, replay.py, link/host.py, calibration helpers) runs on the host only.
 # tests/firmware/test_firmware_build.py checks this list against main.py's import closure.
 #
-# To freeze them into a MicroPython UF2 (docs/firmware.md, "A custom UF2"):
+# To freeze them into a MicroPython UF2 (docs/wheel/uf2.md):
 #   make -C micropython/ports/rp2 BOARD=RPI_PICO FROZEN_MANIFEST=$PWD/firmware/manifest.py
 # The port's own manifest (asyncio, etc.) is kept by the include below.
 include("$(PORT_DIR)/boards/manifest.py")

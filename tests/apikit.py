@@ -1,5 +1,5 @@
 """The table app's HTTP app around the daemon, with no port: tokens for every role, a test client, a
-stand-in wheel whose STATUS frames keep the betting window open (daemonkit.Wheel), a live server."""
+stand-in wheel whose STATUS frames keep the betting window open (host_tools.sim.tablewheel.Wheel), a live server."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from host_tools.table.api.app import create_app
 from host_tools.table.daemon.host import TableHost
 from host_tools.table.api.server import server
 
-from daemonkit import Wheel
+from host_tools.sim.tablewheel import Wheel
 
 
 class NoPort:
@@ -39,7 +39,7 @@ class NoPort:
 
 
 class FakeWheel:
-    """Answers commands as the wheel's device link does (docs/protocol.md section 7), at once."""
+    """Answers commands as the wheel's device link does (docs/integrators/link-protocol.md section 7), at once."""
 
     def __init__(self):
         self.settings = {"min_laps": 4, "void_rotor_not_reversed": 1}

@@ -1,6 +1,6 @@
 """The floor's test kit: a real PostgreSQL server (Debian's package, started by the test suite in a
-temporary folder as the `postgres` user when the tests run as root), the floor service as its own
-process (to kill it), and a fleet of simulated tables on a loop in a thread.
+temporary folder as the `postgres` user when the tests run as root). The floor service as its own
+process and the loop the tables run on are host_tools/floor/harness.py's, as the bench's.
 
 `make test` installs PostgreSQL first (`make postgres`: apt-get install postgresql); a test that
 needs it fails loudly when the binaries are missing, unless CYLINDRE_NO_POSTGRES=1 says why not.
@@ -8,30 +8,20 @@ needs it fails loudly when the binaries are missing, unless CYLINDRE_NO_POSTGRES
 
 from __future__ import annotations
 
-import asyncio
 import glob
 import os
 import pwd
 import shutil
-import signal
-import socket
 import subprocess
-import sys
 import tempfile
-import threading
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from host_tools.floor.natsrv import free_port
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait(cond, what, timeout=30.0, every=0.05):
@@ -128,70 +118,3 @@ def db_url(request, tmp_path):
     pg = request.getfixturevalue("postgres")
     _n[0] += 1
     return pg.new_db(f"floor_{os.getpid()}_{_n[0]}")
-
-
-# -- the floor as a process -----------------------------------------------------------------------
-class FloorProc:
-    """`cylindre floor` as its own process (SIGKILL is a crash, as in production)."""
-
-    def __init__(self, tmp, db, nats_url, key=None, extra=()):
-        self.tmp, self.db, self.nats_url, self.key, self.extra = Path(tmp), db, nats_url, key, list(extra)
-        self.port = free_port()
-        self.proc = None
-
-    @property
-    def base(self):
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self):
-        cmd = [sys.executable, "-m", "host_tools.cli", "floor", "--db", self.db, "--nats", self.nats_url,
-               "--http", f"127.0.0.1:{self.port}"] + (["--floor-key", str(self.key)] if self.key else []) + self.extra
-        log = open(self.tmp / f"floor-{self.port}.log", "ab")
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        log.close()
-        wait(lambda: self._up(), "the floor's /health", 30)
-        return self
-
-    def _up(self):
-        if self.proc.poll() is not None:
-            raise AssertionError(f"the floor exited {self.proc.returncode}: "
-                                 + (self.tmp / f"floor-{self.port}.log").read_text()[-2000:])
-        try:
-            urllib.request.urlopen(self.base + "/health", timeout=1)
-            return True
-        except urllib.error.HTTPError:
-            return True                                # 503: up, broker not yet
-        except OSError:
-            return False
-
-    def kill(self):
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(10)
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-
-# -- tables on a loop in a thread -----------------------------------------------------------------
-class Background:
-    """An asyncio loop in a thread running a coroutine (a Fleet) until stopped."""
-
-    def __init__(self):
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-
-    def submit(self, coro):
-        return asyncio.run_coroutine_threadsafe(coro, self.loop)
-
-    def call(self, fn, *args):
-        self.loop.call_soon_threadsafe(fn, *args)
-
-    def close(self):
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)

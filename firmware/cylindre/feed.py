@@ -1,4 +1,4 @@
-"""The sensor-feed format `CYLINDRE-FEED 1` (docs/feed-format.md): read and write, line by line.
+"""The sensor-feed format `CYLINDRE-FEED 1` (docs/integrators/feed-format.md): read and write, line by line.
 
 Shared by the firmware's replay driver (on MicroPython) and the host's simulator and bench, so a
 feed means the same thing everywhere. Errors name the line number (1 = the header line).

@@ -122,8 +122,7 @@ def placement_path(clients, seconds, grouped):
     for `seconds`, each bet its own transaction (`Table.place`, as before group commit) or through
     the committer (grouped). The journal, publisher (event rows) and window are the daemon's."""
     import logging
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
-    from daemonkit import Wheel
+    from host_tools.sim.tablewheel import Wheel
     from host_tools.table.game.committer import Committer
     from host_tools.table.journal.events_log import EventLog
     from host_tools.table.journal.store import Journal
@@ -310,7 +309,7 @@ def markdown(figures: dict) -> str:
          + f" | ≥ {GOAL_BETS_PER_S:,} bets/s with p99 ≤ {GOAL_P99_MS} ms: {'met' if figures['goal_met'] else 'missed'} |"]
     if a["errors"]:
         L += ["", "A `409 wheel_not_heard` is the daemon refusing a bet while it has no fresh word from the wheel "
-                  "that betting is open (docs/daemon.md): on a loaded machine the simulated wheel's status frames "
+                  "that betting is open ([the betting window](internals/betting-window.md)): on a loaded machine the simulated wheel's status frames "
                   "come late."]
     p = figures.get("placement_path")
     if p:

@@ -31,18 +31,11 @@ Prints the figures and writes bench/out/floor.json; `markdown(figures)` renders 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import signal
-import socket
 import sqlite3
-import subprocess
-import sys
 import tempfile
-import threading
 import time
-import urllib.request
 from pathlib import Path
 
 OUT = Path("bench/out/floor.json")
@@ -76,85 +69,6 @@ def cpu_seconds(pid) -> float:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, IndexError, ValueError):
         return float("nan")
-
-
-class Floor:
-    """`cylindre floor` as its own process (so it can be killed, and its CPU read)."""
-
-    def __init__(self, work, db, nats_url):
-        self.work, self.db, self.nats_url = Path(work), db, nats_url
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.proc = None
-
-    def start(self):
-        log = open(self.work / "floor.log", "ab")
-        self.proc = subprocess.Popen([sys.executable, "-m", "host_tools.cli", "floor", "--db", self.db, "--nats",
-                                      self.nats_url, "--http", f"127.0.0.1:{self.port}"],
-                                     stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        log.close()
-        end = time.monotonic() + 60
-        while time.monotonic() < end:
-            if self.health().get("broker") == "connected":
-                return self
-            if self.proc.poll() is not None:
-                raise RuntimeError("the floor exited: " + (self.work / "floor.log").read_text()[-2000:])
-            time.sleep(0.1)
-        raise RuntimeError("the floor never reached the broker")
-
-    def health(self) -> dict:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=2) as r:
-                return json.loads(r.read())
-        except urllib.error.HTTPError as e:
-            return json.loads(e.read() or b"{}")
-        except OSError:
-            return {}
-
-    def kill(self):
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(10)
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-
-class Loop:
-    """The tables' asyncio loop, in a thread of this process."""
-
-    def __init__(self):
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-
-    def run(self, coro, timeout=60):
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
-
-    def spawn(self, coro):
-        return asyncio.run_coroutine_threadsafe(coro, self.loop)
-
-    def call(self, fn):
-        self.loop.call_soon_threadsafe(fn)
-
-    def close(self):
-        """Cancel what is still running on the loop, wait for it, then stop the loop."""
-        async def cancel_all():
-            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            for t in tasks:
-                t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-        try:
-            asyncio.run_coroutine_threadsafe(cancel_all(), self.loop).result(60)
-        except Exception:                                # noqa: BLE001 - stopping anyway
-            pass
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
 
 
 # -- the store, read-only ---------------------------------------------------------------------------
@@ -224,16 +138,17 @@ class Rig:
 
     def __init__(self, tables, rate_x, conns, db=None, cut_tables=0):
         from host_tools.floor import natsrv
+        from host_tools.floor.harness import FloorProcess, LoopThread
         from host_tools.floor.simtables import Fleet, Proxy
         self.work = Path(tempfile.mkdtemp(prefix="cylindre-bench-floor-"))
         self.db = db or str(self.work / "floor.sqlite")
         self.broker = natsrv.Server(self.work / "jetstream").start()
-        self.floor = Floor(self.work, self.db, self.broker.url).start()
-        self.loop = Loop()
+        self.floor = FloorProcess(self.work, self.db, self.broker.url, log="floor.log", ready="connected").start()
+        self.loop = LoopThread()
         self.proxy = self.loop.run(Proxy("127.0.0.1", self.broker.port).start()) if cut_tables else None
         self.fleet = Fleet(self.broker.url, tables, conns=conns, game_s=REAL_GAME_S / rate_x, heartbeat_s=5.0,
                            via=self.proxy.url if self.proxy else None, via_tables=cut_tables)
-        self.run = self.loop.spawn(self.fleet.run())
+        self.run = self.loop.submit(self.fleet.run())
         self.reader = Reader(self.db)
 
     def cpu(self):
@@ -352,7 +267,7 @@ def run(args) -> int:
                                 "doubled_rows": sum(n - 1 for n in keys.values()),
                                 "doubled_results": rig.reader.spins_doubled(),
                                 "unknown": len(set(keys) - sent), "drained": drained is not None and stored is not None,
-                                "redeliveries_absorbed": rig.floor.health().get("duplicates")}
+                                "redeliveries_absorbed": (rig.floor.health() or {}).get("duplicates")}
         i = figures["integrity"]
         print(f"[floor] every journal against the store: {i['journaled']} journaled, {i['stored']} stored, "
               f"{i['lost']} lost, {i['doubled_rows']} doubled rows, {i['doubled_results']} doubled results", flush=True)

@@ -123,7 +123,7 @@ def run(args) -> int:
 def markdown(figures: dict) -> str:
     lat, cu = figures["latency"], figures["catch_up"]
     return (f"## A table's outbox to the floor\n\n`{figures['command']}`: one table's publisher on a local "
-            f"nats-server (docs/floor.md).\n\n"
+            f"nats-server ([the table's side of the floor](floor/table-side.md)).\n\n"
             f"| figure | value |\n|---|---|\n"
             f"| settlement committed -> broker's PubAck, {lat['coups']} coups one at a time, p50 | {lat['p50_ms']} ms |\n"
             f"| same, p99 (max) | {lat['p99_ms']} ms ({lat['max_ms']} ms) |\n"

@@ -19,7 +19,7 @@ talking all through: the restart is reported, the cut spin voided `restart`, not
 doubled. `--cuts launch,track,bounce,rest,confirmed` adds a spin cut at each of those phases (just
 after the launch, mid-track, the ball bouncing, at rest before the confirmation, after the
 result): a spin whose ball had not dropped is void (`restart`), one whose ball rests in its
-pocket is that number (docs/firmware.md, "Restart").
+pocket is that number (docs/internals/spin-logic.md, "Restart").
 - flash wear: the file system's sector erases and page programs per coup, counted at the chip's
   flash peripheral (host_tools/rp2emu/wear.py), and the years of service at 600 coups a day from
   littlefs's own levelling of the record the board wrote (`lifetime`).

@@ -1,4 +1,4 @@
-"""Bench part `wheel`: the real firmware on thousands of simulated spins (docs/simulator.md).
+"""Bench part `wheel`: the real firmware on thousands of simulated spins (docs/internals/simulator.md).
 
 Prints and writes to bench/out/wheel.json: correct numbers on valid spins, the table of injected
 faults against what the firmware reported, rien ne va plus lead time before the real drop (in
@@ -105,7 +105,7 @@ def run_chunk(job) -> dict:
     per = assign(events, truths)
     records = [judge(tr, evs, rule_us=ru) for tr, evs, ru in zip(truths, per, rules)]
     for r in records:
-        r["chunk"] = index          # with the seed, enough to replay the spin: see docs/simulator.md
+        r["chunk"] = index          # with the seed, enough to replay the spin: see docs/internals/simulator.md
     for tr_info in trace:
         i = truths.index(tr_info["truth"])
         tr_info["events"] = [e for e in per[i] if e["ev"] in ("rnvp", "drop", "result")]
@@ -208,7 +208,7 @@ def measure_micropython(seed: int, spins: int, geometry=None, overrides=None) ->
             events, stats, fuel = run_feed(feed, overrides, mode="replay", runtime=rt)
             w2 = time.perf_counter()
         # the heap again with the firmware's .mpy files executed in place from a ROMFS image (as
-        # on the Pico's flash, docs/firmware.md); the fuel figures stay those of the sources
+        # on the Pico's flash, docs/wheel/build-and-flash.md); the fuel figures stay those of the sources
         pkg = Path(tmp) / "mpy"
         compile_package(pkg, [p.relative_to(FIRMWARE) for p in sources() if p.relative_to(FIRMWARE).parts[0] == "cylindre"])
         with MicroPythonRuntime(romfs=romfs_image(pkg)) as rt:
@@ -557,7 +557,7 @@ def markdown(figures: dict) -> str:
     L = ["## The firmware on simulated spins (`wheel`)", "",
          f"The firmware's spin logic (the Pico's own files, on CPython) on {f['spins']:,} simulated spins, one in four "
          "with an injected fault (`make bench ARGS='wheel'`; `--imperfect`, `--noisy`, `--board FILE` for other wheels, "
-         "docs/simulator.md).", "",
+         "[the simulator](internals/simulator.md)).", "",
          "| what | figure |", "|---|---|",
          f"| valid spins named correctly | {v['correct']:,} of {f['valid']:,} (wrong {v['wrong']}, void {v['void']}, "
          f"missing {v['missing']}) |",

@@ -1,9 +1,9 @@
-"""A decoder for what a Cammegh SS2 reader prints (docs/protocol.md section 10), written from the
-doc alone: lines in, the events the Cylindre wheel sends (docs/events.md) out, on the host's clock.
+"""A decoder for what a Cammegh SS2 reader prints (docs/integrators/cammegh-output.md), written from the
+doc alone: lines in, the events the Cylindre wheel sends (docs/integrators/wheel-events.md) out, on the host's clock.
 
 Pure: `feed(data, now_us)` and `tick(now_us)` return lists of event dicts; no I/O, no clock of its
 own. The format has no checksum, no sequence number and no MAC, so every rule below is a
-consistency check between lines (docs/daemon.md, "A Cammegh reader as the source"):
+consistency check between lines (docs/integrators/cammegh-reader.md):
 
 - `launch` at the first state-3 line of a game (it moves no money: betting stays open while the
   ball runs); `spin` is the decoder's own launch count, from `first_spin` (a relaunch after a void
@@ -32,7 +32,7 @@ NUMBER = re.compile(r"^( \d|\d\d)$")
 ANSWER = re.compile(r"^\*([Pu]) (OK|NO)$")
 MAX_LINE = 128
 STATE_NAMES = {1: "idle", 2: "idle", 3: "ball_in_rim", 4: "no_more_bets", 5: "result", 6: "idle"}
-# flags besides 8 -> the void reason of docs/events.md
+# flags besides 8 -> the void reason of docs/integrators/wheel-events.md
 VOID_REASONS = ((2, "same_direction"), (4, "sensor_fault"), (1, "no_result"))
 
 

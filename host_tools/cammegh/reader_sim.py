@@ -1,5 +1,5 @@
 """A simulated Cammegh SS2 reader (lecteur simulé), written from ../shared/WHEEL.md and
-docs/protocol.md section 10 alone, independent of Cylindre's own output: what the table host
+docs/integrators/cammegh-output.md alone, independent of Cylindre's own output: what the table host
 reads from a reader installed on a casino's wheel.
 
 `ReaderSim` is pure, on an injected reader clock (ms): `advance(now_ms)` returns the bytes printed

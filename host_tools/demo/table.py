@@ -51,7 +51,7 @@ def add_arguments(p):
                    help="keep the table (daemon, pages) up after the last spin: SECONDS, or until Ctrl-C without")
     p.add_argument("--croupier", default="Marie", help="the croupier on duty the chef sets (default Marie)")
     p.add_argument("--tables", type=int, default=1, help="tables on a casino floor: more than 1 starts a local NATS "
-                                                         "broker, that many tables and the floor service (docs/floor.md)")
+                                                         "broker, that many tables and the floor service (docs/floor/overview.md)")
     p.add_argument("--wheel", default="T1", help="this table's wheel id (default T1)")
     p.add_argument("--nats", help="publish this table to the floor's NATS broker (the daemon's --nats)")
     p.add_argument("--site", default="CASINO", help="the casino's site id on the floor (default CASINO)")

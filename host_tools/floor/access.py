@@ -15,15 +15,12 @@ included (`done` false). Both live in the floor's store (SQLite or PostgreSQL).
 from __future__ import annotations
 
 import json
-import re
-import secrets
 
-from host_tools.table.api.auth import PREFIX, TokenError, digest
+from host_tools.table.api.auth import TokenError, check_new, digest, lookup_digest, new_secret
 
 ROLES = ("surveillance", "pit_boss", "director", "admin")
 RANK = {r: i for i, r in enumerate(ROLES)}
-NAME = re.compile(r"^[A-Za-z0-9._@-]{1,64}$")
-# what the table calls the floor's role (the contract's mapping, docs/floor.md)
+# what the table calls the floor's role (the contract's mapping, docs/floor/commands.md)
 TABLE_ROLE = {"surveillance": "display", "pit_boss": "chef", "director": "admin", "admin": "admin"}
 
 SCHEMA = """
@@ -62,11 +59,8 @@ class Access:
 
     # -- tokens ---------------------------------------------------------------------------------
     def add(self, name: str, role: str) -> str:
-        if not NAME.match(name or ""):
-            raise TokenError("a token name is 1 to 64 letters, digits or . _ @ -")
-        if role not in RANK:
-            raise TokenError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
-        secret = PREFIX + secrets.token_urlsafe(32)
+        check_new(name, role, ROLES)
+        secret = new_secret()
         with self.store.tx() as c:
             row = c.execute("SELECT revoked FROM tokens WHERE name=?", (name,)).fetchone()
             if row is not None and row[0] is None:
@@ -85,9 +79,10 @@ class Access:
                 for r in self.store.query("SELECT name, role, created, revoked FROM tokens ORDER BY name")]
 
     def identify(self, secret: str | None) -> Identity | None:
-        if not secret or not secret.startswith(PREFIX) or len(secret) > 128:
+        h = lookup_digest(secret)
+        if h is None:
             return None
-        rows = self.store.query("SELECT name, role FROM tokens WHERE hash=? AND revoked IS NULL", (digest(secret),))
+        rows = self.store.query("SELECT name, role FROM tokens WHERE hash=? AND revoked IS NULL", (h,))
         return Identity(*rows[0]) if rows else None
 
     # -- audit ----------------------------------------------------------------------------------

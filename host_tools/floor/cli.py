@@ -23,7 +23,7 @@ def add_arguments(p):
     p.add_argument("--db", default="floor.sqlite", help="the floor's store: a SQLite file (default floor.sqlite) "
                                                         "or postgresql://user@host/db")
     p.add_argument("--nats", default="nats://127.0.0.1:4222", help="the broker (default nats://127.0.0.1:4222)")
-    p.add_argument("--nats-creds", help="the floor's NATS credentials file (production, docs/floor.md)")
+    p.add_argument("--nats-creds", help="the floor's NATS credentials file (production, docs/floor/security.md)")
     p.add_argument("--nats-ca", help="the CA certificate of the broker's TLS (production)")
     p.add_argument("--http", default="127.0.0.1:8090", help="address of the page and API (default 127.0.0.1:8090)")
     p.add_argument("--floor-key", help="the command key shared with the tables (64 hex); without it no commands")

@@ -9,7 +9,7 @@ is rebuilt from scratch, so nothing stale is left in it.
 The same `.mpy` files are also written as a ROMFS image (MicroPython's read-only file system in
 flash, built by mpremote's own `VfsRomWriter`): `cylindre/` at its root, for `mpremote romfs
 deploy` on a MicroPython built with a ROMFS partition, where the modules' bytecode and constants
-are executed in place from flash instead of being copied to the heap (docs/firmware.md).
+are executed in place from flash instead of being copied to the heap (docs/wheel/build-and-flash.md).
 
     python -m host_tools.pico.firmware --board pico --out build/firmware/pico
     # -> build/firmware/pico/ (for `make flash`) and build/firmware/pico.romfs/romfs.img
@@ -197,7 +197,7 @@ def main(argv=None) -> int:
     rom.write_bytes(image)
     size = sum((out / f).stat().st_size for f in files)
     print("%s: %d files, %d bytes, ready for `make flash BOARD=%s`" % (out, len(files), size, Path(args.board).stem))
-    print("%s: ROMFS image of the modules, %d bytes, for `mpremote romfs deploy %s` (docs/firmware.md)"
+    print("%s: ROMFS image of the modules, %d bytes, for `mpremote romfs deploy %s` (docs/wheel/build-and-flash.md)"
           % (rom, len(image), rom))
     return 0
 

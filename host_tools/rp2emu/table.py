@@ -8,7 +8,7 @@ project's host link on its USB serial, and the heap and CPU read off the chip.
   (HELLO while it has no session, acks, retries), acknowledges each event at once (durable) and
   keeps the journal of records;
 - `Feed`: plays (t_us, signal, level) changes (a feed file's or the simulator's) on the pins, from
-  a start instant; `RESET` cuts the power and gives it back (docs/feed-format.md);
+  a start instant; `RESET` cuts the power and gives it back (docs/integrators/feed-format.md);
 - `HeapProbe`: asks the probe for a mark (gc.collect(); gc.mem_alloc() on the port), and takes
   the probe's own cycles out of the CPU figures.
 """

@@ -1,4 +1,4 @@
-"""The physical wheel simulator (docs/simulator.md) and the feed tools built on it."""
+"""The physical wheel simulator (docs/internals/simulator.md) and the feed tools built on it."""
 
 from .scenarios import EXPECTED, SCENARIOS
 from .wheel import (DEALER, DEFAULT_GEOMETRY, NOISY, REALISTIC, FeedWriter, Spin, WheelSimulator, geometry_from, truth_path,

@@ -1,6 +1,6 @@
 """When the wheel's word lets the table take bets (la fenêtre des mises, vue du cylindre).
 
-The table takes a bet only on the wheel's fresh word that the spin is not called (docs/daemon.md,
+The table takes a bet only on the wheel's fresh word that the spin is not called (docs/internals/betting-window.md,
 "The betting window"): its call (`rnvp`) closes betting at once; a result or a void closes it
 until the status that follows says what now; a status closes it when its state is one of
 `NO_BETS` (the spin called, or the wheel in fault) and opens it otherwise. Pure: the property

@@ -1,4 +1,4 @@
-"""Decode a feed's sensors the way the geometry says (docs/feed-format.md), independently of the firmware.
+"""Decode a feed's sensors the way the geometry says (docs/integrators/feed-format.md), independently of the firmware.
 
 Used to check the simulator against its truth, and by the bench for the lower bounds of the result
 latency (the first sighting of the resting ball, and the instant the confirmation rule could be

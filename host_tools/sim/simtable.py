@@ -82,7 +82,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m host_tools.sim.simtable", description=__doc__.split("\n\n")[0])
     p.add_argument("--spins", type=int, default=400, help="spins per run (default 400)")
     p.add_argument("--seeds", default="1", help="a seed or a range A-B (one run each; default 1)")
-    p.add_argument("--wheel", help="the simulator's wheel: a preset (biased, dealer) or a JSON object (docs/simulator.md)")
+    p.add_argument("--wheel", help="the simulator's wheel: a preset (biased, dealer) or a JSON object (docs/internals/simulator.md)")
     p.add_argument("--dealer", help="this croupier (Anne, Marc or Paul) throws with the dealer signature")
     p.add_argument("--rotate", type=int, default=30, help="spins per croupier's turn at the wheel (default 30)")
     p.add_argument("--alpha", type=float, default=analysis.ALPHA, help="family-wise alpha (default 0.01)")

@@ -26,7 +26,7 @@ def add_arguments(p) -> None:
                    help="switch on realistic imperfections (jitter, missed/spurious pulses, contact bounce)")
     p.add_argument("--noisy", action="store_true",
                    help="--imperfect plus three ball-track artefacts (a stray pulse, a mis-timed lap, chatter)")
-    p.add_argument("--wheel", help="wheel constants: a preset (dealer, biased) or a JSON object (docs/simulator.md)")
+    p.add_argument("--wheel", help="wheel constants: a preset (dealer, biased) or a JSON object (docs/internals/simulator.md)")
     p.add_argument("--imperfections", help='imperfections as JSON, e.g. \'{"jitter_us": 40, "miss": 0.01}\'')
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
 

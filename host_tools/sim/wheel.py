@@ -3,7 +3,7 @@
 `WheelSimulator(geometry, seed)` keeps the wheel's state between spins (rotor angle, direction, the
 clock) so consecutive spins make one continuous feed; `spin(scenario)` returns a `Spin` with its
 sorted changes and its truth, kept apart. Physics in `physics.py`, scenarios in `scenarios.py`,
-the model and its sources in docs/simulator.md.
+the model and its sources in docs/internals/simulator.md.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ DEFAULT_GEOMETRY = {
     "signals": ["A", "B", "Z", "BALL0", "BALL1", "POCKET0", "POCKET1", "POCKET2", "VOID", "RESET"],
 }
 
-# The wheel's constants (per wheel, not per spin): fitted to WHEEL.md, see docs/simulator.md.
+# The wheel's constants (per wheel, not per spin): fitted to WHEEL.md, see docs/internals/simulator.md.
 WHEEL = {
     "decel": 0.225,          # a, rad/s^2: rolling friction, constant
     "drag": 0.007,           # c, 1/rad: air drag, deceleration c*omega^2

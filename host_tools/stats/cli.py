@@ -1,4 +1,4 @@
-"""`cylindre stats`: the wheel's integrity statistics from a journal (docs/stats.md)."""
+"""`cylindre stats`: the wheel's integrity statistics from a journal (docs/pit/statistics.md)."""
 
 from __future__ import annotations
 

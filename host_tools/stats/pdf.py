@@ -253,7 +253,7 @@ def _method(a, S):
           "qu'il avait et celui qu'il lui faut."),
         P("<b>Ce que le verdict veut dire.</b> « Aucun écart significatif » dit que les tests faits n'ont rien trouvé "
           f"qu'un cylindre sans défaut ne donnerait pas une fois sur {n(round(1 / a['alpha']))} ; il ne prouve pas l'absence de défaut, et un "
-          "petit défaut ne se voit qu'après des milliers de coups (docs/stats.md donne la puissance mesurée des tests). "
+          "petit défaut ne se voit qu'après des milliers de coups (docs/pit/statistics.md donne la puissance mesurée des tests). "
           "« Pas assez de coups » dit qu'aucun test n'a encore pu être fait."),
         P("<b>Décrits, non testés.</b> La zone de chute (angle du point de chute, en secteurs de 10°), la distance de la "
           "chute à la case, la cadence et les coups nuls : un cylindre a une zone de chute et une longueur de rebond "

@@ -2,7 +2,7 @@
 into the same tables the daemon writes (`frames`, `events`, `settlements`) plus the croupiers'
 duty rows, so that the statistics are tested on what they will read at a table.
 
-The model follows docs/events.md and WHEEL.md: one game about every 48 s, rotor reversed each
+The model follows docs/integrators/wheel-events.md and WHEEL.md: one game about every 48 s, rotor reversed each
 spin and the ball launched against it, the ball dropping from the track at some bowl angle over
 some pocket, then bouncing 8–20 pockets on before it rests. Biases:
   sector=(numbers, share)    a share of the results land uniformly in those numbers

@@ -1,6 +1,6 @@
 """The daemon's settings: one TOML file (`--config table.toml`), command-line flags override it.
 
-Every key, its type and its default is in `KEYS`; docs/daemon.md lists them. An unknown key or a
+Every key, its type and its default is in `KEYS`; docs/operators/configuration.md lists them. An unknown key or a
 value of the wrong type is refused with the key's name, never ignored: a typo in `tls_cert` must
 not silently serve plain HTTP.
 """
@@ -25,7 +25,7 @@ KEYS = {
     "wheel": (str, "T1", "the wheel's id, as provisioned in its firmware"),
     "journal": (str, "var/journal.sqlite", "the SQLite journal (created 0600)"),
     "http": (str, "127.0.0.1:8737", "HOST:PORT of the HTTP API"),
-    "limits": (str, None, "JSON file of table limits (docs/rules-api.md); none: the house limits"),
+    "limits": (str, None, "JSON file of table limits (docs/integrators/rules-api.md); none: the house limits"),
     "open": (bool, False, "open the table at start"),
     "baud": (int, None, "serial speed (default 115200 for the Cylindre link, 9600 for a Cammegh reader)"),
     "silence_ms": (int, 3000, "re-open the link session after this long without a valid frame (2500..60000)"),
@@ -39,9 +39,9 @@ KEYS = {
     "cors_origins": (list, [], "origins allowed to call the API from a browser (CORS); none: CORS off"),
     "max_body": (int, 16384, "largest request body in bytes (413 above)"),
     "casino": (str, None, "the casino's name, on the title block of the statistics report (/stats, its PDF)"),
-    "alerts": (dict, {}, "[alerts] table: the pit's alert thresholds (docs/pages.md); every key optional"),
+    "alerts": (dict, {}, "[alerts] table: the pit's alert thresholds (docs/pit/alerts.md); every key optional"),
     "nats": (str, None, "URL of the casino floor's NATS broker (nats://HOST:4222, tls://...; a cluster's nodes "
-                        "comma-separated); none: no floor (docs/floor.md)"),
+                        "comma-separated); none: no floor (docs/floor/table-side.md)"),
     "site": (str, "casino", "the casino's site id on the floor's subjects (1 to 32 of A-Z a-z 0-9 _ -)"),
     "nats_creds": (str, None, "this table's NATS credentials file (cylindre floor-creds writes it, mode 0600)"),
     "nats_tls_ca": (str, None, "PEM CA certificate the broker's TLS certificate is checked against"),
@@ -122,7 +122,7 @@ def validate(c: dict) -> dict:
     host, _ = hostport(c["http"])
     if not is_loopback(host) and not (c["tls_cert"] or c["behind_proxy"]):
         raise ConfigError(f"http {c['http']}: a non-loopback address needs TLS (tls_cert, tls_key) or behind_proxy "
-                          "(a reverse proxy terminating TLS, docs/daemon.md)")
+                          "(a reverse proxy terminating TLS, docs/operators/configuration.md)")
     return c
 
 

@@ -15,7 +15,7 @@ from functools import lru_cache
 
 NNBSP = "\u202f"          # espace fine insécable: between thousands and before € and %
 
-# Why a spin is void (docs/events.md `void.reason`; the Cammegh reader's too): the trade's words.
+# Why a spin is void (docs/integrators/wheel-events.md `void.reason`; the Cammegh reader's too): the trade's words.
 VOID = {
     "few_laps": "bille lancée trop court (trop peu de tours)",
     "same_direction": "bille lancée dans le sens du cylindre",
@@ -34,7 +34,7 @@ VOID = {
     "misspin": "lancer manqué",
 }
 
-# The wheel's faults (docs/events.md `fault.code`) and the Cammegh reader's.
+# The wheel's faults (docs/integrators/wheel-events.md `fault.code`) and the Cammegh reader's.
 FAULT = {
     "sensor_stuck": "capteur bloqué",
     "sensor_silent": "capteur muet",
@@ -81,7 +81,7 @@ BET = {
     "finale_cheval": "finale à cheval", "finale_chevaux": "finale avec chevaux",
 }
 
-# A bet's status (GET /bets) and a result's outcome (docs/settle.md).
+# A bet's status (GET /bets) and a result's outcome (docs/integrators/settle.md).
 STATUS = {
     "open": "posée", "locked": "rien ne va plus", "refused": "refusée", "cancelled": "retirée",
     "settled": "réglée", "held": "retenue", "refunded": "remboursée", "awaiting_consent": "en attente du chef",
@@ -109,7 +109,7 @@ RNVP_WHY = {
 PHASE = {"closed": "table fermée", "betting": "faites vos jeux", "no_more_bets": "rien ne va plus"}
 CROUPIER = {"gauche": "croupier de gauche", "droite": "croupier de droite"}
 
-# Frames the link refused (docs/protocol.md `reject.reason`).
+# Frames the link refused (docs/integrators/link-protocol.md `reject.reason`).
 REJECT = {
     "cobs": "trame mal délimitée", "short": "trame trop courte", "crc": "somme de contrôle fausse",
     "length": "longueur fausse", "type": "type de trame inconnu", "version": "version du protocole inconnue",
@@ -138,7 +138,7 @@ def coup_nul(reason) -> str:
 
 
 def direction(d) -> str:
-    """1 clockwise, -1 counter-clockwise, seen from above (docs/events.md)."""
+    """1 clockwise, -1 counter-clockwise, seen from above (docs/integrators/wheel-events.md)."""
     return {1: "sens horaire", -1: "sens anti-horaire"}.get(d, "sens inconnu")
 
 

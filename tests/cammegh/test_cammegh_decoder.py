@@ -1,5 +1,5 @@
 """The Cammegh line decoder: what a reader prints becomes the wheel's events, and every garbled,
-torn, missing or silent line is caught (docs/protocol.md section 10, docs/daemon.md)."""
+torn, missing or silent line is caught (docs/integrators/cammegh-output.md, docs/integrators/cammegh-reader.md)."""
 
 from host_tools.cammegh.decoder import CammeghDecoder
 

@@ -1,4 +1,4 @@
-"""The house as docs/architecture.md draws it: no import circle between the modules of host_tools/,
+"""The house as docs/internals/architecture.md draws it: no import circle between the modules of host_tools/,
 and no room importing one drawn above it. Read from the code's own imports (every `import`, at the
 top of a module or inside a function), so a new arrow that breaks the layers fails here first."""
 
@@ -70,7 +70,7 @@ def graph():
 
 def test_every_room_has_a_rank():
     unranked = sorted({m for m in modules() if room(m) == "host_tools" and m not in ("host_tools", "host_tools.cli")})
-    assert not unranked, f"modules outside every room of docs/architecture.md: {unranked}"
+    assert not unranked, f"modules outside every room of docs/internals/architecture.md: {unranked}"
 
 
 def test_no_room_imports_one_drawn_above_it():

@@ -1,5 +1,5 @@
 """The Cammegh output of the simulated board (the firmware's own controller and CammeghOutput),
-read in real time by a decoder written from docs/protocol.md section 10 alone: every result dealt,
+read in real time by a decoder written from docs/integrators/cammegh-output.md alone: every result dealt,
 every void seen, no parse error, no false alarm; `*P 0` / `*P 1` close and open the table."""
 
 import time

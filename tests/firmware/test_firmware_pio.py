@@ -107,7 +107,7 @@ def assemble(out_shiftdir=1):
     return a, a.assemble(pio_quad.quadrature)
 
 
-CW = ((0, 0), (1, 0), (1, 1), (0, 1))      # (A, B) clockwise, docs/feed-format.md
+CW = ((0, 0), (1, 0), (1, 1), (0, 1))      # (A, B) clockwise, docs/integrators/feed-format.md
 
 
 def waveform(steps, rng, min_dwell, max_dwell):

@@ -41,7 +41,7 @@ def _alive_with(marker: str) -> list[str]:
 
 @pytest.mark.slow
 def test_a_lingering_demo_tells_its_counts_then_stops_everything_on_sigterm(tmp_path):
-    """With --linger (docs/floor.md: to look at the floor) the demo still prints each table's coups
+    """With --linger (docs/floor/overview.md: to look at the floor) the demo still prints each table's coups
     journaled against the coups at the floor once the spins are played; then `kill` (SIGTERM: a
     supervisor, a CI timeout) stops everything it started, as Ctrl-C does."""
     import queue

@@ -15,7 +15,9 @@ from host_tools.floor import natsrv
 from host_tools.floor.simtables import Fleet, Proxy
 from host_tools.floor.store import Store
 
-from floorkit import Background, FloorProc, wait
+from host_tools.floor.harness import FloorProcess, LoopThread
+
+from floorkit import wait
 
 
 def journal_vs_store(fleet, store):
@@ -49,8 +51,8 @@ def broker(tmp_path):
 
 def test_outage_cut_and_floor_crash_lose_and_double_nothing(tmp_path, broker):
     db = str(tmp_path / "floor.sqlite")
-    floor = FloorProc(tmp_path, db, broker.url).start()
-    bg = Background()
+    floor = FloorProcess(tmp_path, db, broker.url).start()
+    bg = LoopThread()
     proxy = bg.submit(Proxy("127.0.0.1", broker.port).start()).result(10)
     fleet = Fleet(broker.url, tables=4, conns=2, game_s=0.15, heartbeat_s=0.5, via=proxy.url, via_tables=1)
     run = bg.submit(fleet.run())

@@ -1,5 +1,5 @@
 """Per-table NATS credentials on a real nats-server: a table publishes and reads only its own
-subjects; probed with another table's credentials, as a reviewer will (docs/floor.md, "Security")."""
+subjects; probed with another table's credentials, as a reviewer will (docs/floor/security.md)."""
 
 import asyncio
 import json
@@ -162,7 +162,7 @@ def test_a_daemon_with_its_credentials_publishes_and_takes_commands(secured, tmp
 
 
 def test_the_floor_service_connects_with_the_credentials_floor_creds_wrote(secured, tmp_path):
-    """`cylindre floor --nats-creds floor.creds.json` (docs/floor.md): the file `floor-creds` writes
+    """`cylindre floor --nats-creds floor.creds.json` (docs/floor/security.md): the file `floor-creds` writes
     (JSON user/password, 0600) is what the floor logs in with; it reads every table."""
     import argparse
 

@@ -18,7 +18,9 @@ from host_tools.floor.link import command as C
 from host_tools.floor.link import envelope as E
 from host_tools.floor.link.stream import ensure_bucket, ensure_stream, kv_key
 
-from floorkit import Background, wait
+from host_tools.floor.harness import LoopThread
+
+from floorkit import wait
 
 
 class Table:
@@ -67,7 +69,7 @@ class Table:
 def floor(tmp_path):
     srv = natsrv.Server(tmp_path / "js").start()
     key = new_key(tmp_path / "floor.key")
-    bg = Background()
+    bg = LoopThread()
     table = bg.submit(Table(srv.url, key).start()).result(10)
     svc = FloorService.build(str(tmp_path / "floor.sqlite"), srv.url, key, escalate_after_s=3600)
     svc.start()

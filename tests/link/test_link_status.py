@@ -78,11 +78,11 @@ def test_a_status_the_link_cannot_pack_says_so():
 
 
 def test_the_protocol_docs_table_is_the_layout():
-    """docs/protocol.md's table of the STATUS payload: each field at the offset and of the size
+    """docs/integrators/link-protocol.md's table of the STATUS payload: each field at the offset and of the size
     `struct` packs it (a writer of another end reads that table, not this module)."""
     from pathlib import Path
     import re
-    doc = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text(encoding="utf-8")
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "integrators" / "link-protocol.md").read_text(encoding="utf-8")
     table = doc.split("**The STATUS payload**")[1].split("\n\n")[1]
     rows = [r for r in table.splitlines() if re.match(r"\| \d+ \|", r)]
     got = [(int(r.split("|")[1]), r.split("|")[2].strip()) for r in rows]

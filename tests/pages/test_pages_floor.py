@@ -18,7 +18,9 @@ from host_tools.floor.web import create_app
 from host_tools.floor.link import command as C
 
 from browserkit import browser, overflows, shot
-from floorkit import Background, wait
+from host_tools.floor.harness import LoopThread
+
+from floorkit import wait
 from test_floor_web import Table
 
 playwright = pytest.importorskip("playwright.sync_api")
@@ -28,7 +30,7 @@ playwright = pytest.importorskip("playwright.sync_api")
 def floor(tmp_path):
     srv = natsrv.Server(tmp_path / "js").start()
     key = new_key(tmp_path / "floor.key")
-    bg = Background()
+    bg = LoopThread()
     tables = [bg.submit(Table(srv.url, key, table=t, ops=C.OPS).start()).result(10)
               for t in ("T1", "T2", "T3")]
     layout = {"T1": {"pit": "Pit A", "url": "http://10.0.0.11:8080", "target": 40},

@@ -2,7 +2,7 @@
 
 - every bet type returns 36/37 of its stake on average;
 - an even chance with the partage returns 73/74; left en prison, exactly the value of the
-  Markov chain of our reading (docs/settle.md), computed here from the rules as written and
+  Markov chain of our reading (docs/internals/rules-readings.md), computed here from the rules as written and
   compared with the chain built by enumerating the engine over the 37 numbers;
 - a called bet returns what its chips return, number by number;
 - conservation: staked = returned + lost + imprisoned for every bet of every spin.

@@ -1,4 +1,4 @@
-"""The feed format (docs/feed-format.md) read and written by cylindre.feed, on both runtimes.
+"""The feed format (docs/integrators/feed-format.md) read and written by cylindre.feed, on both runtimes.
 
 MicroPython subset: plain asserts, no pytest.
 """

@@ -1,5 +1,5 @@
-"""The Cammegh compatibility output, line for line as an SS2 reader prints it (docs/protocol.md
-section 10): a reference session written from the documented behaviour, byte for byte."""
+"""The Cammegh compatibility output, line for line as an SS2 reader prints it (docs/integrators/cammegh-output.md):
+a reference session written from the documented behaviour, byte for byte."""
 
 from cylindre.link.cammegh import CammeghOutput, number_line, status_line
 

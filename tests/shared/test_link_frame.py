@@ -143,7 +143,7 @@ def test_splitter_drops_over_long_chunk():
 
 
 def test_worked_example_of_the_protocol_doc():
-    """docs/protocol.md quotes this frame in hex: it must stay what the code builds."""
+    """docs/integrators/link-protocol.md quotes this frame in hex: it must stay what the code builds."""
     key = bytes(range(32))
     wire = fr.build(Hmac(key), fr.EVENT, 1, 0, b'{"ev":"result","number":17}',
                     b"\xd0" * 8, b"\xa0" * 8)

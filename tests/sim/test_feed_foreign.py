@@ -1,5 +1,5 @@
 """A feed written by another simulator — here a deliberately simple, independent one written from
-docs/feed-format.md alone — is read, replayed and judged by the bench like ours.
+docs/integrators/feed-format.md alone — is read, replayed and judged by the bench like ours.
 
 Rotor at constant speed, ball with constant angular deceleration, no bounce: the ball drops into
 the pocket under it and rests there. Only the documented conventions tie it to the firmware.

@@ -10,7 +10,7 @@ from host_tools.cli import main
 from host_tools.table.journal.store import Journal
 from host_tools.table.game.table import Table
 from host_tools.stats import analysis, duty, games, synth
-from daemonkit import Wheel, game
+from host_tools.sim.tablewheel import Wheel, game
 
 KEYS = ("spin", "number", "ball_dir", "rotor_dir", "rotor_rpm_x10", "launch_lap_us", "release_pocket", "laps",
         "drop_angle_x10", "drop_pocket", "violations", "croupier")

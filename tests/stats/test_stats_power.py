@@ -1,5 +1,5 @@
 """The statistics hold their level on a fair wheel and find planted biases at the sample sizes
-docs/stats.md states (the full measurement: python -m host_tools.stats.power)."""
+docs/pit/statistics.md states (the full measurement: python -m host_tools.stats.power)."""
 
 import math
 

@@ -87,7 +87,7 @@ def _gpio(v):
 
 
 def _check_cammegh(cfg, link, used):
-    """The Cammegh compatibility output (docs/protocol.md section 10): absent or null = off, else
+    """The Cammegh compatibility output (docs/integrators/cammegh-output.md): absent or null = off, else
     {"uart": 0|1, "tx": GPIO, "rx": GPIO or absent, "baud": 9600 by default}, 8N1."""
     if cfg is None:
         return None

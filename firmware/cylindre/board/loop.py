@@ -12,7 +12,7 @@ those turns. The watchdog is fed at every turn, so at least once a second (`MAX_
 The speed samples (every 200 ms, by a hard timer interrupt), the index's edges and the
 sensors' releases do not wake the loop: they wait in the ring for its next turn, and the
 controller takes them in time order with the edges that woke it. The CPU it takes is measured
-on the emulated chip (`make bench ARGS=rp2`, docs/firmware.md).
+on the emulated chip (`make bench ARGS=rp2`, docs/wheel/emulated-chip.md).
 """
 
 import io

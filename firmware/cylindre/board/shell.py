@@ -24,7 +24,7 @@ except ImportError:
 # Edges the ring holds between two turns of the main loop: a turn takes a few ms on the Pico and
 # the sensors make at most a few hundred edges a second (pocket sensors at 60 rpm), so 128 is
 # over 0.4 s of slack; a chattering sensor fills it anyway, and that is a fault (edges_lost).
-# 9 bytes an entry (docs/firmware.md, "CPU load and heap").
+# 9 bytes an entry (docs/wheel/on-the-board.md, "CPU load and heap").
 RING = 128
 WDT_MS = 8000          # the RP2040's watchdog tops out at 8388 ms
 SAMPLES_LATE_US = 5 * SAMPLE_US     # no speed sample for this long: the timer stopped (a fault)

@@ -1,7 +1,7 @@
 """The Pico's wiring, run by firmware/main.py: loads /board.json (the board's pins, geometry and
 spin settings), builds the shell around the spin controller, wires the serial link (and the
 Cammegh output when the board has one), then runs the main loop (cylindre.board.loop): drain the
-sensor edges, tick, serve the link, feed the watchdog, wait. See docs/firmware.md.
+sensor edges, tick, serve the link, feed the watchdog, wait. See docs/wheel/on-the-board.md.
 
 It lives here, not in main.py, because main.py is source that MicroPython compiles into RAM at
 every boot, while this module is flashed compiled (a ROMFS image or a frozen UF2) and runs in
@@ -24,7 +24,7 @@ def load_board(path="/board.json"):
 
 
 def make_cammegh(board, power=None):
-    """The Cammegh compatibility output (docs/protocol.md section 10) on its own UART, 9600 8N1,
+    """The Cammegh compatibility output (docs/integrators/cammegh-output.md) on its own UART, 9600 8N1,
     when the board file has a "cammegh" key; None when it has none. With an `rx` pin it reads the
     table system's commands: `*P 1` / `*P 0` call `power(on)` (`cylindre.link.cammegh.table_power`)."""
     cfg = board.get("cammegh")
@@ -174,7 +174,7 @@ def build(board=None, key=False, usb=None, store=None):
 
     links = []
 
-    def power(on):      # the Cammegh port's *P 1 / *P 0 (docs/protocol.md section 10)
+    def power(on):      # the Cammegh port's *P 1 / *P 0 (docs/integrators/cammegh-output.md)
         from cylindre.link.cammegh import table_power
         return table_power(holder[0].ctl if holder else None, links[0] if links else None, on, clock_us())
 

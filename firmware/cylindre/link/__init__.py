@@ -2,5 +2,5 @@
 
 One protocol, one code base: the Pico runs `device`, the host daemon runs `host`, both on the
 same `frame` (COBS framing, CRC-32, HMAC-SHA256) and `mac` modules. `cammegh` is the separate
-compatibility output for existing table displays. The byte layout is in docs/protocol.md.
+compatibility output for existing table displays. The byte layout is in docs/integrators/link-protocol.md.
 """

@@ -1,5 +1,5 @@
 """The Cammegh compatibility output (sortie Cammegh): the lines an SS2 reader prints, for the
-marquees and table systems already on the floor. docs/protocol.md section 10 is the reference.
+marquees and table systems already on the floor. docs/integrators/cammegh-output.md is the reference.
 
 9600 baud 8N1, ASCII, CR LF after every line:
 
@@ -25,7 +25,7 @@ POWER_UP, BETS, IN_RIM, NO_MORE, RESULT, CLOSED = 1, 2, 3, 4, 5, 6
 MISSPIN, NOT_SENSED, SAME_DIRECTION, SENSOR = 8, 1, 2, 4
 PERIOD_MS = 500
 _LINE_MAX = 16          # a command is 4 characters; a longer line is noise and is dropped
-# void reason -> flags besides 8 (docs/events.md reasons; a reason not named here is 8 alone)
+# void reason -> flags besides 8 (docs/integrators/wheel-events.md reasons; a reason not named here is 8 alone)
 _VOID_FLAGS = {"same_direction": SAME_DIRECTION, "no_result": NOT_SENSED, "ball_off_wheel": NOT_SENSED,
                "sensor_fault": SENSOR, "encoder_mismatch": SENSOR}
 _SENSOR_FAULTS = ("sensor_stuck", "sensor_silent", "encoder_mismatch", "edges_lost", "samples_lost")

@@ -177,7 +177,7 @@ class DeviceLink:
         event["at_ms"] = now
         if kind == "boot" and self._ctl is not None and "history" not in event:
             # the games kept in flash as this boot found them: the host settles from them a
-            # result whose event died in RAM with the power (docs/protocol.md section 6)
+            # result whose event died in RAM with the power (docs/integrators/link-protocol.md section 6)
             event = dict(event)
             event["history"] = self._ctl.history()
             payload = _json(event)

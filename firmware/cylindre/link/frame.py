@@ -5,7 +5,7 @@ On the wire a frame is `COBS(body) 0x00` with
 version, type, seq, ack, payload length. The CRC-32 (binascii, C code on both sides) covers
 header+payload+mac and rejects line noise cheaply; the MAC is HMAC-SHA256 over
 `b"CYL1" | sender nonce(8) | receiver nonce(8) | header | payload`, binding every frame to one
-session so a frame recorded earlier cannot be replayed later. See docs/protocol.md.
+session so a frame recorded earlier cannot be replayed later. See docs/integrators/link-protocol.md.
 """
 
 import struct

@@ -1,4 +1,4 @@
-"""The link protocol's shared words (docs/protocol.md): event kinds, commands, the wheel's
+"""The link protocol's shared words (docs/integrators/link-protocol.md): event kinds, commands, the wheel's
 history length and the status period. The wheel's controller, its link and the host's daemon all
 import them from here, so neither end reaches into the other's internals.
 
@@ -15,7 +15,7 @@ STATUS_MS = const(500)      # the link sends a STATUS frame at least this often 
 CALLED_STATUS_MS = const(1000)  # or this often while the spin is called (CALLED_STATES):
                             # no bet can be taken on such a status, half the frames
 
-# event kinds (`ev`), docs/events.md
+# event kinds (`ev`), docs/integrators/wheel-events.md
 BOOT = "boot"
 LAUNCH = "launch"
 RNVP = "rnvp"               # rien ne va plus: the wheel's call, the end of the betting window

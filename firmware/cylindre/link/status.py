@@ -1,4 +1,4 @@
-"""The STATUS frame's payload (docs/protocol.md, section 3): the controller's status in binary.
+"""The STATUS frame's payload (docs/integrators/link-protocol.md, section 3): the controller's status in binary.
 
 A status goes to the host twice a second for as long as the wheel runs, and it is the Pico's
 dearest frame: as JSON (240 bytes) its text alone cost the RP2040's core ~0.9 ms, and its HMAC

@@ -1,6 +1,6 @@
 """Bets (mises): one dict in, one validated `Bet` out, or a `BetError` that names the problem.
 
-The dict is the shape of `cylindre settle` (docs/settle.md): {"id", "type", "numbers", "stake"}
+The dict is the shape of `cylindre settle` (docs/integrators/settle.md): {"id", "type", "numbers", "stake"}
 for bets on the layout, {"id", "type", "unit"} for called bets. Every bet is made of chips
 (`Chip`: kind, numbers, stake); even chances have none (they go en prison at zero instead).
 Stakes are integer cents.

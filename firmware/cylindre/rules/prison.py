@@ -3,7 +3,7 @@
 An imprisoned stake is a plain dict, the form in which it is carried from spin to spin and
 stored: {"id": bet id, "chance": "rouge", "stake": cents, "wins_needed": 1..3}.
 
-Reading of the house rules (docs/settle.md): `wins_needed` counts the imprisonments still to be
+Reading of the house rules (docs/internals/rules-readings.md): `wins_needed` counts the imprisonments still to be
 undone. Each zero while imprisoned adds one (up to three, "a limit of three rounds"); each win of
 the chance takes one off, and at none left the stake is released (returned, without winnings);
 a loss gives it to the bank. A zero that finds it imprisoned three times (the fourth zero) splits

@@ -1,7 +1,7 @@
 """A session: spins settled in a row, with limits changed between spins, stakes carried en
 prison and replayed calls carried to the next spin. This is what `cylindre settle` runs.
 
-Input (docs/settle.md): a list of spins, or {"spins": [...], "limits": {...}, "prisoners": [...],
+Input (docs/integrators/settle.md): a list of spins, or {"spins": [...], "limits": {...}, "prisoners": [...],
 "carry": [...]}. A spin is {"number": n, "bets": [...], "choices": {...}, "limits": {...}} or a
 bare number. Errors are `BetError`s whose message starts with the spin ("spin 2: bet b3: …").
 """

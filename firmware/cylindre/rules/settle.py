@@ -157,7 +157,7 @@ class Settlement:
                 "prisoners": self.prisoners, "carry": self.carry, "totals": self.totals}
 
     def to_json(self):
-        """The settlement as `settle_spin` returns it (docs/rules-api.md)."""
+        """The settlement as `settle_spin` returns it (docs/integrators/rules-api.md)."""
         out = self.summary()
         out["results"] = self.results()
         return out
@@ -380,7 +380,7 @@ def book_of(bets, limits=None):
 def settle_spin(number, bets, prisoners=(), choices=None, limits=None):
     """Settle one spin. `bets`: parsed `Bet`s or bet dicts; `prisoners`: carried dicts (see
     `prison`); `choices`: {bet id: 'prison' | 'partage' | {'move': chance}} for this zero.
-    Returns the JSON-ready dict of docs/rules-api.md."""
+    Returns the JSON-ready dict of docs/integrators/rules-api.md."""
     if not wheel.check_number(number):
         raise BetError("the winning number must be 0 to 36, not %s" % show(number))
     return settle_book(book_of(bets, limits), number, prisoners, choices).to_json()

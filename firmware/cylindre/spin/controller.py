@@ -2,7 +2,7 @@
 
 A functional core: no hardware, no clock of its own. The Pico shell (cylindre.board) or a replay
 calls `signal` for each sensor change, `tick` at least every 10 ms, and passes the encoder count
-as a callable. Events are plain dicts handed to `emit` (docs/events.md). The spin's life:
+as a callable. Events are plain dicts handed to `emit` (docs/integrators/wheel-events.md). The spin's life:
 
     idle --first lap--> ball_in_rim --rien ne va plus--> no_more_bets --drop--> ball_dropped
          --confirmed pocket--> result            (any phase) --misspin/fault--> void
@@ -38,7 +38,7 @@ __all__ = ("Controller", "FW", "IDLE", "IN_RIM", "NO_MORE", "DROPPED", "RESULT",
 
 
 class Controller(Track):
-    """The API (docs/firmware.md, "The controller API")."""
+    """The API (docs/internals/firmware-code.md, "The controller API")."""
 
     def boot(self, t_us, reset_cause="power"):
         """Start: restore the persisted record; a spin cut by the restart is decided by the

@@ -5,7 +5,7 @@ launch, pockets, health), the spin's state, and the few ways the controller spea
 an event (`emit`), a fault, a void, the status, the flash record. The ball on the track
 (spin/track.py) and in the pockets (spin/rest.py) build on it.
 
-The flash record is written once a coup (docs/firmware.md, "The flash record"): at the launch,
+The flash record is written once a coup (docs/wheel/on-the-board.md, "The flash record"): at the launch,
 with whatever changed since the record before (the result of the coup before, the rotor's
 actuations, the drop learnt). A void after the launch is written at once (a voided spin must never
 be paid after a restart); a result is written `HELD_US` after it unless the host has it by then
@@ -65,7 +65,7 @@ class Core:
         self.spin = 0
         # the spin counter's epoch (époque du compteur): a random id made when the counter starts
         # from nothing (a new board, a wiped flash) and kept with it in flash; the link tells it
-        # to the host, which keys the wheel's spin numbers by it (docs/protocol.md, WELCOME)
+        # to the host, which keys the wheel's spin numbers by it (docs/integrators/link-protocol.md, WELCOME)
         self.count_epoch = None
         # Article 53 by actuation: the rotor keeps the ways of its latest actuation and of the
         # one before (Rotor.act_dir, Rotor.prev_dir) and whether a coup was played under the

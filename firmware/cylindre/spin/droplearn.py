@@ -6,7 +6,7 @@ fit of the spin (predict.fit) gives the ball's period at the last pass (`lo`) an
 (`hi`): the critical period lies between. Where in that lap the ball left is unknown and about
 uniform, and near the drop the period rises by a fifth over one lap: the middle of one interval
 is a poor estimate (a running mean of middles left the prediction's |error| p99 at 815 ms from
-the 20th spin, against 127 ms with the true period; docs/firmware.md). The intervals of many
+the 20th spin, against 127 ms with the true period; docs/internals/spin-logic.md). The intervals of many
 spins overlap where the critical period is: the estimate is the middle of the stretch covered by
 the most intervals (a spin the fit got wrong covers elsewhere and does not move it), taken in the
 squared lap rate, which runs linearly with the angle where the period does not.
@@ -23,13 +23,13 @@ The last WINDOW intervals are kept, in flash with the controller's record, so a 
 controller starts learnt. Each interval is about a lap wide (55 % of the squared lap rate) and
 the estimate sharpens with their number, so the window is long: 48 spins, about an hour of play.
 The critical speed is the track's slope and the ball's (wear, humidity and cleaning move it over
-hours); a sudden change (another ball) is followed in about half a window (docs/firmware.md).
+hours); a sudden change (another ball) is followed in about half a window (docs/internals/spin-logic.md).
 """
 
-WINDOW = 48          # spins kept (24 before issue 13 round 11; docs/firmware.md)
+WINDOW = 48          # spins kept (24 before issue 13 round 11; docs/internals/spin-logic.md)
 DROP_TO_POCKET_US = 700000   # the ball's shortest time from leaving the track to its first
                              # sighting in a pocket: the simulator's least, 0.79 s over 5,400 spins
-                             # of both boards, less a margin (0.5 s before; docs/firmware.md)
+                             # of both boards, less a margin (0.5 s before; docs/internals/spin-logic.md)
 SPREAD = 0.015       # each bound widened by this fraction of its squared lap rate (see estimate):
 _WIDEN_HI = 132      # in periods, the upper bound raised by 1/132 ((1 - SPREAD) ** -0.5 = 1 + 1/132)
 _WIDEN_LO = 135      # and the lower lowered by 1/135 ((1 + SPREAD) ** -0.5 = 1 - 1/135)

@@ -1,6 +1,6 @@
 """Where the pockets are: naming the pocket a sensor sees from the encoder count.
 
-Conventions of docs/feed-format.md: angles in degrees clockwise from the index detector; pocket 0's
+Conventions of docs/integrators/feed-format.md: angles in degrees clockwise from the index detector; pocket 0's
 centre is at index_offset_deg + 360 * c / cpr, c the count since the index's rising edge; the
 wheel order (ordre du cylindre) runs clockwise from 0.
 """

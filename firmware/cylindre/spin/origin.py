@@ -3,7 +3,7 @@ origin that the shell moves forward while the controller is idle, so that every 
 or computes stays a small int (under 2**30) for as long as the wheel runs.
 
 On MicroPython an int of 2**30 or more is a long int, an object on the heap: with microseconds
-since boot every reading, lap and deadline allocated after the 18th minute (docs/firmware.md,
+since boot every reading, lap and deadline allocated after the 18th minute (docs/wheel/on-the-board.md,
 "Over a long run"). `Controller.rebase` moves the origin by a whole number of REBASE_STEP_US
 once controller time passes REBASE_AT_US and no spin and no ball run is under way; each part
 that keeps a time moves it back by as much (`back`), so every difference and every order

@@ -1,6 +1,6 @@
 """Software model of the 4x quadrature counter (compteur du codeur) the PIO runs on the Pico.
 
-Clockwise rotation runs (A,B) = 00 -> 10 -> 11 -> 01 -> 00 (docs/feed-format.md), +1 per edge;
+Clockwise rotation runs (A,B) = 00 -> 10 -> 11 -> 01 -> 00 (docs/integrators/feed-format.md), +1 per edge;
 counter-clockwise runs it backwards, -1 per edge. A jump where both bits change at once is a lost
 edge: it counts 0 and is tallied in `errors`. The PIO program is tested against this table.
 """

@@ -1,6 +1,6 @@
 """Settings of the controller: board geometry plus the house's spin settings, with safe bounds.
 
-Every setting has a documented default (docs/firmware.md); a value out of its bounds is refused
+Every setting has a documented default (docs/wheel/settings.md); a value out of its bounds is refused
 with a message naming it, never clamped silently: a casino must know what its wheel enforces.
 """
 
@@ -18,7 +18,7 @@ SPIN = (
     "rotor_max_rpm_x10", 600, 100, 1200,         # rotor faster than this at launch: rotor_slow (out of range)
     "confirm_sightings", 0, 0, 12,               # consecutive agreeing sightings (0: max(2, sensors))
     "confirm_sensors", 0, 0, 8,                  # distinct pocket sensors among them (0: all)
-    "confirm_span_us", 2500000, 0, 10000000,     # ... over at least this long (docs/firmware.md)
+    "confirm_span_us", 2500000, 0, 10000000,     # ... over at least this long (docs/wheel/settings.md)
     "pocket_min_us", 5000, 0, 100000,            # shorter pocket pulses are chatter, not a pocket
     "result_timeout_us", 30000000, 3000000, 120000000, # drop to confirmed result, at most
     "learn_drop", 1, 0, 1,                       # 1: learn drop_lap_us from the spins seen
@@ -28,7 +28,7 @@ SPIN = (
     "status_us", 500000, 100000, 10000000,
     "stuck_us", 1000000, 100000, 60000000,       # a ball-track sensor held active this long: stuck
     "launch_wait_us", 8000000, 0, 120000000,     # an actuation with no launch this long: ball-track
-                                                 # sensors silent (0: off; docs/firmware.md)
+                                                 # sensors silent (0: off; docs/wheel/settings.md)
     "open_at_boot", 1, 0, 1,
 )
 

@@ -1,6 +1,6 @@
 """The floor's commands to a table, signed: canonical JSON, HMAC-SHA256, freshness and replay.
 
-A request (docs/floor.md, "Commands") is `{"v":1, "id", "op", "args", "who", "role", "at", "sig"}`;
+A request (docs/floor/commands.md) is `{"v":1, "id", "op", "args", "who", "role", "at", "sig"}`;
 `sig` is the HMAC-SHA256, with the floor's command key, of the canonical JSON of the request
 without `sig` (keys sorted, no spaces, UTF-8). The key is a file shared by the floor and its
 tables only (`--floor-key`, 64 hex characters, mode 0600): a table's NATS user may reach the

@@ -46,7 +46,7 @@ def inbox_prefix(site: str, table: str) -> str:
 
 
 def table_permissions(site: str, table: str) -> dict:
-    """What a table's user may do on the broker (docs/floor.md, "Security")."""
+    """What a table's user may do on the broker (docs/floor/security.md)."""
     own = f"{PREFIX}.{site}.{table}"
     return {
         "publish": {"allow": [f"{own}.{k}" for k in KINDS]
@@ -162,7 +162,7 @@ def run(args) -> int:
     except (ValueError, OSError) as e:
         print(f"cylindre floor-creds: {e}", file=sys.stderr)
         return 2
-    print(f"broker accounts: {w['accounts']} (include it in nats-server.conf, docs/floor.md)")
+    print(f"broker accounts: {w['accounts']} (include it in nats-server.conf, docs/floor/cluster.md)")
     for t, p in w["tables"].items():
         print(f"table {t}: {p} (cylindre daemon --nats-creds {p})")
     print(f"floor: {w['floor']}")

@@ -1,5 +1,5 @@
 """The message a table publishes: its subject `cylindre.<site>.<table>.<kind>`, its JSON envelope
-and its `Nats-Msg-Id` (docs/floor.md, "Messages").
+and its `Nats-Msg-Id` (docs/floor/messages.md).
 
 `event_id` is the table journal's `event_log.id` (the outbox row) and `journal` the identity the
 journal had when it wrote that row (a random token given at each opening of the journal file,

@@ -4,7 +4,7 @@
 The stream keeps 30 days (limits retention, file storage) and drops a resend within 2 hours by
 its `Nats-Msg-Id` (`duplicate_window`): a table resends at most what it sent without a PubAck,
 which an outage longer than that window still finds, unacknowledged, in the table's journal
-and is dropped by the floor's store on (table, event id) (docs/floor.md).
+and is dropped by the floor's store on (table, event id) (docs/floor/messages.md).
 """
 
 from __future__ import annotations

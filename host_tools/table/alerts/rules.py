@@ -14,7 +14,7 @@ from cylindre.rules import wheel as W
 
 from host_tools.table.libelles import label
 
-# [alerts] in the daemon's config; every key optional (docs/pages.md)
+# [alerts] in the daemon's config; every key optional (docs/pit/alerts.md)
 DEFAULTS = {
     "p_value": 0.01,                # family-wise alpha (Holm) of the wheel statistics
     "stats_min_games": 500,         # no statistics alert on fewer games than this

@@ -1,6 +1,6 @@
 """The table's HTTP API as an ASGI app (FastAPI on uvicorn): routes, typed models, roles, audit.
 
-Same routes and meaning as before (docs/daemon.md); every request except `/health` and
+The routes and their meaning are in docs/integrators/http-api.md; every request except `/health` and
 `/openapi.json` carries `Authorization: Bearer <token>` with a role high enough for the route
 (401 without a live token, 403 with too low a role). Errors are `{"error": code, "message": text}`.
 A guard in front of the app refuses a foreign Host header (421), a cross-origin request (403),
@@ -212,7 +212,7 @@ def create_app(host, conf: dict | None = None) -> FastAPI:
 
     @app.post("/wheel/accept", response_model=WheelAccepted, responses={**ERRORS, 409: E},
               summary="accept the wheel that answers and that the table does not know (another board, key or "
-                      "counter: docs/daemon.md, swapping the wheel); audited")
+                      "counter: docs/operators/wheel-identity.md, swapping the wheel); audited")
     def wheel_accept(body: Optional[WheelAcceptIn] = None, who=Depends(need("chef", "wheel_accept"))):
         return host.accept_wheel(who, body.model_dump() if body is not None else None)
 

@@ -21,6 +21,7 @@ from pathlib import Path
 ROLES = ("display", "croupier", "chef", "admin")
 RANK = {r: i for i, r in enumerate(ROLES)}
 PREFIX = "cyl_"
+LONGEST = 128           # a presented token longer than this is not one: never hashed nor looked up
 NAME = re.compile(r"^[A-Za-z0-9._@-]{1,64}$")
 
 SCHEMA = """
@@ -53,6 +54,28 @@ def digest(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
+def new_secret() -> str:
+    """A fresh token: `cyl_` and 32 random bytes, url-safe (shown once, never stored)."""
+    return PREFIX + secrets.token_urlsafe(32)
+
+
+def lookup_digest(secret: str | None) -> str | None:
+    """The digest a presented token is kept under, or None for what cannot be a token (none, not
+    `cyl_...`, over 128 characters): such a request is never looked up. The table's tokens and
+    the floor's (host_tools/floor/access.py) are read through it."""
+    if not secret or not secret.startswith(PREFIX) or len(secret) > LONGEST:
+        return None
+    return digest(secret)
+
+
+def check_new(name: str, role: str, roles) -> None:
+    """A new token's name and role, or TokenError saying what is wrong (the table's and the floor's)."""
+    if not NAME.match(name or ""):
+        raise TokenError("a token name is 1 to 64 letters, digits or . _ @ -")
+    if role not in roles:
+        raise TokenError(f"role must be one of {', '.join(roles)}, got {role!r}")
+
+
 class Tokens:
     """The tokens table on the journal's connection, under the journal's lock (never inside
     another thread's transaction): add, list, revoke, identify.
@@ -61,7 +84,7 @@ class Tokens:
     in WAL mode it never waits for the journal's lock, which a group of bets holds through its
     fsync, and it still reads the table as last committed by any process (`cylindre token revoke`
     included), so a revocation takes effect at the next request. No cache: that read costs about
-    2 microseconds (docs/daemon.md, "Benchmark")."""
+    2 microseconds (docs/internals/performance.md)."""
 
     def __init__(self, db: sqlite3.Connection, lock=None, reader: str | None = None):
         self.db = db
@@ -76,11 +99,8 @@ class Tokens:
 
     def add(self, name: str, role: str) -> str:
         """A new token for NAME with ROLE; returns the secret (shown once, never stored)."""
-        if not NAME.match(name or ""):
-            raise TokenError("a token name is 1 to 64 letters, digits or . _ @ -")
-        if role not in RANK:
-            raise TokenError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
-        secret = PREFIX + secrets.token_urlsafe(32)
+        check_new(name, role, ROLES)
+        secret = new_secret()
         with self.lock:
             row = self.db.execute("SELECT revoked FROM tokens WHERE name=?", (name,)).fetchone()
             if row is not None and row[0] is None:
@@ -101,12 +121,12 @@ class Tokens:
 
     def identify(self, secret: str | None) -> Identity | None:
         """The identity of a live token, or None. Read each time: a revocation takes effect at once."""
-        if not secret or not secret.startswith(PREFIX) or len(secret) > 128:
+        h = lookup_digest(secret)
+        if h is None:
             return None
         db, lock = (self._reader, self._reader_lock) if self._reader is not None else (self.db, self.lock)
         with lock:
-            row = db.execute("SELECT name, role FROM tokens WHERE hash=? AND revoked IS NULL",
-                             (digest(secret),)).fetchone()
+            row = db.execute("SELECT name, role FROM tokens WHERE hash=? AND revoked IS NULL", (h,)).fetchone()
         return None if row is None else Identity(row[0], row[1])
 
     def close(self):

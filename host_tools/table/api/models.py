@@ -26,7 +26,7 @@ Pocket = Annotated[StrictInt, Field(ge=0, le=36)]
 
 
 class BetIn(BaseModel):
-    """A bet (docs/settle.md), as the generated document shows it. The gate is the table's own
+    """A bet (docs/integrators/settle.md), as the generated document shows it. The gate is the table's own
     `parse_bet_request` (framework-free): it refuses, naming it, a field not listed here or one only
     the table sets (`carried`, `status`, `consent`, ...). Money is integer cents."""
     model_config = ConfigDict(extra="forbid", strict=True)

@@ -1,5 +1,5 @@
 """What people at the table look at, on the table app: the pages, the alerts, the croupier on duty,
-the wheel statistics (docs/pages.md, docs/stats.md).
+the wheel statistics (docs/pit/pages.md, docs/pit/statistics.md).
 
 Pages and their assets (`/`, `/marquee`, `/pit`, `/stats`, `/assets/<file>`) are files of the
 project served without a token: they hold no data; every figure they show comes from a route that
@@ -278,7 +278,7 @@ class StatsTest(BaseModel):
 
 
 class Stats(BaseModel):
-    """host_tools.stats.analysis.analyse's dict (docs/stats.md); the main fields typed."""
+    """host_tools.stats.analysis.analyse's dict (docs/pit/statistics.md); the main fields typed."""
     model_config = ConfigDict(extra="allow")
     wheel: str
     games: int
@@ -398,7 +398,7 @@ def add_pages(app: FastAPI, host, need, conf: dict) -> Pit:
         return pit.set_croupier(body.croupier, who)
 
     @app.get("/stats/analysis", response_model=Stats, responses=ERRORS, tags=["pit"],
-             summary="the wheel statistics of this journal (docs/stats.md), recomputed when it changed")
+             summary="the wheel statistics of this journal (docs/pit/statistics.md), recomputed when it changed")
     async def stats(who=Depends(need("chef"))):
         a = await run_in_threadpool(pit.analysis)
         files = await run_in_threadpool(pit.stats_files)

@@ -51,7 +51,7 @@ class JsonH11(_GentleBadRequest, H11Protocol):
 
 def http_protocol():
     """The HTTP/1.1 protocol the daemon serves with: uvicorn's on httptools (the C parser of
-    Node's llhttp: 0.55 against 0.64 ms of daemon CPU a bet with h11, docs/daemon.md "Benchmark") when it is
+    Node's llhttp: 0.55 against 0.64 ms of daemon CPU a bet with h11, docs/internals/performance.md) when it is
     installed (a dependency), else the one on h11; both with our JSON 400 and TCP_NODELAY."""
     try:
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -68,7 +68,7 @@ def _no_delay(transport) -> None:
     """TCP_NODELAY on a connection. asyncio sets it only on sockets made with proto IPPROTO_TCP,
     and the daemon's listening socket (cli.py) is made with proto 0: without it an answer's
     head and body went as two segments, the body held (Nagle) until the client's delayed ACK of
-    the head, 40 ms later, so every request took at least 44 ms (docs/daemon.md, "Benchmark")."""
+    the head, 40 ms later, so every request took at least 44 ms (docs/internals/performance.md)."""
     sock = transport.get_extra_info("socket")
     if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
         try:

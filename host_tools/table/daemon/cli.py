@@ -1,6 +1,6 @@
 """`cylindre daemon`: run the table from a wheel on a serial port or pseudo-terminal.
 
-Settings come from `--config table.toml` (keys in config.py and docs/daemon.md), each flag given
+Settings come from `--config table.toml` (keys in config.py and docs/operators/configuration.md), each flag given
 on the command line overriding the file. The HTTP API is the ASGI app of api/app.py on uvicorn.
 """
 
@@ -23,10 +23,10 @@ LOG_FORMAT = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
 
 def add_arguments(p):
     # every setting defaults to None here: the config file's value, or its default, applies
-    p.add_argument("--config", metavar="FILE", help="TOML file of settings (docs/daemon.md); flags override it")
+    p.add_argument("--config", metavar="FILE", help="TOML file of settings (docs/operators/configuration.md); flags override it")
     p.add_argument("--port", help="serial device (/dev/ttyACM0), pseudo-terminal, or pyserial URL")
     p.add_argument("--source", help="cylindre (default: the Cylindre link on --port) or cammegh:PORT (an installed "
-                                    "Cammegh reader's lines at 9600 8N1, docs/daemon.md; no key needed)")
+                                    "Cammegh reader's lines at 9600 8N1, docs/integrators/cammegh-reader.md; no key needed)")
     p.add_argument("--key", help="the wheel's link key file (64 hex chars, mode 0600; default keys/T1.key)")
     p.add_argument("--new-key", metavar="FILE", help="write a fresh random wheel key to FILE (mode 0600) and exit")
     p.add_argument("--wheel", help="the wheel's id, as provisioned in its firmware (default T1)")
@@ -42,7 +42,7 @@ def add_arguments(p):
                    help="a Host header to serve besides the loopback names and the bind address (repeatable)")
     p.add_argument("--cors-origin", dest="cors_origins", action="append", metavar="ORIGIN",
                    help="an origin allowed to call the API from a browser (repeatable; default: CORS off)")
-    p.add_argument("--limits", help="JSON file of table limits (docs/rules-api.md), default the house limits")
+    p.add_argument("--limits", help="JSON file of table limits (docs/integrators/rules-api.md), default the house limits")
     p.add_argument("--open", action="store_true", default=None, help="open the table at start")
     p.add_argument("--baud", type=int, help="serial speed (default 115200; 9600 with --source cammegh)")
     p.add_argument("--silence-ms", type=int,
@@ -51,7 +51,7 @@ def add_arguments(p):
     p.add_argument("--log-format", choices=("text", "json"), help="text (default) or json: one JSON object a line")
     p.add_argument("--verbose", "-v", action="store_true", default=None, help="debug logging, HTTP access log")
     p.add_argument("--nats", metavar="URL", help="publish to the casino floor's NATS broker (nats://HOST:4222 or "
-                                                "tls://...; a cluster's nodes comma-separated; docs/floor.md); "
+                                                "tls://...; a cluster's nodes comma-separated; docs/floor/table-side.md); "
                                                 "default: no floor")
     p.add_argument("--site", help="the casino's site id on the floor's subjects (default casino)")
     p.add_argument("--nats-creds", metavar="FILE", help="this table's NATS credentials (cylindre floor-creds, mode 0600)")

@@ -387,7 +387,7 @@ class Daemon:
             self.watch.unknown_wheel(time.monotonic(), text)
             self.table.blocked = "wheel_unknown"
             log.error("the wheel that answered is not the one this table knows (%s): its events wait, no bet is"
-                      " taken until a chef de table accepts it (POST /wheel/accept; docs/daemon.md)", "; ".join(diffs))
+                      " taken until a chef de table accepts it (POST /wheel/accept; docs/operators/wheel-identity.md)", "; ".join(diffs))
             self.publish("link", {"up": True, "wheel_unknown": text})
             return
         if verdict == "adopt":

@@ -1,5 +1,5 @@
 """The floor's commands at the table: checked, mapped to the table's roles, carried out through the
-same `TableHost` methods the HTTP API calls, audited (docs/floor.md, "Commands").
+same `TableHost` methods the HTTP API calls, audited (docs/floor/commands.md).
 
 A request is taken only if signed with the floor's command key, within 30 s of this table's
 clock, and never seen before, even across a restart of the daemon (its id is kept in the journal

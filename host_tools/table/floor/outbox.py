@@ -147,7 +147,7 @@ def heartbeat(link: str, phase, is_open: bool, backlog: int, clock: float, last_
 
 
 def table_state(site, table, serial, phase, last_numbers, link, croupier, limits, backlog, heard, wheel_heard) -> dict:
-    """The value of the table's key in the bucket `cylindre_tables` (docs/floor.md). `link`: the
+    """The value of the table's key in the bucket `cylindre_tables` (docs/floor/table-side.md). `link`: the
     table's link to its wheel ("up" or why not); `heard`: when the table wrote it (epoch s),
     `wheel_heard`: when the table last heard its wheel."""
     return {"site": site, "table": table, "serial": serial, "phase": phase, "open": phase != "closed",

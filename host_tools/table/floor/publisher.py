@@ -1,4 +1,4 @@
-"""The table's link to the casino floor over NATS JetStream, the imperative shell (docs/floor.md).
+"""The table's link to the casino floor over NATS JetStream, the imperative shell (docs/floor/table-side.md).
 
 One thread runs an asyncio loop with nats-py, apart from the table: the table never waits for
 the floor. The loop

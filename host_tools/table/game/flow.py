@@ -3,7 +3,7 @@
 No I/O and no clock of its own. The shell (table.Table) hands in the wheel's STATUS frames, the
 host instant of each bet, and for each event of the wheel the state and what the ledger knows
 (`Facts`); `on_event` answers with the effects (lock, refuse, settle, hold, announce, publish,
-save), which the shell applies in one journal transaction. The window's rules (docs/daemon.md,
+save), which the shell applies in one journal transaction. The window's rules (docs/internals/betting-window.md,
 "The betting window"):
 
 - A bet is taken only while the table is open (`betting`), and only on *fresh evidence* from the
@@ -249,7 +249,7 @@ class _Step:
             self.settle(spin, ev.get("number"), call=self.launch_at(boot, spin, ev))
         elif kind == pr.FAULT and ev.get("code") == "result_lost":
             # a source that can miss a line (a Cammegh reader) lost the number of a called spin:
-            # its bets wait for the supervisor, never voided nor settled (docs/daemon.md)
+            # its bets wait for the supervisor, never voided nor settled (docs/internals/journal.md)
             if _int(spin) and st["locked_spin"] == spin and spin not in self.settled:
                 self.hold(spin, ev.get("detail") or "its result was not heard", lost="not heard from the reader")
         elif kind == pr.VOID and spin in self.settled:
@@ -440,7 +440,7 @@ class _Step:
         self.log(ERROR, "spin %s: %s; that bet is returned" % (spin, e.message))
         self.fx.append(Refuse(e.bet, "invalid at settlement: " + e.message, None))
 
-    # -- a power cut of the wheel (docs/daemon.md, "Recovery") -------------------------------------
+    # -- a power cut of the wheel (docs/internals/journal.md, "Recovery") -------------------------------------
     def recover(self, boot, seq, ev):
         """The wheel booted anew: what its old boot had not yet delivered died in its RAM. Its
         `boot` event lists the games its flash kept (`history`); settle from it, in spin order,

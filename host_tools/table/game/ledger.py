@@ -8,7 +8,7 @@ the id of the result's type and label in `result_labels`, a few hundred pairs ev
 integer cents; `more` null, or an object with what few results have: a called bet's chips, an
 excess, a prison, a replay). One INSERT a spin: at 10,000 bets, a row per result cost more than
 the rest of the settlement, and the type and label written out in each row half of its bytes
-(docs/daemon.md). The view `all_results` shows them as rows (`pos` the index), with those of
+(docs/internals/journal.md). The view `all_results` shows them as rows (`pos` the index), with those of
 schema 3 (format 3: `[bet, type, label, staked, ...]`) and of schema 2, which wrote one
 `results` row per result; the settlement row refers to its results (`"results_in": "results"`);
 one written before schema 2 holds its results in its JSON and is read back as it is.

@@ -32,7 +32,7 @@ def euros(cents: int) -> str:
     return f"{sign}{c // 100:,}.{c % 100:02d}".replace(",", " ")
 
 
-# Input limits (docs/settle.md): a session is at most this many bytes, nested at most this deep
+# Input limits (docs/integrators/settle.md): a session is at most this many bytes, nested at most this deep
 # (a session needs 7: session, spins, spin, bets, bet, numbers or a move at zero, and one spare
 # level for callers that wrap it), and its strings are text (no lone surrogate such as "\\ud800").
 MAX_BYTES = 64 * 1024 * 1024

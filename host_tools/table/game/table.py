@@ -586,7 +586,7 @@ def _collect():
     """Python's full garbage collection, run when the wheel's call has locked the bets: no bet is
     taken then and the ball runs for seconds. Left to itself it starts when enough objects were
     made, as often as not on the result's path (10,000 bets make it 20 ms long); after this one
-    the result's step, which makes tens of thousands, stays short of the next (docs/daemon.md)."""
+    the result's step, which makes tens of thousands, stays short of the next (docs/internals/performance.md)."""
     gc.collect()
 
 

@@ -7,7 +7,7 @@ wheel commands the wheel's own answer. A refused attempt (wrong role) is recorde
 
 Built with the table's event log (`publish`), each row is also journaled as an `audit` event in
 the same transaction, and a change of the table's (open, close, limits, croupier on duty) as a
-`table` event: the casino floor receives them from the journal (docs/floor.md).
+`table` event: the casino floor receives them from the journal (docs/floor/messages.md).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""A Cammegh reader as the daemon's source of wheel events (docs/daemon.md, "A Cammegh reader as
-the source"): the reader's lines in, the same records as the Cylindre link session out.
+"""A Cammegh reader as the daemon's source of wheel events (docs/integrators/cammegh-reader.md):
+the reader's lines in, the same records as the Cylindre link session out.
 
 `CammeghSource` has the surface of `cylindre.link.host.HostLink` that the daemon uses (service.py,
 "the source of wheel events"): `hello()` when the port opens; `feed(bytes)` and `poll()` return

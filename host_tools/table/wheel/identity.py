@@ -1,7 +1,7 @@
 """The wheel the table knows (le cylindre de la table): its identity, its spin counter's epoch,
 and where its counter stands among the table's spin numbers.
 
-A wheel says who it is in every WELCOME (docs/protocol.md): its id (`wheel`, T1), its board's
+A wheel says who it is in every WELCOME (docs/integrators/link-protocol.md): its id (`wheel`, T1), its board's
 serial (`serial`: the Pico's flash id, so a swapped controller is another serial), its spin
 counter's epoch (`epoch`: a random id made when the counter starts from nothing, a new board or
 a wiped flash, and kept in flash with the counter) and its counter (`spin`); the host adds the

@@ -93,7 +93,7 @@ class LinkWatch:
         """(code, text, advice) when the link is not up, else None."""
         if self.unknown is not None:
             return ("wheel_unknown", self.unknown[1],
-                    "vérifier le cylindre, puis le chef de table l'accepte (POST /wheel/accept) : voir docs/daemon.md")
+                    "vérifier le cylindre, puis le chef de table l'accepte (POST /wheel/accept) : voir docs/operators/wheel-identity.md")
         if self.up:
             return None
         if not self.port_open:

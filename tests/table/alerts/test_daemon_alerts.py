@@ -9,7 +9,7 @@ from host_tools.table.alerts import rules as A
 from host_tools.table.alerts.store import AlertStore
 from host_tools.table.journal.store import Journal
 from host_tools.table.game.table import Table
-from daemonkit import Wheel
+from host_tools.sim.tablewheel import Wheel
 
 TH = A.thresholds({})
 

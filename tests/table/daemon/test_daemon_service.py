@@ -1,78 +1,15 @@
 """The daemon's shell with the firmware's device link in the same process (no pty): an event the
 journal cannot store is taken again later, never skipped; commands reach the wheel."""
 
-import threading
 import time
 
-from cylindre.link.device import DeviceLink
 from host_tools.table.daemon.service import Daemon
 
-KEY = bytes(range(32))
+from loopkit import KEY, wait
 
 
-class Pipe:
-    """The host's port, wired to a DeviceLink driven by a thread of its own."""
-
-    url = "pipe"
-
-    def __init__(self):
-        self.s = None
-        self.to_host = bytearray()
-        self.lock = threading.RLock()
-        self.dev = DeviceLink(self._dev_write, lambda: int(time.monotonic() * 1000), KEY, "T1")
-        self.stop = threading.Event()
-        self.inbox = bytearray()
-        threading.Thread(target=self._wheel, daemon=True).start()
-
-    def _dev_write(self, data):
-        with self.lock:
-            self.to_host.extend(data)
-
-    def _wheel(self):
-        while not self.stop.is_set():
-            with self.lock:
-                data = bytes(self.inbox)
-                del self.inbox[:]
-                if data:
-                    self.dev.feed(data)
-                self.dev.poll()
-            time.sleep(0.005)
-
-    def emit(self, ev):
-        with self.lock:
-            self.dev.emit(ev)
-
-    # the host's side
-    def open(self):
-        self.s = True
-        return True
-
-    def read(self):
-        time.sleep(0.005)
-        with self.lock:
-            data = bytes(self.to_host)
-            del self.to_host[:]
-        return data
-
-    def write(self, data):
-        with self.lock:
-            self.inbox.extend(data)
-
-    def close(self):
-        self.s = None
-
-
-def _wait(cond, timeout=10):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.02)
-    return False
-
-
-def test_an_event_the_journal_refused_is_settled_when_sent_again(tmp_path):
-    pipe = Pipe()
+def test_an_event_the_journal_refused_is_settled_when_sent_again(tmp_path, loopback):
+    pipe = loopback()
     d = Daemon(pipe, KEY, tmp_path / "j.sqlite", open_table=True)
     real = d.table.on_event
     failures = []
@@ -86,14 +23,14 @@ def test_an_event_the_journal_refused_is_settled_when_sent_again(tmp_path):
     d.table.on_event = flaky
     d.start()
     try:
-        assert _wait(lambda: d.link.in_session)
-        assert _wait(lambda: d.table.state()["accepting_bets"])    # fresh word from the wheel
+        assert wait(lambda: d.link.in_session)
+        assert wait(lambda: d.table.state()["accepting_bets"])    # fresh word from the wheel
         bet = d.table.place({"player": "ana", "type": "plein", "numbers": [8], "stake": 1000})
         time.sleep(0.1)     # the call comes later than the link's transit (counted against the bet)
         for ev in ({"ev": "launch", "t": 1, "spin": 1}, {"ev": "rnvp", "t": 2, "spin": 1},
                    {"ev": "result", "t": 3, "spin": 1, "number": 8}, {"ev": "launch", "t": 4, "spin": 2}):
             pipe.emit(ev)
-        assert _wait(lambda: pipe.dev.outbox_len() == 0)
+        assert wait(lambda: pipe.dev.outbox_len() == 0)
         assert failures
         rows = d.j.query("SELECT ev FROM events ORDER BY seq")
         assert [r["ev"] for r in rows] == ["launch", "rnvp", "result", "launch"]
@@ -103,7 +40,6 @@ def test_an_event_the_journal_refused_is_settled_when_sent_again(tmp_path):
         reply = d.command("status", timeout=5)
         assert reply["ok"] and reply["result"]["link"]["wheel"] == "T1"
     finally:
-        pipe.stop.set()
         d.stop()
 
 

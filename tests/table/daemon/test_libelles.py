@@ -30,7 +30,7 @@ def test_every_void_reason_in_the_sources_has_a_label():
                   r'return "(rotor_\w+)"')                 # Article 53's verdict, voided through a variable
     ran = re.search(r"BALL_RAN = \(([^)]*)\)", (ROOT / "firmware/cylindre/spin/controller.py").read_text())
     codes |= set(re.findall(r'"(\w+)"', ran.group(1))) if ran else set()
-    events = (ROOT / "docs/events.md").read_text(encoding="utf-8")          # the reasons as documented
+    events = (ROOT / "docs/integrators/wheel-events.md").read_text(encoding="utf-8")          # the reasons as documented
     documented = re.findall(r"`(\w+)`", events.split("Void `reason`s:")[1].split("\n\n")[0])
     codes |= {c for c in documented if not re.search(r"_(x10|us|ms)$", c)}       # not a setting it names
     codes |= {"misspin"}                                     # the Cammegh decoder's default

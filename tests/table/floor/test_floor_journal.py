@@ -14,7 +14,7 @@ from host_tools.floor.store import Store, parse
 from host_tools.floor.link import envelope as E
 
 from apikit import Table
-from daemonkit import Wheel
+from host_tools.sim.tablewheel import Wheel
 from floorkit import db_url, postgres  # noqa: F401 - fixtures
 from natskit import nats_server  # noqa: F401 - fixture
 

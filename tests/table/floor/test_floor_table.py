@@ -16,7 +16,7 @@ from host_tools.floor.link import envelope as E
 from host_tools.floor.link import stream as S
 
 from apikit import Table
-from daemonkit import Wheel
+from host_tools.sim.tablewheel import Wheel
 from natskit import nats_server, run  # noqa: F401  (the fixture)
 
 SITE = "PARIS"

@@ -19,16 +19,14 @@ from host_tools.table.game.committer import Committer, _Job
 from host_tools.table.journal.store import Journal
 from host_tools.table.game.table import Refused, Table
 from host_tools.table.game.tapis import Tapis
-from daemonkit import Wheel
+from host_tools.sim.tablewheel import Wheel
 
 PLEIN = {"player": "ana", "type": "plein", "numbers": [17], "stake": 100}
 
 
 @pytest.fixture
-def t(tmp_path):
-    t = Table(Journal(tmp_path / "j.sqlite"), "T1")
-    t.set_open(True)
-    return t
+def t(open_table):
+    return open_table
 
 
 def _consistent(t):
@@ -67,7 +65,9 @@ def test_bets_arriving_together_commit_as_one_group_each_answered(t):
         th.join(10)
     assert not errors and len(answers) == 24, (errors, len(answers))
     assert queued == 24, queued                     # all queued while the first group waited
-    assert (c.groups, c.grouped) == (2, 24)         # the first group, then all that came meanwhile
+    # the first group, then all that came meanwhile; on a loaded machine the first thread may only
+    # form its group once the others are queued, and then all 24 go in one: never one a bet
+    assert c.grouped == 24 and c.groups in (1, 2), (c.groups, c.grouped)
     assert sorted(a["id"] for a in answers) == sorted(r["id"] for r in t.j.query("SELECT id FROM bets"))
     assert all(a["status"] == "open" for a in answers)
     _consistent(t)
@@ -179,7 +179,7 @@ KILLED = textwrap.dedent("""
     from host_tools.table.journal.store import Journal
     from host_tools.table.game.table import Table
     from host_tools.table.game.committer import Committer
-    from daemonkit import Wheel
+    from host_tools.sim.tablewheel import Wheel
     t = Table(Journal(sys.argv[1]), "T1")
     t.set_open(True)
     Wheel(t)

@@ -14,7 +14,7 @@ from host_tools.bench.settle import mixed_bets
 from host_tools.table.journal.store import Journal
 from host_tools.table.game.table import Refused, Table
 from host_tools.table.game.tapis import Tapis
-from daemonkit import Wheel
+from host_tools.sim.tablewheel import Wheel
 
 CHOICES = ["prison", "partage", {"move": "noir"}]
 

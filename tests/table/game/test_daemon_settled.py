@@ -9,7 +9,7 @@ import pytest
 
 from host_tools.table.journal.store import Journal
 from host_tools.table.game.table import Refused, Table
-from daemonkit import Wheel
+from host_tools.sim.tablewheel import Wheel
 
 from test_daemon_compiled import _bets, _place_all, _same_layout, _table
 

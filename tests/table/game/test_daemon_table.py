@@ -6,7 +6,7 @@ import pytest
 
 from host_tools.table.journal.store import Journal
 from host_tools.table.game.table import Invalid, NotFound, Refused, Table
-from daemonkit import Wheel
+from host_tools.sim.tablewheel import Wheel
 
 
 @pytest.fixture

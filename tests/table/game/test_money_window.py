@@ -5,18 +5,15 @@ same Idempotency-Key places nothing twice. Over a real SQLite journal, on the te
 import pytest
 
 from host_tools.table.game import flow as game
-from host_tools.table.journal.store import Journal
 from host_tools.table.game.table import Invalid, Mismatch, Refused, Table, parse_bet_request
-from daemonkit import Wheel
+from host_tools.sim.tablewheel import Wheel
 
 PLEIN = {"player": "eve", "type": "plein", "numbers": [17], "stake": 1000}
 
 
 @pytest.fixture
-def t(tmp_path):
-    t = Table(Journal(tmp_path / "j.sqlite"), "T1")
-    t.set_open(True)
-    return t
+def t(open_table):
+    return open_table
 
 
 def _money(t):

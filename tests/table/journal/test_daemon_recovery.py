@@ -6,16 +6,12 @@ import json
 
 import pytest
 
-from host_tools.table.journal.store import Journal
-from host_tools.table.game.table import Table
-from daemonkit import Wheel, game
+from host_tools.sim.tablewheel import Wheel, game
 
 
 @pytest.fixture
-def table(tmp_path):
-    t = Table(Journal(tmp_path / "j.sqlite"), "T1")
-    t.set_open(True)
-    return t
+def table(open_table):
+    return open_table
 
 
 def settled(t):

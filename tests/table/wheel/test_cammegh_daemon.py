@@ -1,4 +1,4 @@
-"""The table host on a Cammegh reader (docs/daemon.md, "A Cammegh reader as the source"), in one
+"""The table host on a Cammegh reader (docs/integrators/cammegh-reader.md), in one
 process on an exact clock: the daemon's source is the reader's lines, the daemon's I/O turn
 (`Daemon.pump`) is driven here every 10 ms of host time, the reader is the simulated SS2 reader
 (or a recorded session), the bytes at 9600 baud."""

@@ -2,72 +2,15 @@
 the daemon's shell in-process, its port wired to the firmware's DeviceLink served by a thread."""
 
 import logging
-import threading
 import time
 
-from cylindre.link.device import DeviceLink
 from host_tools.table.alerts import rules as A
 from host_tools.table.wheel.linkwatch import QuietLog
 from host_tools.table.daemon.service import Daemon
 
-KEY = bytes(range(32))
+from loopkit import KEY, wait
+
 OTHER_KEY = bytes(range(1, 33))
-
-
-class Pipe:
-    """The host's port, wired to a DeviceLink (wheel `wheel`, key `key`) driven by its own thread."""
-
-    url = "pipe"
-
-    def __init__(self, key=KEY, wheel="T1"):
-        self.s = None
-        self.to_host = bytearray()
-        self.inbox = bytearray()
-        self.lock = threading.RLock()
-        self.dev = DeviceLink(self._dev_write, lambda: int(time.monotonic() * 1000), key, wheel)
-        self.stop = threading.Event()
-        threading.Thread(target=self._wheel, daemon=True).start()
-
-    def _dev_write(self, data):
-        with self.lock:
-            self.to_host.extend(data)
-
-    def _wheel(self):
-        while not self.stop.is_set():
-            with self.lock:
-                data = bytes(self.inbox)
-                del self.inbox[:]
-                if data:
-                    self.dev.feed(data)
-                self.dev.poll()
-            time.sleep(0.005)
-
-    def open(self):
-        self.s = True
-        return True
-
-    def read(self):
-        time.sleep(0.005)
-        with self.lock:
-            data = bytes(self.to_host)
-            del self.to_host[:]
-        return data
-
-    def write(self, data):
-        with self.lock:
-            self.inbox.extend(data)
-
-    def close(self):
-        self.s = None
-
-
-def _wait(cond, timeout=10):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.02)
-    return cond()
 
 
 def _daemon_lines(caplog):
@@ -78,13 +21,13 @@ def _problem(d):
     return d.status()["link"]["problem"] or {}
 
 
-def test_a_wheel_of_another_id_is_named_said_once_and_alerted(tmp_path, caplog):
+def test_a_wheel_of_another_id_is_named_said_once_and_alerted(tmp_path, caplog, loopback):
     caplog.set_level(logging.INFO)
-    pipe = Pipe(wheel="T1")
+    pipe = loopback(wheel="T1")
     d = Daemon(pipe, KEY, tmp_path / "j.sqlite", wheel="T2", open_table=True)
     d.start()
     try:
-        assert _wait(lambda: _problem(d).get("code") == "wrong_wheel")
+        assert wait(lambda: _problem(d).get("code") == "wrong_wheel")
         time.sleep(3)           # the wheel keeps talking in the session the host refused
         text = _problem(d)["text"]
         assert text == "le cylindre T1 a répondu, T2 attendu"
@@ -96,63 +39,59 @@ def test_a_wheel_of_another_id_is_named_said_once_and_alerted(tmp_path, caplog):
         out = A.evaluate({"table_open": True, "link_up": False, "link_down_since": time.time(), "link_problem": d.problem()}, A.thresholds({}), time.time())
         assert [a["code"] for a in out] == ["link_fault"] and "T1" in out[0]["message"]
     finally:
-        pipe.stop.set()
         d.stop()
 
 
-def test_frames_that_never_verify_are_diagnosed_as_a_wrong_key(tmp_path, caplog):
+def test_frames_that_never_verify_are_diagnosed_as_a_wrong_key(tmp_path, caplog, loopback):
     """A wheel in session with a daemon of the right key; that daemon is replaced by one started
     with another key: the wheel's statuses keep coming and none verifies."""
     caplog.set_level(logging.INFO)
-    pipe = Pipe()
+    pipe = loopback()
     d = Daemon(pipe, KEY, tmp_path / "j.sqlite", open_table=True)
     d.start()
-    assert _wait(lambda: d.link.in_session)
+    assert wait(lambda: d.link.in_session)
     d.stop()
     d2 = Daemon(pipe, OTHER_KEY, tmp_path / "j2.sqlite", open_table=True)
     caplog.clear()
     d2.start()
     try:
-        assert _wait(lambda: _problem(d2).get("code") == "not_authentic"), _problem(d2)
+        assert wait(lambda: _problem(d2).get("code") == "not_authentic"), _problem(d2)
         time.sleep(2)
         assert "aucune n'est authentique : clé différente ?" in _problem(d2)["text"]
         assert len(_daemon_lines(caplog)) <= 5, [r.getMessage() for r in _daemon_lines(caplog)]
         out = A.evaluate({"link_problem": d2.problem()}, A.thresholds({}), time.time())
         assert [a["code"] for a in out] == ["link_fault"]
     finally:
-        pipe.stop.set()
         d2.stop()
 
 
-def test_a_wheel_with_another_key_that_stays_silent_is_told_with_the_key_as_a_cause(tmp_path):
-    pipe = Pipe(key=OTHER_KEY)
+def test_a_wheel_with_another_key_that_stays_silent_is_told_with_the_key_as_a_cause(tmp_path, loopback):
+    pipe = loopback(key=OTHER_KEY)
     d = Daemon(pipe, KEY, tmp_path / "j.sqlite", open_table=True)
     d.start()
     try:
-        assert _wait(lambda: _problem(d).get("code") == "silent")
+        assert wait(lambda: _problem(d).get("code") == "silent")
         p = _problem(d)
         assert "aucune trame du cylindre" in p["text"] and "clé différente" in p["text"]
         assert d.status()["link"]["up"] is False and d.health_reasons()
     finally:
-        pipe.stop.set()
         d.stop()
 
 
-def test_a_link_that_never_comes_up_is_said_in_the_log_with_its_cause(tmp_path, caplog):
+def test_a_link_that_never_comes_up_is_said_in_the_log_with_its_cause(tmp_path, caplog, loopback):
     """A wheel of another key from the daemon's start: the log said nothing at all (only "port
     open"), while /health and the pit named the cause. The log says it once the silence is over."""
     caplog.set_level(logging.INFO)
-    pipe = Pipe(key=OTHER_KEY)
+    pipe = loopback(key=OTHER_KEY)
     d = Daemon(pipe, KEY, tmp_path / "j.sqlite", open_table=True, silence_ms=1500)
     d.start()
     try:
-        assert _wait(lambda: any("link down:" in r.getMessage() for r in _daemon_lines(caplog)), timeout=8), \
+        assert wait(lambda: any("link down:" in r.getMessage() for r in _daemon_lines(caplog)), timeout=8), \
             [r.getMessage() for r in _daemon_lines(caplog)]
         time.sleep(2)
         down = [r.getMessage() for r in _daemon_lines(caplog) if "link down:" in r.getMessage()]
         assert len(down) == 1 and "clé différente" in down[0], down
     finally:
-        pipe.stop.set()
         d.stop()
 
 

@@ -3,53 +3,38 @@ simulated wheel that exits) reads as a dead link within --silence-ms, whatever t
 the session ends, /health names the reason, the status says so (issue 21, item 1)."""
 
 import os
-import threading
 import time
 
-from cylindre.link.device import DeviceLink
 from host_tools.table.daemon.service import Daemon, SerialPort
 from host_tools.sim.ptywheel import PtyPort
 
-KEY = bytes(range(32))
+from loopkit import KEY, Loopback, wait
+
 SILENCE_MS = 1500
 
 
-class Wheel:
-    """A DeviceLink on the board's end of a pty, served by a thread until `stop()`."""
+class Wheel(Loopback):
+    """The wheel's DeviceLink on the board's end of a real pty (the daemon opens the other end as a
+    serial port), served by the loop's thread until `unplug()`."""
 
     def __init__(self):
         self.pty = PtyPort()
-        self.dev = DeviceLink(self.pty.write, lambda: int(time.monotonic() * 1000), KEY, "T1")
-        self._stop = threading.Event()
-        self._t = threading.Thread(target=self._run, daemon=True)
-        self._t.start()
+        super().__init__()
 
-    def _run(self):
-        while not self._stop.is_set():
-            data = self.pty.read()
-            if data:
-                self.dev.feed(data)
-            self.dev.poll()
-            time.sleep(0.005)
+    def _dev_write(self, data):
+        self.pty.write(data)
 
-    def stop(self):
+    def _take(self):
+        return self.pty.read()
+
+    def unplug(self):
         """The wheel's process ends: its thread, then both ends of its pty."""
-        self._stop.set()
-        self._t.join(2)
+        self.close_wheel()
         for fd in (self.pty.master, self.pty.slave):
             try:
                 os.close(fd)
             except OSError:
                 pass
-
-
-def _wait(cond, timeout):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.02)
-    return cond()
 
 
 def _run_until_gone(tmp_path, remove_link):
@@ -61,14 +46,14 @@ def _run_until_gone(tmp_path, remove_link):
     d = Daemon(SerialPort(path), KEY, tmp_path / "j.sqlite", open_table=True, silence_ms=SILENCE_MS)
     d.start()
     try:
-        assert _wait(lambda: d.link.in_session, 15), "no session with the wheel"
+        assert wait(lambda: d.link.in_session, 15), "no session with the wheel"
         assert d.health_reasons() == []
-        wheel.stop()
+        wheel.unplug()
         if remove_link:
             os.unlink(path)
         gone = time.monotonic()
         # down within the silence timeout (plus the I/O loop's own pace, on a busy machine)
-        assert _wait(lambda: not d.link.in_session, SILENCE_MS / 1000 + 5), "the link still reads as up"
+        assert wait(lambda: not d.link.in_session, SILENCE_MS / 1000 + 5), "the link still reads as up"
         took = time.monotonic() - gone
         reasons = d.health_reasons()
         assert reasons and "port" in " ".join(reasons), reasons
@@ -96,11 +81,11 @@ def test_the_metrics_name_the_cause_while_the_link_is_down(tmp_path):
     m.watch(d)
     d.start()
     try:
-        assert _wait(lambda: d.link.in_session, 15)
+        assert wait(lambda: d.link.in_session, 15)
         text = m.render().decode()
         assert "cylindre_link_up 1.0" in text and "cylindre_link_problem{" not in text
-        wheel.stop()
-        assert _wait(lambda: not d.link.in_session, SILENCE_MS / 1000 + 5)
+        wheel.unplug()
+        assert wait(lambda: not d.link.in_session, SILENCE_MS / 1000 + 5)
         text = m.render().decode()
         assert "cylindre_link_up 0.0" in text and 'cylindre_link_problem{code="port_missing"} 1.0' in text
     finally:

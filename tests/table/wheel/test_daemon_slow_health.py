@@ -10,17 +10,17 @@ import pytest
 from host_tools.table.daemon.service import Daemon
 from host_tools.table.game.table import Refused
 
-from test_daemon_wheel_swap import KEY, Controller, Port, _wait
+from loopkit import KEY, Controller, Loopback, swap, wait
 
 
-class SlowPort(Port):
+class SlowPort(Loopback):
     """The in-process wheel behind a line that holds every byte `delay` seconds each way."""
 
     def __init__(self, delay):
         self.delay = delay
         self.up_q = collections.deque()          # wheel -> host
         self.down_q = collections.deque()        # host -> wheel
-        super().__init__()
+        super().__init__(key=None)
 
     def _dev_write(self, data):
         self.up_q.append((time.monotonic() + self.delay, bytes(data)))
@@ -44,20 +44,20 @@ class SlowPort(Port):
             self.down_q.append((time.monotonic() + self.delay, bytes(data)))
 
 
-def _rig(delay):
-    port = SlowPort(delay)
-    port.swap(Controller(epoch="e1"))
+def _rig(loopback, delay):
+    port = loopback(cls=SlowPort, delay=delay)
+    swap(port, Controller(epoch="e1"))
     return port
 
 
 @pytest.mark.parametrize("delay", [0.8])
-def test_a_session_up_on_a_line_too_slow_for_any_bet_is_told_by_health(tmp_path, delay):
-    port = _rig(delay)
+def test_a_session_up_on_a_line_too_slow_for_any_bet_is_told_by_health(tmp_path, loopback, delay):
+    port = _rig(loopback, delay)
     d = Daemon(port, KEY, tmp_path / "j.sqlite", open_table=True)
     d.start()
     try:
-        assert _wait(lambda: d.link.in_session, timeout=30)
-        assert _wait(lambda: d.health_reasons() != [], timeout=15), d.status()["link"]
+        assert wait(lambda: d.link.in_session, timeout=30)
+        assert wait(lambda: d.health_reasons() != [], timeout=15), d.status()["link"]
         reason = d.health_reasons()[0]
         assert reason.startswith("liaison lente : les états du cylindre arrivent trop tard") and "ms)" in reason
         st = d.status()
@@ -66,18 +66,16 @@ def test_a_session_up_on_a_line_too_slow_for_any_bet_is_told_by_health(tmp_path,
             d.table.place({"player": "ann", "type": "plein", "numbers": [17], "stake": 100})
         assert e.value.code == "wheel_not_heard"
     finally:
-        port.stop.set()
         d.stop()
 
 
-def test_a_quick_line_is_healthy(tmp_path):
-    port = _rig(0.02)
+def test_a_quick_line_is_healthy(tmp_path, loopback):
+    port = _rig(loopback, 0.02)
     d = Daemon(port, KEY, tmp_path / "j.sqlite", open_table=True)
     d.start()
     try:
-        assert _wait(lambda: d.link.in_session and d.table.state()["accepting_bets"], timeout=30)
+        assert wait(lambda: d.link.in_session and d.table.state()["accepting_bets"], timeout=30)
         time.sleep(2.5)                         # past LATE_STATUSES statuses
         assert d.health_reasons() == [] and d.table.window.late == 0
     finally:
-        port.stop.set()
         d.stop()

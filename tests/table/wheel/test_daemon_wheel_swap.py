@@ -4,127 +4,32 @@ counter and counter epoch the test sets. The journal keys the wheel's spins by i
 its counter's epoch; a wheel the table does not know closes the betting and is alerted until a
 chef accepts it; its results are then settled as the table's next spins, never held."""
 
-import threading
 import time
 
 import pytest
 
-from cylindre.link.device import DeviceLink
 from host_tools.table.alerts import rules as A
 from host_tools.table.game import flow as game
 from host_tools.table.journal.store import Journal
 from host_tools.table.daemon.service import Daemon
 from host_tools.table.game.table import Refused, Table
 
-from daemonkit import Wheel as KitWheel
-
-KEY = bytes(range(32))
+from host_tools.sim.tablewheel import Wheel as KitWheel
+from loopkit import KEY, Controller, swap, wait
 OTHER_KEY = bytes(range(2, 34))
 
 
-class Controller:
-    """What the link asks of a controller, with the counter and its epoch as the flash keeps them."""
-
-    def __init__(self, spin=0, epoch="e1"):
-        self.spin = spin
-        self.count_epoch = epoch
-        self.games = []
-
-    def open_table(self, t):
-        pass
-
-    def close_table(self, t):
-        pass
-
-    def history(self):
-        return list(self.games)
-
-    def get_settings(self):
-        return {}
-
-    def set_accepting(self, ok, reason=None):
-        pass
-
-
-class Port:
-    """The host's port, wired to one wheel (a DeviceLink and its controller) served by a thread;
-    `swap` puts another wheel on the cable."""
-
-    url = "pipe"
-
-    def __init__(self):
-        self.s = None
-        self.to_host = bytearray()
-        self.inbox = bytearray()
-        self.lock = threading.RLock()
-        self.stop = threading.Event()
-        self.dev = None
-        threading.Thread(target=self._run, daemon=True).start()
-
-    def swap(self, ctl, serial="s1", key=KEY, wheel="T1"):
-        with self.lock:
-            self.ctl = ctl
-            self.dev = DeviceLink(self._dev_write, lambda: int(time.monotonic() * 1000), key, wheel, serial=serial)
-            self.dev.attach(ctl, lambda: int(time.monotonic() * 1e6))
-            self.inbox.clear()
-            self.dev.emit({"ev": "boot", "t": 0, "spin": ctl.spin, "history": ctl.history(), "interrupted": None})
-            self.dev.emit({"ev": "status", "t": 0, "state": "idle", "spin": ctl.spin, "last": None})
-
-    def _dev_write(self, data):
-        self.to_host.extend(data)
-
-    def _run(self):
-        while not self.stop.is_set():
-            with self.lock:
-                data = bytes(self.inbox)
-                del self.inbox[:]
-                if self.dev is not None:
-                    if data:
-                        self.dev.feed(data)
-                    self.dev.poll()
-            time.sleep(0.005)
-
-    def spin(self, number):
-        """One spin of the wheel on the cable: launch, rien ne va plus, result."""
-        with self.lock:
-            ctl = self.ctl
-            ctl.spin += 1
-            n = ctl.spin
-            self.dev.emit({"ev": "launch", "t": 1, "spin": n})
-            self.dev.emit({"ev": "rnvp", "t": 2, "spin": n})
-            self.dev.emit({"ev": "result", "t": 3, "spin": n, "number": number})
-            ctl.games = (ctl.games + [{"spin": n, "number": number}])[-10:]
-            self.dev.emit({"ev": "status", "t": 4, "state": "idle", "spin": n, "last": number})
-
-    # the host's side
-    def open(self):
-        self.s = True
-        return True
-
-    def read(self):
-        time.sleep(0.005)
-        with self.lock:
-            data = bytes(self.to_host)
-            del self.to_host[:]
-        return data
-
-    def write(self, data):
-        if self.s is None:
-            return                  # as pyserial's port: nothing goes out while it is closed
-        with self.lock:
-            self.inbox.extend(data)
-
-    def close(self):
-        self.s = None
-
-
-def _wait(cond, timeout=15):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.02)
-    return cond()
+def spin(port, number):
+    """One spin of the wheel on the cable: launch, rien ne va plus, result."""
+    with port.lock:
+        ctl = port.ctl
+        ctl.spin += 1
+        n = ctl.spin
+        port.dev.emit({"ev": "launch", "t": 1, "spin": n})
+        port.dev.emit({"ev": "rnvp", "t": 2, "spin": n})
+        port.dev.emit({"ev": "result", "t": 3, "spin": n, "number": number})
+        ctl.games = (ctl.games + [{"spin": n, "number": number}])[-10:]
+        port.dev.emit({"ev": "status", "t": 4, "state": "idle", "spin": n, "last": number})
 
 
 def _settled(d):
@@ -147,10 +52,10 @@ def _bet_placed(d, number=17):
             except Refused as e:
                 assert e.code == "wheel_not_heard", e.code
         return bool(placed)
-    assert _wait(place), d.table.state()
+    assert wait(place), d.table.state()
     b = placed[0]
     at = d.j.one("SELECT wheel_ms FROM bets WHERE id=?", (b["id"],))["wheel_ms"]
-    assert _wait(lambda: time.monotonic() * 1000 > at + 20)
+    assert wait(lambda: time.monotonic() * 1000 > at + 20)
     return b
 
 
@@ -158,19 +63,36 @@ def _play(port, d, number, bet=True):
     """A bet once the table takes them, then a spin; returns the bet (settled when this returns)."""
     b = _bet_placed(d, number) if bet else None
     before = len(_settled(d))
-    port.spin(number)
-    assert _wait(lambda: len(_settled(d)) > before), "the spin was not settled"
+    spin(port, number)
+    assert wait(lambda: len(_settled(d)) > before), "the spin was not settled"
     return b
 
 
-@pytest.fixture
-def rig(tmp_path):
-    port = Port()
-    port.swap(Controller(epoch="e1"))
-    d = Daemon(port, KEY, tmp_path / "j.sqlite", open_table=True, silence_ms=1500)
+def _started(port, journal, key=KEY, **kw):
+    """A daemon on `port`, table open, its session with a silent wheel over after 1.5 s: started."""
+    d = Daemon(port, key, journal, open_table=True, silence_ms=1500, **kw)
     d.start()
+    return d
+
+
+def _first_daemon_plays(port, journal, number, then=None):
+    """Wheel e1 on the cable and a daemon that plays one spin to `number`, then stops; `then(d)`
+    before it stops, its answer returned."""
+    swap(port, Controller(epoch="e1"))
+    d = _started(port, journal)
+    try:
+        _play(port, d, number)
+        return then(d) if then else None
+    finally:
+        d.stop()
+
+
+@pytest.fixture
+def rig(tmp_path, loopback):
+    port = loopback(key=None)
+    swap(port, Controller(epoch="e1"))
+    d = _started(port, tmp_path / "j.sqlite")
     yield port, d
-    port.stop.set()
     d.stop()
 
 
@@ -178,8 +100,8 @@ def _reconnect(port, d, ctl, **kw):
     """Another wheel (or the same re-flashed) on the cable: the daemon hears it once its session
     with the old one has timed out."""
     sessions = d.link.sessions
-    port.swap(ctl, **kw)
-    assert _wait(lambda: d.link.sessions > sessions and d.seen is not None and d.seen["epoch"] == ctl.count_epoch)
+    swap(port, ctl, **kw)
+    assert wait(lambda: d.link.sessions > sessions and d.seen is not None and d.seen["epoch"] == ctl.count_epoch)
 
 
 def test_a_reflashed_wheel_is_held_back_until_a_chef_accepts_it_then_its_results_are_settled(rig):
@@ -203,15 +125,15 @@ def test_a_reflashed_wheel_is_held_back_until_a_chef_accepts_it_then_its_results
     out = A.evaluate({"link_problem": d.problem()}, A.thresholds({}), time.time())
     assert [a["code"] for a in out] == ["wheel_unknown"] and "POST /wheel/accept" in out[0]["message"]
     # its spin meanwhile waits in its outbox: nothing of it is journaled
-    port.spin(23)
+    spin(port, 23)
     time.sleep(1.0)
     assert _settled(d) == {1: 17, 2: 5}
     assert port.dev.outbox_len() >= 4
     # the chef accepts it: its spins are the table's from 3 on, and the waiting one is settled
     before, now = d.accept_wheel("chef Léa")
     assert before["epoch"] == "e1" and now["epoch"] == "e2" and now["base"] == 2
-    assert _wait(lambda: 3 in _settled(d)) and _settled(d)[3] == 23
-    assert _wait(lambda: port.dev.outbox_len() == 0)
+    assert wait(lambda: 3 in _settled(d)) and _settled(d)[3] == 23
+    assert wait(lambda: port.dev.outbox_len() == 0)
     b = _play(port, d, 31)
     assert _settled(d)[4] == 31
     row = d.table.bet(b["id"])
@@ -230,7 +152,7 @@ def test_a_swapped_controller_with_bets_on_a_called_spin_holds_them_for_the_supe
         port.ctl.spin += 1
         port.dev.emit({"ev": "launch", "t": 1, "spin": 2})
         port.dev.emit({"ev": "rnvp", "t": 2, "spin": 2})
-    assert _wait(lambda: d.table.bet(b["id"])["status"] == "locked")
+    assert wait(lambda: d.table.bet(b["id"])["status"] == "locked")
     _reconnect(port, d, Controller(spin=0, epoch="f1"), serial="s2")
     assert "autre carte" in d.wheel_identity["pending"]["text"]
     d.accept_wheel("chef Léa")
@@ -240,41 +162,26 @@ def test_a_swapped_controller_with_bets_on_a_called_spin_holds_them_for_the_supe
     assert d.table.bet(b2["id"])["spin"] == 3
 
 
-def test_the_same_wheel_after_a_daemon_restart_is_taken_without_asking(tmp_path):
-    port = Port()
-    port.swap(Controller(epoch="e1"))
-    d = Daemon(port, KEY, tmp_path / "j.sqlite", open_table=True, silence_ms=1500)
-    d.start()
-    try:
-        _play(port, d, 17)
-    finally:
-        d.stop()
-    d2 = Daemon(port, KEY, tmp_path / "j.sqlite", open_table=True, silence_ms=1500)
-    d2.start()
+def test_the_same_wheel_after_a_daemon_restart_is_taken_without_asking(tmp_path, loopback):
+    port = loopback(key=None)
+    _first_daemon_plays(port, tmp_path / "j.sqlite", 17)
+    d2 = _started(port, tmp_path / "j.sqlite")
     try:
         _play(port, d2, 9)
         assert _settled(d2) == {1: 17, 2: 9} and d2.wheel_identity["state"] == "known"
         assert len(d2.wheels.all()) == 1
     finally:
         d2.stop()
-        port.stop.set()
 
 
-def test_another_key_on_the_same_board_needs_the_chef_and_keeps_the_counter(tmp_path):
-    port = Port()
-    port.swap(Controller(epoch="e1"))
-    d = Daemon(port, KEY, tmp_path / "j.sqlite", open_table=True, silence_ms=1500)
-    d.start()
-    try:
-        _play(port, d, 17)
-    finally:
-        d.stop()
+def test_another_key_on_the_same_board_needs_the_chef_and_keeps_the_counter(tmp_path, loopback):
+    port = loopback(key=None)
+    _first_daemon_plays(port, tmp_path / "j.sqlite", 17)
     ctl = port.ctl
-    port.swap(ctl, key=OTHER_KEY)           # the key rotated on both ends
-    d2 = Daemon(port, OTHER_KEY, tmp_path / "j.sqlite", open_table=True, silence_ms=1500)
-    d2.start()
+    swap(port, ctl, key=OTHER_KEY)           # the key rotated on both ends
+    d2 = _started(port, tmp_path / "j.sqlite", key=OTHER_KEY)
     try:
-        assert _wait(lambda: d2.pending is not None)
+        assert wait(lambda: d2.pending is not None)
         assert "autre clé" in d2.pending["text"]
         _, now = d2.accept_wheel("chef Léa")
         assert now["base"] == 0             # the same counter: its spins keep their numbers
@@ -282,10 +189,9 @@ def test_another_key_on_the_same_board_needs_the_chef_and_keeps_the_counter(tmp_
         assert _settled(d2) == {1: 17, 2: 4}
     finally:
         d2.stop()
-        port.stop.set()
 
 
-def test_a_journal_written_before_wheels_were_keyed_opens_keeps_its_history_and_knows_a_reset(tmp_path):
+def test_a_journal_written_before_wheels_were_keyed_opens_keeps_its_history_and_knows_a_reset(tmp_path, loopback):
     path = tmp_path / "old.sqlite"
     t = Table(Journal(path), "T1")          # as the journal was written before: no `wheels` table
     t.set_open(True)
@@ -293,12 +199,11 @@ def test_a_journal_written_before_wheels_were_keyed_opens_keeps_its_history_and_
     for n in (1, 2, 3):
         w.spin(n, n + 10)
     t.j.close()
-    port = Port()
-    port.swap(Controller(spin=3, epoch="e1"))   # the same wheel, its counter going on: taken as it is
-    d = Daemon(port, KEY, path, open_table=True, silence_ms=1500)
-    d.start()
+    port = loopback(key=None)
+    swap(port, Controller(spin=3, epoch="e1"))   # the same wheel, its counter going on: taken as it is
+    d = _started(port, path)
     try:
-        assert _wait(lambda: d.seen is not None)
+        assert wait(lambda: d.seen is not None)
         assert d.wheel_identity["state"] == "known" and d.wheel_identity["base"] == 0
         assert d.wheel_identity["accepted_by"] == "first contact"
         _play(port, d, 20)
@@ -310,7 +215,6 @@ def test_a_journal_written_before_wheels_were_keyed_opens_keeps_its_history_and_
         _play(port, d, 0)
         assert _settled(d)[5] == 0
     finally:
-        port.stop.set()
         d.stop()
 
 
@@ -370,23 +274,15 @@ def test_a_simulated_wheel_with_a_flash_file_keeps_its_counter_epoch_between_run
     assert epoch(None) != epoch(None)                           # kept in RAM: a new counter each run
 
 
-def test_a_wheel_of_another_id_on_a_journal_that_knows_one_waits_for_the_chef_and_the_old_bets_are_held(tmp_path):
+def test_a_wheel_of_another_id_on_a_journal_that_knows_one_waits_for_the_chef_and_the_old_bets_are_held(tmp_path, loopback):
     """Before: `--wheel T2` on a journal of T1 was taken at first contact (betting at once, no
     alert) and T1's open bet stayed open, out of sight."""
-    port = Port()
-    port.swap(Controller(epoch="e1"))
-    d = Daemon(port, KEY, tmp_path / "j.sqlite", open_table=True, silence_ms=1500)
-    d.start()
+    port = loopback(key=None)
+    left = _first_daemon_plays(port, tmp_path / "j.sqlite", 17, then=_bet_placed)   # a T1 bet left on the layout
+    swap(port, Controller(epoch="g1"), serial="s9", key=OTHER_KEY, wheel="T2")
+    d2 = _started(port, tmp_path / "j.sqlite", key=OTHER_KEY, wheel="T2")
     try:
-        _play(port, d, 17)
-        left = _bet_placed(d)                   # a T1 bet still on the layout when the wheel goes
-    finally:
-        d.stop()
-    port.swap(Controller(epoch="g1"), serial="s9", key=OTHER_KEY, wheel="T2")
-    d2 = Daemon(port, OTHER_KEY, tmp_path / "j.sqlite", wheel="T2", open_table=True, silence_ms=1500)
-    d2.start()
-    try:
-        assert _wait(lambda: d2.pending is not None), d2.wheel_identity
+        assert wait(lambda: d2.pending is not None), d2.wheel_identity
         text = d2.pending["text"]
         assert "autre cylindre (T2, la table connaît T1)" in text and left["id"] in text
         with pytest.raises(Refused) as e:
@@ -402,22 +298,19 @@ def test_a_wheel_of_another_id_on_a_journal_that_knows_one_waits_for_the_chef_an
         assert d2.wheel_identity["state"] == "known" and d2.health_reasons() == []
         b = _bet_placed(d2, 8)
         assert b["id"] != left["id"]                # bet ids are the journal's: T2's first is not B000001
-        port.spin(8)
-        assert _wait(lambda: d2.j.one("SELECT number FROM settlements WHERE wheel='T2' AND spin=1"))
+        spin(port, 8)
+        assert wait(lambda: d2.j.one("SELECT number FROM settlements WHERE wheel='T2' AND spin=1"))
         assert d2.table.bet(b["id"])["result"]["won"] == 3500
     finally:
         d2.stop()
-        port.stop.set()
 
 
-def test_a_brand_new_journal_takes_its_first_wheel_of_any_id_without_asking(tmp_path):
-    port = Port()
-    port.swap(Controller(epoch="g1"), wheel="T2")
-    d = Daemon(port, KEY, tmp_path / "j.sqlite", wheel="T2", open_table=True, silence_ms=1500)
-    d.start()
+def test_a_brand_new_journal_takes_its_first_wheel_of_any_id_without_asking(tmp_path, loopback):
+    port = loopback(key=None)
+    swap(port, Controller(epoch="g1"), wheel="T2")
+    d = _started(port, tmp_path / "j.sqlite", wheel="T2")
     try:
         _play(port, d, 3)
         assert d.wheel_identity["state"] == "known" and d.wheel_identity["accepted_by"] == "first contact"
     finally:
         d.stop()
-        port.stop.set()

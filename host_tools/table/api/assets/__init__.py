@@ -2,7 +2,7 @@
 `/` (an index), `/marquee` (the tote board, role display), `/pit` (the chef's page) and `/stats`
 (the wheel statistics, chef), their scripts and styles under `/assets/`. `resolve(path)` maps a request path to a file here (or `/assets/libelles.js` and `.json`, the
 French labels generated from host_tools/table/libelles.py), or None; the daemon's web
-app serves what it returns (docs/pages.md).
+app serves what it returns (docs/pit/pages.md).
 """
 
 from __future__ import annotations

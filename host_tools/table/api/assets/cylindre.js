@@ -197,7 +197,7 @@ const Cyl = (() => {
     const heard = ago === null ? "jamais entendu" : ago < 2 ? "entendu à l'instant" : "dernier signal il y a " + duree(ago);
     if (up && !link.problem) return { ok: true, text: "liaison avec le cylindre établie", short: "liaison établie", advice: "" };
     const p = link.problem && typeof link.problem === "object" ? link.problem : null;
-    if (p && p.text) {                  // the daemon's own words (docs/daemon.md, the link's health)
+    if (p && p.text) {                  // the daemon's own words (docs/operators/troubleshooting.md, the link's health)
       const head = { wheel_unknown: "cylindre inconnu de la table", slow_line: "liaison lente" }[p.code] || "liaison coupée";
       return { ok: false, text: head + " : " + p.text, short: head, advice: p.advice ? String(p.advice) : "" };
     }

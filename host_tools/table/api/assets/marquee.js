@@ -175,7 +175,7 @@
     }
   }
 
-  /* The link with the wheel, told on the screen when it is not up (docs/pages.md): the numbers
+  /* The link with the wheel, told on the screen when it is not up (docs/pit/marquee.md): the numbers
      shown may then be behind the table. Read from /state every 5 s. */
   let linkOk = true, streamUp = false;
   function showLink(link) {

@@ -13,7 +13,7 @@ const Recall = (() => {
   function num(x) { return el("span", { class: "num", "data-colour": Cyl.colour(x) }, String(x)); }
   function sec(us) { return n(us / 1e6, us < 1e7 ? 2 : 1) + "\u202fs"; }
 
-  /* One of the wheel's events in words (docs/events.md). */
+  /* One of the wheel's events in words (docs/integrators/wheel-events.md). */
   function said(e) {
     switch (e.ev) {
       case "launch": {

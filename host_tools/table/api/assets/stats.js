@@ -41,7 +41,7 @@
       const ran = (name) => { const t = byName.get(name); return t && t.ran ? p(t.p) : "pas assez de coups"; };
       $("alpha").textContent = `${done === 0 ? "Aucun test fait" : done === 1 ? "1 test fait" : done + " tests faits"} sur ${a.tests.length} ; seuil global α = ${String(a.alpha).replace(".", ",")} ` +
         "sur l'ensemble des tests faits (correction de Holm) : un test est significatif quand son p corrigé est sous α. " +
-        "Un test sans assez de coups n'est pas fait et ne dit rien (docs/stats.md).";
+        "Un test sans assez de coups n'est pas fait et ne dit rien (docs/pit/statistics.md).";
       $("family").replaceChildren(...a.tests.map((t) => el("tr", { class: t.significant ? "sig" : (t.ran ? "" : "muted"), "data-test": t.test },
         el("td", {}, t.label), el("td", { class: "n" }, `${t.n} / ${t.needed}`),
         el("td", { class: "n" }, t.ran ? p(t.p) : "—"), el("td", { class: "n" }, t.ran ? p(t.p_holm) : "—"),
