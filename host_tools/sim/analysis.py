@@ -170,7 +170,7 @@ def judge(truth: dict, events: list[dict], bound_us: int | None = None, rule_us:
     elif fault == "power_cut" and truth.get("cut_us") is not None and truth.get("drop_us") is not None \
             and truth["cut_us"] >= truth["drop_us"] and truth.get("number") is not None:
         # cut once the ball had left the track: the coup was played, and its ball at rest names
-        # it after the restart (docs/firmware.md, "Restart"); a void is right only when the ball
+        # it after the restart (docs/internals/spin-logic.md, "Restart"); a void is right only when the ball
         # was taken out before the board came back (the simulator's croupier never does)
         rec["caught"] = result is not None and result.get("number") == truth["number"] or "void:restart" in labels
         rec["paid"] = result is not None and result.get("number") != truth["number"]
