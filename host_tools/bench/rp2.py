@@ -229,16 +229,11 @@ def check_outcomes(truths, outcomes, host) -> dict:
             want = "void"
         seen = ["%s:%s" % (e["ev"], e.get("number") if e["ev"] == "result" else e.get("reason")) for e in got]
         ok = len(seen) == 1 and (seen[0] == want or (want == "void" and seen[0].startswith("void:")))
-        if cut == "confirmed":
-            # the result came before the cut; the reboot finds the ball at rest (the same number
-            # again) or taken out (void, restart): the host keeps the first
-            ok = len(seen) == 2 and seen[0] == want and seen[1] in (want, "void:restart")
         right += ok
         rows.append({"spin": i, "want": want, "got": seen, "ok": ok, "cut": cut})
     spins = {e.get("spin") for e in outcomes}
-    cuts = {i for i, tr in enumerate(truths, 1) if tr.get("cut") == "confirmed"}
     return {"spins": len(truths), "right": right, "rows": rows,
-            "doubled": sum(1 for s, v in by_spin.items() if len(v) > 1 and s not in cuts),
+            "doubled": sum(1 for v in by_spin.values() if len(v) > 1),
             "unknown": sorted(s for s in spins if not (isinstance(s, int) and 1 <= s <= len(truths))),
             "boots": [{"reset_cause": b.get("reset_cause"), "interrupted": b.get("interrupted")} for b in boots]}
 

@@ -159,7 +159,6 @@ class SimulatedBoard:
         if kind == "boot":
             # a (re)boot: the link drives this controller now, on its own clock
             self.link.attach(self.replay.ctl, lambda: self.replay.now_us(self.t_us))
-            self.replay.ctl.unsent = self.link.outbox_len   # as the Pico's wiring does
         if kind in ("result", "void", "rnvp", "launch"):
             self.log(_describe(ev))
         if kind == "result":

@@ -184,7 +184,6 @@ def build(board=None, key=False, usb=None, store=None):
     holder.append(b)
     if link is not None:
         link.attach(b.ctl, b.clock.now, b.clock.ms)
-        b.ctl.unsent = link.outbox_len      # a result the host has: written with the next launch
     b.start(reset_cause())
     from cylindre.board.loop import MainLoop
     return MainLoop(b, read, poll, link, port)

@@ -14,7 +14,7 @@ spin/core.py's, the ball on the track spin/track.py's, the ball in the pockets s
 from cylindre.spin.settings import check_one, coherence, index
 from cylindre.spin.health import OK, STUCK, SILENT
 from cylindre.spin.core import (FW, IDLE, IN_RIM, NO_MORE, DROPPED, RESULT, VOID, SPINNING,
-                                HELD_US, new_epoch, int_or, s_ok)
+                                new_epoch, int_or, s_ok)
 from cylindre.spin.track import Track, MIN_FIT_LAPS
 from cylindre.link.protocol import HISTORY
 from cylindre.spin.geometry import POCKETS
@@ -202,7 +202,7 @@ class Controller(Track):
                 ups[i] = back(ups[i], d)
         if self.void_up is not None:
             self.void_up = back(self.void_up, d)
-        for k in ("rest_ok_until", "idle_save_t", "result_t", "run_end_t", "vanished_t", "vanish_cut", "rnvp_t",
+        for k in ("rest_ok_until", "idle_save_t", "run_end_t", "vanished_t", "vanish_cut", "rnvp_t",
                   "call_t", "drop_t", "track_end_t"):
             v = getattr(self, k)
             if v is not None:
@@ -405,16 +405,8 @@ class Controller(Track):
                 self._sensor_fault(0, SILENT, "no index over a turn and a quarter")
 
     def _check_record(self, t):
-        """The record in RAM and the flash's: a result the host has not acknowledged HELD_US
-        after it is written (it must survive a power cut until the host has it); anything
-        newer in RAM is written once play stops (IDLE_SAVE_US with no launch)."""
-        rt = self.result_t
-        if rt is not None and t - rt >= HELD_US:
-            self.result_t = None
-            u = self.unsent
-            if u is None or u():
-                self._save(None)
-                return
+        """What changed in RAM since the last record with no launch to carry it (an actuation,
+        the drop learnt from a voided ball) is written once play stops (IDLE_SAVE_US)."""
         if self.idle_save_t is not None and t >= self.idle_save_t and self.phase not in SPINNING:
             self._save(None)
 

@@ -5,12 +5,11 @@ launch, pockets, health), the spin's state, and the few ways the controller spea
 an event (`emit`), a fault, a void, the status, the flash record. The ball on the track
 (spin/track.py) and in the pockets (spin/rest.py) build on it.
 
-The flash record is written once a coup (docs/wheel/on-the-board.md, "The flash record"): at the launch,
-with whatever changed since the record before (the result of the coup before, the rotor's
-actuations, the drop learnt). A void after the launch is written at once (a voided spin must never
-be paid after a restart); a result is written `HELD_US` after it unless the host has it by then
-(`unsent`: the link's events not yet acknowledged); a record left newer in RAM than in flash
-when play stops is written after `IDLE_SAVE_US` with no launch.
+The flash record is written at the launch (the spin in progress, with whatever changed since the
+record before: the rotor's actuations, the drop learnt) and at the spin's end, its result or its
+void (docs/internals/spin-logic.md, "The flash record"); a record left newer in RAM than in flash
+when play stops (an actuation with no launch, a drop learnt from a voided ball) is written after
+`IDLE_SAVE_US` with no launch.
 """
 
 from cylindre.spin.settings import build, bounds, confirm_sightings, confirm_sensors
@@ -32,7 +31,6 @@ except ImportError:  # CPython
 
 FW = "cylindre-fw 0.1"
 IDLE_SAVE_US = const(300000000)  # a record newer in RAM than in flash, no launch this long: written
-HELD_US = const(1000000)     # a result the host has not acknowledged this long after it: written
 
 IDLE = "idle"
 IN_RIM = "ball_in_rim"
@@ -96,10 +94,6 @@ class Core:
         self.launch_act = 0         # the rotor's actuation of the last launch (Rotor.act)
         self.unseen_act = 0         # the actuation told for no launch after it (`_check_launch_wait`)
         self.in_spin = None         # the spin the flash record says is in progress
-        # the number of events the host has not acknowledged yet (the shell sets the link's
-        # `outbox_len`); None: no host, a result is always written
-        self.unsent = None
-        self.result_t = None        # a result not yet in flash, when it came (see HELD_US)
         self.dirty = False          # the record in RAM is newer than the one in flash
         self.idle_save_t = None     # ... and is written then if no launch comes first
         self.run_end_t = None       # the last run on the track ended then (`_check_launch_wait`)
@@ -181,7 +175,6 @@ class Core:
         self.in_spin = in_spin
         self.dirty = False
         self.idle_save_t = None
-        self.result_t = None
         rec = {"v": 1, "spin": self.spin, "dir": self.last_dir, "pdir": self.prev_dir,
                "used": self.used, "in_spin": in_spin,
                "last": self.last_number, "hist": self.hist, "drop_us": self.drop_us,

@@ -92,8 +92,7 @@ class Rest(Core):
         self._spin_over()
         if self.act == self.rotor.act:
             self.rotor.used = True      # this actuation has had its coup
-        self._changed()                 # written with the next launch (one write a coup),
-        self.result_t = t               # or now if the host does not have it (Core.unsent)
+        self._save(None)                # the result survives a power cut until the host has it
 
     def _track_end(self):
         """The last pass of this spin's ball on the track."""
