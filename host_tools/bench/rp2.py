@@ -328,6 +328,30 @@ def markdown(figures: dict) -> str:
             "{:,}".format(h["after_boot"]) if h["after_boot"] else "-", "{:,}".format(h["peak"]) if h["peak"] else "-",
             o["right"], o["spins"], r["wall_per_emulated_s"]))
     out.append("")
+    for r in figures.get("runs", []):
+        w = r.get("flash")
+        if not w:
+            continue
+        lf = w.get("littlefs") or {}
+        out.append("Flash wear (%s): %.2f sector erases and %.1f page programs of the file system a coup over the "
+                   "%d normal spins, counted at the chip's flash peripheral (the record %d B); that record written %s "
+                   "times in littlefs as the rp2 port configures it: %.2f erases a write over %d of its %d blocks, the "
+                   "most worn block %.2f %% of them: **%s years** at 600 coups a day before a sector reaches its "
+                   "100,000 erase cycles." % (
+                       r["deployment"], w["erases_a_coup"], w["programs_a_coup"], w["coups"], w["record_bytes"],
+                       "{:,}".format(lf.get("writes") or 0), lf.get("erases_a_write") or 0, lf.get("blocks_erased") or 0,
+                       lf.get("blocks") or 0, 100 * (w.get("worst_block_share") or 0),
+                       "-" if w.get("years_at_600_a_day") is None else "%.0f" % w["years_at_600_a_day"]))
+        out.append("")
+    cut_rows = [(r, w) for r in figures.get("runs", []) for w in r["outcomes"]["rows"] if w.get("cut")]
+    if cut_rows:
+        out += ["Spins cut by a power failure at each phase (off 155 ms, the rotor and the ball running on, the "
+                "host talking all through): a ball that had not dropped voids its spin, a ball that had is its "
+                "number.", "", "| deployment | cut | spin | outcome | right |", "|---|---|---|---|---|"]
+        for r, w in cut_rows:
+            out.append("| %s | %s | %d | %s | %s |" % (r["deployment"], w["cut"], w["spin"], ",".join(w["got"]) or "none",
+                                                     "yes" if w.get("ok") else "no, want " + w["want"]))
+        out.append("")
     if figures.get("power_cut"):
         out += ["The spin cut by a power failure (the ball on the track, the host talking all through), then a "
                 "normal spin: what the host saw.", "",
