@@ -686,3 +686,13 @@ def test_the_fit_kept_from_lap_to_lap_gives_the_same_floats_as_a_fit_from_scratc
                 laps[j] += 1 + rnd(3000)       # a lap already fitted moves
             assert fit(laps, cache) == fit(laps), (spin, i)
             assert predict(laps, ends, 2300000, 3.0, cache) == predict(laps, ends, 2300000, 3.0), (spin, i)
+
+
+def test_every_function_of_the_track_and_the_pockets_is_a_method_of_the_controller():
+    """spin/track.py and spin/rest.py hold the controller's methods as functions; the Controller
+    binds each in its own class (no lookup up a chain of base classes on the Pico)."""
+    from cylindre.spin import rest, track
+    from cylindre.spin.controller import Controller
+    for mod in (track, rest):
+        for name in mod.METHODS:
+            assert getattr(Controller, name) is getattr(mod, name), name

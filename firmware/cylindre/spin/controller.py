@@ -15,7 +15,9 @@ from cylindre.spin.settings import check_one, coherence, index
 from cylindre.spin.health import OK, STUCK, SILENT
 from cylindre.spin.core import (FW, IDLE, IN_RIM, NO_MORE, DROPPED, RESULT, VOID, SPINNING,
                                 new_epoch, int_or, s_ok)
-from cylindre.spin.track import Track, MIN_FIT_LAPS
+from cylindre.spin.core import Core
+from cylindre.spin import track as _track, rest as _rest
+from cylindre.spin.track import MIN_FIT_LAPS
 from cylindre.link.protocol import HISTORY
 from cylindre.spin.geometry import POCKETS
 from cylindre.spin.origin import REBASE_AT_US, REBASE_STEP_US, back
@@ -37,8 +39,52 @@ _GROUP_TICK_US = const(100000)  # while a launch's group may end, a tick this of
 __all__ = ("Controller", "FW", "IDLE", "IN_RIM", "NO_MORE", "DROPPED", "RESULT", "VOID")
 
 
-class Controller(Track):
-    """The API (docs/internals/firmware-code.md, "The controller API")."""
+class Controller(Core):
+    """The API (docs/internals/firmware-code.md, "The controller API").
+
+    The ball on the track (spin/track.py) and in the pockets (spin/rest.py) are functions of the
+    controller, made its methods here: a method found in the class itself costs the Pico's
+    MicroPython about half as much as one found two or three base classes up, and the edge path
+    calls dozens a second. Core's busiest are bound here too."""
+
+    # the ball on the track
+    _ball = _track._ball
+    _launch = _track._launch
+    _misspin = _track._misspin
+    _pocket_under = _track._pocket_under
+    _article53 = _track._article53
+    _predict = _track._predict
+    _rnvp = _track._rnvp
+    _drop_wait = _track._drop_wait
+    _off_track = _track._off_track
+    _dropped = _track._dropped
+    _vanished = _track._vanished
+    _learn_void_drop = _track._learn_void_drop
+    _learn_drop = _track._learn_drop
+    _narrow_drop = _track._narrow_drop
+    _pocket = _track._pocket
+    # the ball in the pockets
+    _sensor_fault = _rest._sensor_fault
+    _void = _rest._void
+    _confirm = _rest._confirm
+    _track_end = _rest._track_end
+    _unseen = _rest._unseen
+    _dropped_tick = _rest._dropped_tick
+    _turn_us = _rest._turn_us
+    _dropped_limits = _rest._dropped_limits
+    _may_rest = _rest._may_rest
+    _idle_sighting = _rest._idle_sighting
+    _ball_unseen = _rest._ball_unseen
+    restart_pending = _rest.restart_pending
+    _still_running = _rest._still_running
+    # the state's busiest
+    emit = Core.emit
+    _status = Core._status
+    _fault = Core._fault
+    _spin_over = Core._spin_over
+    _changed = Core._changed
+    _save = Core._save
+    _new_spin_state = Core._new_spin_state
 
     def boot(self, t_us, reset_cause="power"):
         """Start: restore the persisted record; a spin cut by the restart is decided by the
