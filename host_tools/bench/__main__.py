@@ -22,6 +22,12 @@ PARTS = page.PARTS
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    unknown = unknown_parts(argv)
+    if unknown:
+        # a part name the bench does not know would have run every part (25 minutes and more)
+        print(f"[bench] unknown part {unknown[0]!r}: the parts are {', '.join(PARTS)} "
+              f"(make bench ARGS='PART [options]'; with no part named, every part runs)", file=sys.stderr)
+        return 2
     chosen = [a for a in argv if a in PARTS] or PARTS
     rest = [a for a in argv if a not in PARTS]
     status = 0
@@ -52,6 +58,16 @@ def main(argv=None) -> int:
     if recorded:
         print(f"[bench] written {page.write(PARTS)}")
     return status
+
+
+def unknown_parts(argv: list[str]) -> list[str]:
+    """The words of `argv` that name a part the bench does not know: a word not after an option
+    (where it would be the option's value), or, when no known part is named, any word of letters."""
+    words = [a for i, a in enumerate(argv) if not a.startswith("-") and a not in PARTS
+             and (i == 0 or not argv[i - 1].startswith("-"))]
+    if not any(a in PARTS for a in argv):
+        words += [a for a in argv if a.isidentifier() and a not in words]
+    return words
 
 
 def _known(given: list[str], unknown: list[str]) -> list[str]:

@@ -53,3 +53,15 @@ def test_a_part_run_with_its_figures_elsewhere_leaves_the_page_as_it_was(tmp_pat
     assert json.loads((tmp_path / "elsewhere.json").read_text())
     assert (tmp_path / "docs" / "benchmarks.md").read_text() == text
     assert (tmp_path / "bench" / "out" / "link.run.json").read_text() == record
+
+
+def test_a_part_it_does_not_know_is_refused_with_the_list_of_parts(tmp_path, monkeypatch, capsys):
+    """`make bench ARGS=NAME` with a name it does not know runs nothing (before: every part, the
+    emulated chip included, 25 minutes and more) and says which parts there are."""
+    monkeypatch.chdir(tmp_path)
+    for argv in (["stadum"], ["settle", "stadum"], ["--no-before", "setle"], ["settle", "--bets", "300", "api2"]):
+        assert bench.main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert "unknown part" in err and ", ".join(bench.PARTS) in err
+    assert not (tmp_path / "bench").exists() and not (tmp_path / "docs").exists()
+    assert bench.unknown_parts(["settle", "--bets", "300", "--before", "main"]) == []

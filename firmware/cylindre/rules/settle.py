@@ -163,10 +163,9 @@ class Settlement:
         return out
 
 
-def settle_book(book, number, prisoners=(), choices=None):
-    """Settle the bets of `book` on `number`, with the carried `prisoners` (dicts, see `prison`)
-    and the players' `choices` at a zero; returns a `Settlement`. Raises `BetError` for a bad
-    number, prisoner or choice."""
+def check(book, number, prisoners, choices):
+    """The inputs of a settlement checked (`BetError` naming the bad one): the players' choices
+    at zero, normalised ({bet id: choice})."""
     if not wheel.check_number(number):
         raise BetError("the winning number must be 0 to 36, not %s" % show(number))
     if type(prisoners) not in (list, tuple):
@@ -183,7 +182,14 @@ def settle_book(book, number, prisoners=(), choices=None):
         msg = prison.check(p)
         if msg:
             raise BetError(msg, p.get("id") if type(p) is dict else None)
+    return chosen
 
+
+def settle_book(book, number, prisoners=(), choices=None):
+    """Settle the bets of `book` on `number`, with the carried `prisoners` (dicts, see `prison`)
+    and the players' `choices` at a zero; returns a `Settlement`. Raises `BetError` for a bad
+    number, prisoner or choice."""
+    chosen = check(book, number, prisoners, choices)
     st = Settlement(book, number)
     n = number
     mults = book.mults
@@ -223,7 +229,17 @@ def settle_book(book, number, prisoners=(), choices=None):
             for i in members:
                 _replay(st, s, i, later)
     pays.sort()
+    carry_on(st, later)
+    carried_prisoners(st, prisoners, chosen)
+    st.announcements = _announcements(st)
+    st.totals = totals_of(sum(book.played) + sum(book.excess), sum(won), sum(returned), sum(lost),
+                          sum(st.imprisoned), st.carried_results)
+    return st
 
+
+def carry_on(st, later):
+    """What the spin carries to the next, in bet order: the stakes it imprisoned (`st.prisoners`)
+    and the bets its replays carry (`st.carry`); `later` holds (position, prisoner, bets)."""
     if later:
         later.sort(key=_first)
         for i, q, bets in later:
@@ -231,14 +247,19 @@ def settle_book(book, number, prisoners=(), choices=None):
                 st.prisoners.append(q)
             if bets:
                 st.carry.extend(bets)
-    zero = n == 0
+
+
+def carried_prisoners(st, prisoners, chosen):
+    """The stakes carried en prison from the last spin, settled on st's number: their results
+    to `st.carried_results`, those still imprisoned to `st.prisoners`."""
+    zero = st.number == 0
     for p in prisoners:
         if zero:
             if "wins_needed" not in p:      # carried without it: imprisoned once (prison.check)
                 p = {"id": p["id"], "chance": p["chance"], "stake": p["stake"], "wins_needed": 1}
             oc, ret, lo, q = prison.at_zero(p, chosen.get(_prisoner_id(p)))
         else:
-            oc, ret, lo, q = prison.after(p, n)
+            oc, ret, lo, q = prison.after(p, st.number)
         r = _result(p["id"], p["chance"], "%s (en prison)" % p["chance"], p["stake"], oc, 0,
                     ret, lo, q["stake"] if q else 0)
         r["carried"] = True
@@ -247,17 +268,19 @@ def settle_book(book, number, prisoners=(), choices=None):
             r["prison"] = {"chance": q["chance"], "wins_needed": q["wins_needed"]}
             st.prisoners.append(q)
         st.carried_results.append(r)
-    st.announcements = _announcements(st)
-    t = {"staked": sum(book.played) + sum(book.excess), "won": sum(won), "returned": sum(returned),
-         "lost": sum(lost), "imprisoned": sum(st.imprisoned)}
-    for r in st.carried_results:
+
+
+def totals_of(staked, won, returned, lost, imprisoned, carried_results):
+    """The spin's totals: the sums over its bets, plus those of the carried prisoners."""
+    t = {"staked": staked, "won": won, "returned": returned, "lost": lost, "imprisoned": imprisoned}
+    for r in carried_results:
         for k in ("staked", "won", "returned", "lost", "imprisoned"):
             t[k] += r[k]
     t["paid"] = t["won"] + t["returned"]
-    st.totals = {}
+    out = {}
     for k in _TOTALS:
-        st.totals[k] = t[k]
-    return st
+        out[k] = t[k]
+    return out
 
 
 def _first(e):
@@ -331,17 +354,6 @@ def _replay(st, s, i, later):
 def _announcements(st):
     """What the croupier says: the number, at zero the chances en prison, the winning
     combinations in the order paid (or "rien au numéro"), then "tout est payé"."""
-    said = [annonce_fr.number_line(st.number)]
-    if st.number == 0:
-        held = []
-        for c in wheel.CHANCES:
-            for q in st.prisoners:
-                if q["chance"] == c:
-                    held.append(c)
-                    break
-        line = annonce_fr.prison_line(held)
-        if line:
-            said.append(line)
     labels = []
     seen = {}
     inside_won = False
@@ -355,11 +367,28 @@ def _announcements(st):
             labels.append(label)
         if not inside_won and PAY_ORDER[e[0]] in INSIDE:
             inside_won = True
+    return announcements_of(st.number, st.prisoners, labels, inside_won, len(st.pays) > 0)
+
+
+def announcements_of(number, prisoners, labels, inside_won, paid):
+    """The croupier's words for `number`: `prisoners` held after it, the winning combinations'
+    `labels` in the order paid, whether an inside one won, whether anything was paid."""
+    said = [annonce_fr.number_line(number)]
+    if number == 0:
+        held = []
+        for c in wheel.CHANCES:
+            for q in prisoners:
+                if q["chance"] == c:
+                    held.append(c)
+                    break
+        line = annonce_fr.prison_line(held)
+        if line:
+            said.append(line)
     if labels:
         said.append(annonce_fr.winning_line(labels))
     if not inside_won:
         said.append(annonce_fr.RIEN)
-    if st.pays:
+    if paid:
         said.append(annonce_fr.TOUT_PAYE)
     return said
 

@@ -34,7 +34,7 @@ from host_tools.table.journal.events_log import EPHEMERAL, KINDS
 from cylindre.rules.limits import KINDS as LIMIT_KINDS
 
 BET_ID = r"^[A-Za-z0-9._-]{1,40}$"
-BET_KINDS = frozenset(("bet", "cancel"))    # events naming a player and a stake: croupier and above
+BET_KINDS = frozenset(("bet", "cancel", "slip"))    # events naming a player and a stake: croupier and above
 
 
 def create_app(host, conf: dict | None = None) -> FastAPI:
@@ -45,7 +45,7 @@ def create_app(host, conf: dict | None = None) -> FastAPI:
     app = FastAPI(title="Cylindre table daemon", version=version(),
                   description="Bets, table state, live events, history, game recall and audit of one roulette "
                               "table. Money is integer cents. Every route but /health and /openapi.json needs "
-                              "a bearer token whose role is high enough: display < croupier < chef < admin. A display "
+                              "a bearer token whose role is high enough: display < terminal < croupier < chef < admin. A display "
                               "token (a public screen's) reads what a tote board shows, never a bet. A bet is "
                               "withdrawn by the token that placed it, a chef or an admin. An address that sends "
                               "too many unknown tokens is answered 429 with Retry-After.",
@@ -278,6 +278,8 @@ def create_app(host, conf: dict | None = None) -> FastAPI:
         audit.record(who.name, who.role, "wheel_time", None, None, epoch_ms, answer=out)
         return out
 
+    from host_tools.table.api.slips import add_slips           # POST /slips, GET and DELETE /slips/{slip}: terminals
+    add_slips(app, host, need)
     from host_tools.table.api.pages import add_pages           # /, /marquee, /pit, /stats, assets, alerts, croupier, statistics
     app.state.pit = add_pages(app, host, need, conf)
     errors.document(app, BetIn)

@@ -4,8 +4,9 @@ A token is a random secret (`cyl_` + 32 bytes, url-safe) shown once, at `cylindr
 The journal keeps only its SHA-256: a secret this long needs no slow hash, and a copy of the
 journal gives no usable token. Roles are ordered: a role may do what every role below it may.
 
-    display  < croupier < chef < admin
-    (reads)    (bets)     (open/close, consent, held bets, audit)   (wheel settings, clock)
+    display  < terminal < croupier < chef < admin
+    (reads)    (its own   (bets)     (open/close, consent, held bets, audit)   (wheel settings, clock)
+               slips)
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import threading
 import time
 from pathlib import Path
 
-ROLES = ("display", "croupier", "chef", "admin")
+ROLES = ("display", "terminal", "croupier", "chef", "admin")
 RANK = {r: i for i, r in enumerate(ROLES)}
 PREFIX = "cyl_"
 LONGEST = 128           # a presented token longer than this is not one: never hashed nor looked up

@@ -39,7 +39,7 @@ def install(app) -> None:
 
     @app.exception_handler(Invalid)
     async def _invalid(request, e):
-        code = "invalid_bet" if request.url.path == "/bets" else "bad_request"
+        code = {"/bets": "invalid_bet", "/slips": "invalid_slip"}.get(request.url.path, "bad_request")
         return JSONResponse({"error": code, "message": str(e)}, 400)
 
     @app.exception_handler(RequestValidationError)
@@ -47,7 +47,7 @@ def install(app) -> None:
         errs = e.errors()
         where = errs[0]["loc"][0] if errs and errs[0].get("loc") else "body"
         code = "bad_parameter" if where in ("query", "path", "header") else (
-            "invalid_bet" if request.url.path == "/bets" else "bad_request")
+            {"/bets": "invalid_bet", "/slips": "invalid_slip"}.get(request.url.path, "bad_request"))
         text = "; ".join(f"{'.'.join(str(x) for x in er.get('loc', ())[1:]) or where}: {er.get('msg')}" for er in errs[:5])
         return JSONResponse({"error": code, "message": text[:500]}, 400)
 

@@ -1,4 +1,4 @@
-"""Who may call a route: the bearer token's identity and its role (display < croupier < chef <
+"""Who may call a route: the bearer token's identity and its role (display < terminal < croupier < chef <
 admin), refused with 401 or 403 (audited when the route names its action), and an address that
 sent too many unknown tokens slowed (429, throttle.py)."""
 

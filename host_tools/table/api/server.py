@@ -77,6 +77,11 @@ def _no_delay(transport) -> None:
             pass
 
 
+# an idle keep-alive connection is kept this long: a betting terminal holds one from coup to coup
+# (uvicorn's default, 5 s, closed it between coups and every slip paid a new connection)
+KEEP_ALIVE_S = 75
+
+
 def server(app, *, behind_proxy=False, tls_cert=None, tls_key=None, access_log=False, http=None):
     """The uvicorn server of the app (run it with `.run(sockets=[...])`); `http`: the protocol class
     (default `http_protocol()`)."""
@@ -84,4 +89,5 @@ def server(app, *, behind_proxy=False, tls_cert=None, tls_key=None, access_log=F
     return uvicorn.Server(uvicorn.Config(
         app, http=http or http_protocol(), log_config=None, access_log=access_log, proxy_headers=behind_proxy,
         ssl_certfile=tls_cert, ssl_keyfile=tls_key, timeout_graceful_shutdown=2, server_header=False,
+        timeout_keep_alive=KEEP_ALIVE_S,
         lifespan="off"))

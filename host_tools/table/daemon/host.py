@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import json
 from contextlib import contextmanager
 
 from host_tools.table.api.auth import Identity, Tokens
 from host_tools.table.api.errors import ApiError
 from host_tools.table.api.metrics import Metrics
 from host_tools.table.daemon.service import Daemon
+from host_tools.table.game import slips
 from host_tools.table.game.committer import Committer
 from host_tools.table.game.limits import LimitsStore
 from host_tools.table.game.table import Invalid, NotFound, Refused
@@ -95,17 +97,51 @@ class TableHost:
         with self._counted():
             return await self.committer.place_async(body, idempotency_key, _by(who))
 
+    async def place_slip_async(self, body, idempotency_key=None, who: Identity | None = None) -> dict:
+        """A terminal's slip (game/slips.py), whole, durable before this returns (group commit)."""
+        with self._counted() as placed:
+            out = await self.committer.place_async(body, idempotency_key, _by(who), slip=True)
+            placed[0] = len(out.get("bets") or ())
+            return out
+
+    def _mine(self, sid, who: Identity, action=None):
+        """A slip a terminal may touch: its own (the token that placed it); croupier and above any.
+        Another's is 403 not_your_slip (audited when `action` is a change)."""
+        owner = (json.loads(slips.row(self.table, sid).get("placed_by") or "null") or {}).get("name")
+        if not who.may("croupier") and owner != who.name:
+            if action:
+                self.audit.record(who.name, who.role, action, sid, answer={"refused": f"placed by {owner or 'no token'}"},
+                                  done=False)
+            raise ApiError(403, "not_your_slip", f"slip {sid} was placed by {owner or 'no recorded token'}: only that "
+                           f"terminal, a croupier, a chef or an admin may {'withdraw' if action else 'read'} it")
+
+    def slip(self, sid, who: Identity) -> dict:
+        self._mine(sid, who)
+        return slips.get(self.table, sid)
+
+    def withdraw_slip(self, sid, who: Identity) -> dict:
+        """Withdraw a slip whole (slips.withdraw), audited in the same transaction."""
+        self._mine(sid, who, "slip_cancel")
+        with self.step():
+            out = slips.withdraw(self.table, sid, by=_by(who))
+            self.audit.record(who.name, who.role, "slip_cancel", sid, {"status": "open"}, {"status": out["status"],
+                              "bets": out["bets"]}, spin=self.table.st.get("spin"))
+        return out
+
     @contextmanager
     def _counted(self):
+        """The metrics of a placement: its refusal by code, or the bets it placed (one, or what
+        the block sets in the list it is given: a slip's)."""
+        placed = [1]
         try:
-            yield
+            yield placed
         except Refused as e:
             self.metrics.refused.labels(e.code).inc()
             raise
         except Invalid:
             self.metrics.refused.labels("invalid").inc()
             raise
-        self.metrics.placed.inc()
+        self.metrics.placed.inc(placed[0])
 
     def cancel(self, bid, who: Identity):
         """Withdraw an open bet. A bet belongs to the token that placed it (`placed_by`): a croupier

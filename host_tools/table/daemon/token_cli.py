@@ -21,7 +21,7 @@ def add_arguments(p):
     sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     a = sub.add_parser("add", help="make a token for NAME with ROLE and print it (shown once, kept hashed)")
     a.add_argument("name", help="who holds it: a person or a machine (1 to 64 of A-Z a-z 0-9 . _ @ -)")
-    a.add_argument("--role", required=True, choices=("display", "croupier", "chef", "admin"),
+    a.add_argument("--role", required=True, choices=("display", "terminal", "croupier", "chef", "admin"),
                    help="display: reads; croupier: bets; chef: open/close, consent, held bets, audit; admin: the wheel")
     ls = sub.add_parser("list", help="every token's name, role, creation and revocation time (never the secret)")
     ls.add_argument("--json", action="store_true", help="print JSON")

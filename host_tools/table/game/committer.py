@@ -13,7 +13,8 @@ alone) and commits once; only then is each caller answered. So:
   refused, and one it took is still refused if the wheel's call was taken before its group
   (poussette), judged with its receipt instant; waiting for a group never widens the window;
 - the Idempotency-Key, the table's rules and refusals are `Table.place`'s, bet by bet, in order
-  of receipt (a key used twice in one group answers the first).
+  of receipt (a key used twice in one group answers the first);
+- a terminal's slip (slips.py) is one job: all its bets in the job's savepoint, or none.
 
 `place` blocks its thread until then; `place_async` awaits it on the HTTP server's event loop
 (the committer wakes the loop once the group has committed), so a bet over HTTP costs no
@@ -27,18 +28,21 @@ import logging
 import threading
 from collections import deque
 
+from host_tools.table.game import slips
 from host_tools.table.game.table import Invalid, Refused
 
 log = logging.getLogger("cylindre.committer")
 
-MAX_GROUP = 256         # bets in one transaction at most (the rest wait for the next)
+MAX_GROUP = 256         # bets in one transaction at most (the rest wait for the next); a slip's bets
+                        # count one by one, so a group holds the table (and the wheel's statuses and
+                        # call, which wait for it) for a bounded time however large the slips
 
 
 class _Job:
-    __slots__ = ("body", "key", "by", "receipt", "out", "error", "done")
+    __slots__ = ("body", "key", "by", "receipt", "out", "error", "done", "slip")
 
-    def __init__(self, body, key, by, receipt, done=None):
-        self.body, self.key, self.by, self.receipt = body, key, by, receipt
+    def __init__(self, body, key, by, receipt, done=None, slip=False):
+        self.body, self.key, self.by, self.receipt, self.slip = body, key, by, receipt, slip
         self.out = self.error = None
         self.done = done or _nobody     # called by the committer thread once the job's group is over
 
@@ -74,14 +78,25 @@ class Committer:
         done.wait()
         return _answer(job)
 
-    async def place_async(self, body, idempotency_key=None, by=None) -> dict:
-        """`place` for an event loop: awaits the group's commit without holding a thread."""
-        receipt = self.table.receive(body, idempotency_key)        # Invalid: 400 now
+    async def place_async(self, body, idempotency_key=None, by=None, slip=False) -> dict:
+        """`place` for an event loop: awaits the group's commit without holding a thread.
+        `slip`: the body is a terminal's slip (slips.py), recorded whole in the group."""
+        receipt = (slips.receive(self.table, body, idempotency_key) if slip
+                   else self.table.receive(body, idempotency_key))         # Invalid: 400 now
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
-        job = _Job(body, idempotency_key, by, receipt, lambda: loop.call_soon_threadsafe(_wake, fut))
+        job = _Job(body, idempotency_key, by, receipt, lambda: loop.call_soon_threadsafe(_wake, fut), slip)
         self._queue(job)
         await fut
+        return _answer(job)
+
+    def place_slip(self, body, idempotency_key=None, by=None) -> dict:
+        """A slip (slips.py), answered once its group has committed."""
+        receipt = slips.receive(self.table, body, idempotency_key)
+        done = threading.Event()
+        job = _Job(body, idempotency_key, by, receipt, done.set, True)
+        self._queue(job)
+        done.wait()
         return _answer(job)
 
     def _queue(self, job):
@@ -105,7 +120,10 @@ class Committer:
                     self._cv.wait()
                 if self._stop and not self._waiting:
                     return
-                jobs = [self._waiting.popleft() for _ in range(min(len(self._waiting), self.max_group))]
+                jobs, bets = [], 0
+                while self._waiting and (not jobs or bets + _size(self._waiting[0]) <= self.max_group):
+                    jobs.append(self._waiting.popleft())
+                    bets += _size(jobs[-1])
             self.commit(jobs)
 
     def commit(self, jobs):
@@ -113,8 +131,13 @@ class Committer:
         table = self.table
         try:
             with table.lock, self.j.tx():
-                for job in jobs:
-                    self._one(job)
+                table.deferred = True           # the state saved once, with the group
+                try:
+                    for job in jobs:
+                        self._one(job)
+                finally:
+                    table.deferred = False
+                self.j.save_state(table.wheel, table.st)
         except BaseException as e:      # the COMMIT (or the journal) failed: nothing of the group is kept
             log.error("a group of %d bets did not commit: %s", len(jobs), e)
             table.reload()
@@ -123,6 +146,8 @@ class Committer:
         else:
             self.groups += 1
             self.grouped += len(jobs)
+            placed = sum(1 for job in jobs if job.error is None)
+            log.info("%d placements committed together (%d refused or invalid)", placed, len(jobs) - placed)
         for job in jobs:
             try:
                 job.done()
@@ -130,16 +155,27 @@ class Committer:
                 pass
 
     def _one(self, job):
+        before = dict(self.table.st)    # (its counters: the journal's copy waits for the group's end)
         try:
             with self.j.savepoint():
                 try:
-                    job.out = self.table.place(job.body, job.key, job.by, received=job.receipt)
+                    if job.slip:
+                        job.out = slips.place(self.table, job.body, job.key, job.by, received=job.receipt)
+                    else:
+                        job.out = self.table.place(job.body, job.key, job.by, received=job.receipt)
                 except (Invalid, Refused) as e:
                     job.error = e       # an answer (a refusal is recorded and kept)
         except Exception as e:          # this bet alone rolls back; the table's memory with it
             log.exception("bet not recorded")
             job.error = e
             self.table.reload()
+            self.table.st = before      # the group's placements before it, not yet saved, stand
+
+
+def _size(job):
+    """How many bets a job may place: a slip's, or one."""
+    parsed = job.receipt.parsed if job.slip and job.receipt is not None else None
+    return len(parsed[1]) if parsed else 1
 
 
 def _answer(job):

@@ -25,9 +25,9 @@ from cylindre.link import protocol as pr
 from cylindre.link.protocol import HISTORY
 from cylindre.rules.bets import BetError
 from cylindre.rules.compiled import Book
-from cylindre.rules.settle import settle_book
 
 from host_tools.table import libelles
+from host_tools.table.game import reglement
 from host_tools.table.wheel.clock import WheelClock
 
 CLOSED, BETTING, NO_MORE = "closed", "betting", "no_more_bets"
@@ -163,7 +163,8 @@ Log = namedtuple("Log", "level text")                        # the daemon's log,
 Save = namedtuple("Save", "state")                           # the table's state, in the same transaction
 
 _ID = itemgetter("id")        # sort key of the bets (a C call: 10,000 bets a spin)
-INFO, WARNING, ERROR = 20, 30, 40       # logging's levels, without importing it
+_SPIN = itemgetter("spin")
+DEBUG, INFO, WARNING, ERROR = 10, 20, 30, 40       # logging's levels, without importing it
 
 
 class Facts:
@@ -173,7 +174,7 @@ class Facts:
     (`withdrawn`, those the call may judge) also `cancel_boot`, `cancel_ms`."""
 
     def __init__(self, open_bets=(), locked=(), settled=(), last_settled=None, voided=False, bodies=None,
-                 withdrawn=(), book=None):
+                 withdrawn=(), book=None, ordered=False):
         self.open_bets = list(open_bets)
         self.withdrawn = list(withdrawn)
         self.locked = list(locked)
@@ -185,7 +186,7 @@ class Facts:
         # choices at zero (`shelf.book`, `shelf.choices`: tapis.py), or None. The settlement
         # appends the carried bets to that book: it serves one step
         self.book = book
-
+        self.ordered = ordered              # the open and locked bets come in order of id already
 
 def spins_of(state, ev):
     """The spins whose settlement a step on event `ev` may ask about (the shell reads those)."""
@@ -205,8 +206,8 @@ class _Step:
         self.st = json.loads(json.dumps(state))         # a copy: the caller's state is never touched
         self.facts = facts
         self.limits = limits
-        self.open = sorted(facts.open_bets, key=_ID)
-        self.locked = sorted(facts.locked, key=_ID)
+        self.open = facts.open_bets if facts.ordered else sorted(facts.open_bets, key=_ID)
+        self.locked = facts.locked if facts.ordered else sorted(facts.locked, key=_ID)
         self.settled = set(facts.settled)
         self.fx = []
 
@@ -288,15 +289,22 @@ class _Step:
                          " it is put back and plays" % (b["id"], esc(b.get("player")), b["cancel_ms"] - call_ms, spin))
                 self.open.append(b)
         self.open.sort(key=_ID)
+        late_ms = []
         for b in self.open:
             if late(b.get("wheel_boot"), b.get("wheel_ms"), boot, call_ms):
                 self.fx.append(Refuse(b["id"], "poussette", spin))
                 self.fx.append(Publish("bet", {"id": b["id"], "player": b.get("player"), "stake": b.get("stake"),
                                                "status": "refused", "reason": "poussette"}))
-                self.log(WARNING, "bet %s of %s refused (poussette): it reached the table %.0f ms after the wheel's"
+                self.log(DEBUG, "bet %s of %s refused (poussette): it reached the table %.0f ms after the wheel's"
                          " call of spin %s" % (b["id"], esc(b.get("player")), b["wheel_ms"] - call_ms, spin))
+                late_ms.append(b["wheel_ms"] - call_ms)
             else:
                 keep.append(dict(b, spin=spin))
+        if late_ms:
+            # one line a call (a stadium's terminals make hundreds at once; each bet's row says it)
+            self.log(WARNING, "%d bet%s refused (poussette): %s reached the table %.0f to %.0f ms after the wheel's"
+                     " call of spin %s" % (len(late_ms), "s" if len(late_ms) > 1 else "", "they" if len(late_ms) > 1
+                                           else "it", min(late_ms), max(late_ms), spin))
         self.open = []
         self.locked = sorted(self.locked + keep, key=_ID)
         self.fx.append(Lock(spin, [b["id"] for b in keep]))
@@ -352,17 +360,23 @@ class _Step:
                 self.log(WARNING, "result of spin %s without rien ne va plus: locking the open bets now" % spin)
             self.unlock()
             self.call(spin, *call)
-        mine = [b for b in self.locked if b.get("spin") == spin]
         try:
-            book, choices = self.book(spin, mine)
-            res = settle_book(book, number, st["prisoners"], choices or None)
+            spins = list(map(_SPIN, self.locked))      # (C loops: 10,000 bets on the result's path)
+        except KeyError:
+            spins = [b.get("spin") for b in self.locked]
+        every = spins.count(spin) == len(spins)
+        mine = self.locked if every else [b for b in self.locked if b.get("spin") == spin]
+        try:
+            book, choices, cols = self.book(spin, mine)
+            done = reglement.settle(book, number, st["prisoners"], choices or None, cols)
         except BetError as e:
             # a prisoner or a choice the rules refuse: that bet is returned, the rest settled
             self.refuse(spin, e)
-            book, choices = self.book(spin, mine, skip=e.bet)
-            res = settle_book(book, number, st["prisoners"], choices or None)
-        done = res
-        res = done.summary()            # the per-bet results are built for output only
+            book, choices, cols = self.book(spin, mine, skip=e.bet)
+            done = reglement.settle(book, number, st["prisoners"], choices or None, cols)
+        # the shared rules' settlement, in columns (reglement.py); the per-bet results and the
+        # payment order stay in them (the ledger writes them as they are)
+        res = done.head()
         if source is not None:
             res["recovered"] = source
         staked = sum(book.played) + sum(book.excess)       # the carried bets were staked before
@@ -371,7 +385,7 @@ class _Step:
         paid = res["totals"]["paid"]
         self.fx.append(Settle(spin, number, staked, paid, res, done))
         self.settled.add(spin)
-        self.locked = [b for b in self.locked if b.get("spin") != spin]
+        self.locked = [] if every else [b for b in self.locked if b.get("spin") != spin]
         st["prisoners"] = res["prisoners"]
         st["carry"] = res["carry"]
         if st["locked_spin"] == spin:
@@ -385,7 +399,7 @@ class _Step:
         # the payments go between the winners and the rules' closing "tout est payé" (there is
         # one when something was paid), else before "faites vos jeux": placed, never read from text
         said = list(res["announcements"]) + ["faites vos jeux"]
-        pay_at = len(said) - (2 if res["payment_order"] else 1)
+        pay_at = len(said) - (2 if done.payments() else 1)
         for i, text in enumerate(said):
             if i == pay_at:
                 self.fx.append(Publish("settlement", announced(spin, done, res)))
@@ -397,9 +411,11 @@ class _Step:
         of its even chances and of the prisoners. A bet the limits in force refuse is refused
         (returned) and left out."""
         shelf = self.facts.book
+        cols = None
         if skip is None and shelf is not None and shelf[0] == spin and shelf[1] is not None \
-                and shelf[1].book.ids == [r["id"] for r in mine]:
+                and shelf[1].book.ids == list(map(_ID, mine)):
             book, choices = shelf[1].book, dict(shelf[1].choices)    # built as the bets were placed
+            cols = shelf[1].cols
             mine = ()
         else:
             book, choices = Book(self.limits), {}
@@ -433,7 +449,7 @@ class _Step:
             zc = (self.facts.bodies.get(p.get("id")) or {}).get("zero_choice")
             if zc is not None and p.get("id") != skip:
                 choices[p["id"]] = zc
-        return book, choices
+        return book, choices, cols
 
     def refuse(self, spin, e):
         """A bet valid when placed but not now (the limits changed): refused, its stake returned."""
@@ -527,10 +543,9 @@ def announced(spin, done, res):
     totals and how many bets won or lost, and where the per-bet results are (the spin's
     `spin_results` row: `GET /spins/{spin}`, `GET /bets?spin=`). At 10,000 bets a copy of every
     winning result here was half a megabyte of JSON on the result's path."""
-    outcome = done.outcome
     return {"spin": spin, "number": done.number, "totals": res["totals"], "paying_croupier": res["paying_croupier"],
-            "bets": len(outcome) + len(done.carried_results), "won_bets": outcome.count("won"),
-            "lost_bets": outcome.count("lost"), "payments": len(done.pays),
+            "bets": len(done.book) + len(done.carried_results), "won_bets": done.won_bets(),
+            "lost_bets": done.lost_bets(), "payments": done.payments(),
             "results_in": {"spin_results": spin, "api": "/spins/%s" % spin}}
 
 

@@ -34,8 +34,20 @@ import time
 from itertools import compress
 from operator import add
 
+import numpy as np
+
+from host_tools.table.game import resultats
+from host_tools.table.game.reglement import REGISTRY, Reglement
+
 MIGRATIONS = (("wheel_boot", "TEXT"), ("wheel_ms", "REAL"), ("idem_key", "TEXT"), ("answer", "TEXT"),
-              ("placed_by", "TEXT"), ("withdrawn_by", "TEXT"), ("cancel_boot", "TEXT"), ("cancel_ms", "REAL"))
+              ("placed_by", "TEXT"), ("withdrawn_by", "TEXT"), ("cancel_boot", "TEXT"), ("cancel_ms", "REAL"),
+              ("slip", "TEXT"))
+# a terminal's slips (slips.py): the bets as sent, the status, the key and the first answer
+SLIPS = ("CREATE TABLE IF NOT EXISTS slips (id TEXT PRIMARY KEY, wheel TEXT NOT NULL, player TEXT NOT NULL, "
+         "at REAL NOT NULL, body TEXT NOT NULL, n INTEGER NOT NULL, stake INTEGER NOT NULL, status TEXT NOT NULL, "
+         "reason TEXT, wheel_boot TEXT, wheel_ms REAL, idem_key TEXT, answer TEXT, placed_by TEXT, withdrawn_by TEXT)",
+         "CREATE UNIQUE INDEX IF NOT EXISTS slips_idem ON slips (wheel, idem_key) WHERE idem_key IS NOT NULL",
+         "CREATE INDEX IF NOT EXISTS bets_slip ON bets (slip) WHERE slip IS NOT NULL")
 
 
 class Ledger:
@@ -43,6 +55,7 @@ class Ledger:
         self.j = journal
         self.wheel = wheel
         self.labels = {}        # (type, label) -> its id in result_labels (committed ones only)
+        self._pair_ids, self._pair_epoch = np.zeros(0, np.int64), None  # REGISTRY pair -> its id (committed)
         self.label_of = {}      # id -> [type, label]
         with self.j.tx() as db:
             have = {r[1] for r in db.execute("PRAGMA table_info(bets)")}
@@ -50,6 +63,8 @@ class Ledger:
                 if col not in have:
                     db.execute("ALTER TABLE bets ADD COLUMN %s %s" % (col, typ))
             db.execute("CREATE UNIQUE INDEX IF NOT EXISTS bets_idem ON bets (wheel, idem_key) WHERE idem_key IS NOT NULL")
+            for statement in SLIPS:
+                db.execute(statement)
             cols = [r[1] for r in db.execute("PRAGMA table_info(bets)")]
             for r in db.execute("SELECT id, type, label FROM result_labels"):
                 self.labels[(r[1], r[2])] = r[0]
@@ -70,6 +85,21 @@ class Ledger:
                          reason, where[0], where[1], idem_key,
                          None if answer is None else json.dumps(answer, sort_keys=True, default=str),
                          None if by is None else json.dumps(by, sort_keys=True)))
+
+    def add_many(self, rows, status, where, by, slip):
+        """Bets (id, player, bet, stake) of one slip, recorded with one statement."""
+        at = time.time()
+        by = None if by is None else json.dumps(by, sort_keys=True)
+        self.db.executemany("INSERT INTO bets (id, wheel, player, at, body, stake, status, wheel_boot, wheel_ms, "
+                            "placed_by, slip) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                            [(bid, self.wheel, player, at, json.dumps(bet, sort_keys=True), stake, status, where[0],
+                              where[1], by, slip) for bid, player, bet, stake in rows])
+
+    def slip_bets(self, slip):
+        """The bets of a slip (id, status as it stands), in order of id."""
+        rows = [dict(r) for r in self.db.execute("SELECT id, status, spin FROM bets WHERE wheel=? AND slip=? ORDER BY id",
+                                                 (self.wheel, slip))]
+        return self._now(rows, self.pending_in(self.db))
 
     def answer_for(self, idem_key):
         """The first answer given to this Idempotency-Key, or None."""
@@ -126,6 +156,8 @@ class Ledger:
 
     def reinstate(self, bid, reason):
         self.db.execute("UPDATE bets SET status='open', reason=? WHERE id=? AND status='cancelled'", (reason, bid))
+        self.db.execute("UPDATE slips SET status='open' WHERE id=(SELECT slip FROM bets WHERE id=?) AND status='withdrawn'",
+                        (bid,))
 
     def reopen(self, bid, reason):
         self.db.execute("UPDATE bets SET status='open', spin=NULL, reason=? WHERE id=?", (reason, bid))
@@ -156,6 +188,19 @@ class Ledger:
         self.tidy()
         self.db.execute("UPDATE bets SET status='held', reason=? WHERE wheel=? AND status='locked'", (reason, self.wheel))
 
+    def bodies(self, ids):
+        """{id: body} of these bets (one statement for many: the stakes a zero imprisoned are read
+        at the next result, 1,500 of them on a stadium's spin)."""
+        out = {}
+        ids = list(ids)
+        for k in range(0, len(ids), 500):
+            part = ids[k:k + 500]
+            for r in self.db.execute("SELECT id, body FROM bets WHERE id IN (%s)" % ",".join("?" * len(part)), part):
+                out[r[0]] = json.loads(r[1])
+        for bid in ids:
+            out.setdefault(bid, None)
+        return out
+
     def body(self, bid):
         r = self.db.execute("SELECT body FROM bets WHERE id=?", (bid,)).fetchone()
         return None if r is None else json.loads(r[0])
@@ -168,12 +213,23 @@ class Ledger:
         return self.db.execute("SELECT MAX(spin) FROM settlements WHERE wheel=?", (self.wheel,)).fetchone()[0]
 
     def settle(self, spin, number, staked, paid, res, done=None):
-        """Spin `spin` settled: `res` is settle_spin's answer without its `results`, `done` the
-        `Settlement` (columns) they come from. The PRIMARY KEY (wheel, spin) makes a second
-        settlement of a spin impossible. (`done` None: `res` holds its `results`, written as rows.)"""
-        rows, settled = result_rows(done, self._label_id) if done is not None else dict_rows(res, self._label_id)
+        """Spin `spin` settled: `res` is settle_spin's answer without its `results` (and, from a
+        `Reglement`, without its `payment_order`), `done` the `Settlement` (columns) they come
+        from. The PRIMARY KEY (wheel, spin) makes a second settlement of a spin impossible.
+        A `Reglement` is written in columns (format 5, resultats.py); `done` None: `res` holds
+        its `results`, written as rows (format 4)."""
+        packed = resultats.pack(done, self._label_id, self._labels_of) if isinstance(done, Reglement) else None
+        if packed is None and isinstance(done, Reglement) and "payment_order" not in res:
+            res = dict(res, payment_order=[done.payment(e) for e in done.pays])
+        if packed is not None:
+            header, data, mores, settled = packed
+        else:
+            rows, settled = result_rows(done, self._label_id) if done is not None else dict_rows(res, self._label_id)
         head = {k: v for k, v in res.items() if k not in ("results", "payment_order")}
-        head["payments"] = [[p["id"], p["kind"], p["combination"], p["stake"], p["won"]] for p in res["payment_order"]]
+        if packed is None:
+            head["payments"] = [[p["id"], p["kind"], p["combination"], p["stake"], p["won"]] for p in res["payment_order"]]
+        else:
+            head["payments_in"] = "spin_results"
         head["results_in"] = "results"
         # the bets settled are exactly those locked to the spin (the table's layout in memory is
         # the journal's); should they differ, the step rolls back (and the table rebuilds its
@@ -186,6 +242,13 @@ class Ledger:
         self.db.execute("INSERT INTO settlements (wheel, spin, number, at, staked, paid, result, pending) "
                         "VALUES (?,?,?,?,?,?,?,1)",
                         (self.wheel, spin, number, time.time(), staked, paid, json.dumps(head, sort_keys=True)))
+        if packed is not None:
+            self.db.execute("INSERT INTO spin_results (wheel, spin, n, rows, format, data) VALUES (?,?,?,?,5,?)",
+                            (self.wheel, spin, json.loads(header)["n"], header, data))
+            if mores:
+                self.db.executemany("INSERT INTO result_mores (wheel, spin, k, more) VALUES (?,?,?,?)",
+                                    [(self.wheel, spin, k, m) for k, m in enumerate(mores)])
+            return
         self.db.execute("INSERT INTO spin_results (wheel, spin, n, rows, format) VALUES (?,?,?,?,4)",
                         (self.wheel, spin, len(rows), json.dumps(rows, ensure_ascii=False, separators=(",", ":"))))
 
@@ -199,6 +262,33 @@ class Ledger:
             i = self.db.execute("SELECT id FROM result_labels WHERE type=? AND label=?", key).fetchone()[0]
             self.j.after_commit(lambda: (self.labels.__setitem__(key, i), self.label_of.__setitem__(i, list(key))))
         return i
+
+    def _labels_of(self, pairs):
+        """The `result_labels` ids of the registry's (type, label) pairs (reglement.REGISTRY.pair
+        numbers, an array): a gather from the ids known, `_label_id` for the others."""
+        if self._pair_epoch != REGISTRY.epoch:
+            self._pair_ids, self._pair_epoch = np.zeros(0, np.int64), REGISTRY.epoch
+        known = self._pair_ids
+        if len(known) < len(REGISTRY.pair_names):
+            known = self._pair_ids = np.concatenate((known, np.full(len(REGISTRY.pair_names) - len(known), -1, np.int64)))
+        out = known[pairs]
+        missing = np.flatnonzero(out < 0)
+        if len(missing):
+            names = REGISTRY.pair_names
+            fresh = {}
+            for k in np.unique(pairs[missing]).tolist():
+                fresh[k] = self._label_id(*names[k])
+            out = out.copy()
+            for k, i in fresh.items():
+                out[pairs == k] = i
+            epoch = REGISTRY.epoch
+
+            def remember():             # once committed (a rollback takes the rows away)
+                if self._pair_epoch == epoch:
+                    for k, i in fresh.items():
+                        self._pair_ids[k] = i
+            self.j.after_commit(remember)
+        return out
 
     def _named(self, i):
         """[type, label] of a `result_labels` id."""
@@ -226,12 +316,32 @@ class Ledger:
 
     def _packed(self, spin):
         """Spin `spin`'s `spin_results` rows (lists), or None if it has none (schema 1 or 2)."""
-        r = self.j.one("SELECT rows, format FROM spin_results WHERE wheel=? AND spin=?", (self.wheel, spin))
-        return None if r is None else self._rows3(json.loads(r["rows"]), r["format"])
+        r = self.j.one("SELECT rows, format, data FROM spin_results WHERE wheel=? AND spin=?", (self.wheel, spin))
+        if r is None:
+            return None
+        if r["format"] == 5:
+            return self._columns(spin, r)[0]
+        return self._rows3(json.loads(r["rows"]), r["format"])
+
+    def _more_of(self, spin):
+        """Row k of spin `spin`'s `result_mores` (JSON text), read when asked."""
+        def more(k):
+            m = self.j.one("SELECT more FROM result_mores WHERE wheel=? AND spin=? AND k=?", (self.wheel, spin, k))
+            return None if m is None else m["more"]
+        return more
+
+    def _columns(self, spin, r):
+        """A format 5 `spin_results` row read back: (rows of format 3, payment rows)."""
+        mores = {m["k"]: m["more"] for m in self.j.query("SELECT k, more FROM result_mores WHERE wheel=? AND spin=?",
+                                                         (self.wheel, spin))}
+        return resultats.unpack(r["rows"], r["data"], [mores[k] for k in range(len(mores))], self._named)
 
     def _packed_one(self, spin, bid):
         """Bet `bid`'s row in spin `spin`'s `spin_results` (its first, not carried: the bet's own;
         SQLite finds `["<id>",` in the text, Python decodes that row alone), or None."""
+        r = self.j.one("SELECT rows, data, format FROM spin_results WHERE wheel=? AND spin=?", (self.wheel, spin))
+        if r is not None and r["format"] == 5:        # its place in the ids' column, its fields at that place
+            return resultats.one(r["rows"], r["data"], bid, self._more_of(spin), self._named)
         needle = "[" + json.dumps(bid, ensure_ascii=False) + ","
         r = self.j.one("SELECT substr(rows, instr(rows, ?), 65536) AS part, instr(rows, ?) AS at, format "
                        "FROM spin_results WHERE wheel=? AND spin=?", (needle, needle, self.wheel, spin))
@@ -283,7 +393,7 @@ class Ledger:
             row = self.j.one(_BET_ROW + " WHERE b.id=? AND b.wheel=?", (bid, self.wheel))
             return self._with_results(self._now([row], self.pending_in(self.db)))[0]
 
-    def find(self, status=None, spin=None, player=None, limit=500):
+    def find(self, status=None, spin=None, player=None, limit=500, slip=None):
         sql, args = _BET_ROW + " WHERE b.wheel=?", [self.wheel]
         if status == "settled":         # settled in its row, or locked to a spin whose settlement is pending
             sql += " AND (b.status='settled' OR (b.status='locked' AND b.spin IN (%s)))" % _PENDING
@@ -294,7 +404,7 @@ class Ledger:
         elif status is not None and status != "":
             sql += " AND b.status=?"
             args.append(status)
-        for col, v in (("spin", spin), ("player", player)):
+        for col, v in (("spin", spin), ("player", player), ("slip", slip)):
             if v is not None and v != "":
                 sql += " AND b.%s=?" % col
                 args.append(v)
@@ -315,8 +425,14 @@ class Ledger:
             return None
         res = json.loads(row["result"])
         if res.pop("results_in", None) is not None:
-            res["results"] = self.results(spin)
-            res["payment_order"] = [dict(zip(_PAYMENT, p)) for p in res.pop("payments")]
+            if res.pop("payments_in", None) is not None:            # format 5: both in the spin's columns
+                r = self.j.one("SELECT rows, format, data FROM spin_results WHERE wheel=? AND spin=?", (self.wheel, spin))
+                rows, pays = self._columns(spin, r)
+                res["results"] = [_result(p) for p in rows]
+                res["payment_order"] = [dict(zip(_PAYMENT, p)) for p in pays]
+            else:
+                res["results"] = self.results(spin)
+                res["payment_order"] = [dict(zip(_PAYMENT, p)) for p in res.pop("payments")]
         return {"number": row["number"], "at": row["at"], "staked": row["staked"], "paid": row["paid"], **res}
 
 

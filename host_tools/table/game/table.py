@@ -70,11 +70,12 @@ _KEPT = {
 
 class Receipt:
     """A bet's receipt (`Table.receive`): the host instant `at` (ms) and the window's verdict
-    then, (status, reason, (wheel boot, latest wheel ms))."""
-    __slots__ = ("at", "verdict")
+    then, (status, reason, (wheel boot, latest wheel ms)); `parsed`, the request as its gate
+    read it (the body is the caller's and is not changed meanwhile: it is not read twice)."""
+    __slots__ = ("at", "verdict", "parsed")
 
-    def __init__(self, at, verdict):
-        self.at, self.verdict = at, verdict
+    def __init__(self, at, verdict, parsed=None):
+        self.at, self.verdict, self.parsed = at, verdict, parsed
 
 
 class Refused(Exception):
@@ -196,6 +197,7 @@ class Table:
         self.ledger = Ledger(journal, wheel)
         self.window = game.Window()
         self.blocked = None         # a refusal code for every bet whatever the window says (wheel_unknown)
+        self.deferred = False       # a group of placements saves the state once (committer.py)
         self.created = False
         with self.j.tx():
             st = self.j.load_state(wheel)
@@ -227,18 +229,24 @@ class Table:
             self.tapis.relimit(new)
 
     # -- bets --------------------------------------------------------------------------------
+    def save_state(self):
+        """The table's state to the journal, in the open transaction; once for a whole group
+        when the committer holds it back (`deferred`: it saves it before the group commits)."""
+        if not self.deferred:
+            self.j.save_state(self.wheel, self.st)
+
     def receive(self, body: dict, idempotency_key=None):
         """A bet as it reaches the table, before anything is recorded: checked (Invalid, 400) and
         stamped with the host instant it was received and the betting window's verdict then.
         `place(received=...)` records it, at once or in a group (committer.py): the window is
         judged at the bet's own receipt, however late its group commits."""
         _check_key(idempotency_key)
-        parse_bet_request(body)
+        parsed = parse_bet_request(body)
         # not under the table's lock (a group may hold it while it commits): the instant is the
         # bet's own; the verdict reads the phase and the evidence as they are, and `place` judges
         # the bet again, with this instant, under the lock
         now = self.clock()
-        return Receipt(now, self.admit(now))
+        return Receipt(now, self.admit(now), parsed)
 
     def admit(self, now):
         """The window's verdict on a bet at host instant `now`, closed to every bet while the table
@@ -255,7 +263,7 @@ class Table:
         `received`: the bet's `receive()` (default: received now); the bet is refused if the window
         refused it then, or refuses it now (a call taken in between) with its instant of receipt."""
         key = _check_key(idempotency_key)
-        player, bet, choice = parse_bet_request(body)
+        player, bet, choice = received.parsed if received is not None and received.parsed else parse_bet_request(body)
         asked = None if key is None else request_digest(body)
         try:
             with self.lock, self.j.tx():
@@ -272,7 +280,7 @@ class Table:
             log.warning("bet %s of %s refused (%s): %s %d cents", out["id"], esc(player), reason, label, out["stake"])
             self.publish("bet", {**out, "reason": reason})
             raise Refused(reason, _REFUSALS[reason], out)
-        log.info("bet %s of %s: %s, %d cents%s", out["id"], esc(player), label, out["stake"],
+        log.debug("bet %s of %s: %s, %d cents%s", out["id"], esc(player), label, out["stake"],
                  " (awaiting the chef de table's consent)" if status == "awaiting_consent" else "")
         self.publish("bet", out)
         return out
@@ -310,7 +318,7 @@ class Table:
             answer = {"http": 201, "bet": out}
         self.ledger.add(bid, player, bet, stake, status, self.st["locked_spin"] if status == "refused" else None,
                         reason, where, key, None if key is None else dict(answer, request=asked), by)
-        self.j.save_state(self.wheel, self.st)
+        self.save_state()
         if status == "open":
             self.tapis.put({"id": bid, "player": player, "stake": stake, "wheel_boot": where[0], "wheel_ms": where[1],
                             "body": bet, "spin": None, "compiled": (shape, mult, excess)})
@@ -435,6 +443,7 @@ class Table:
             self.j.after_commit(lambda: self._after(after))     # the caller's transaction may hold it
             if any(isinstance(e, game.Lock) and e.bets for e in effects):
                 self.j.after_commit(_collect)
+                self.j.after_commit(self.j.checkpoint)
         return True
 
     def _facts(self, boot, ev):
@@ -449,10 +458,10 @@ class Table:
             settled=[s for s in game.spins_of(self.st, ev) if self.ledger.settled(s)],
             last_settled=self.ledger.last_settled() if kind == pr.BOOT else None,
             voided=kind == pr.RESULT and isinstance(spin, int) and self.j.voided(self.wheel, boot, spin),
-            bodies={p["id"]: self.ledger.body(p["id"]) for p in self.st["prisoners"] if p.get("id")} if settles else None,
+            bodies=self.ledger.bodies([p["id"] for p in self.st["prisoners"] if p.get("id")]) if settles else None,
             withdrawn=[dict(r, body=json.loads(r["body"])) for r in self.ledger.withdrawn_since(boot, floor)]
             if calls and floor is not None else (),
-            book=self.tapis.spin_book if settles else None)
+            book=self.tapis.spin_book if settles else None, ordered=True)
 
     def _apply(self, effects, fid=None):
         """The game's effects, in their order, inside the caller's transaction; returns those
@@ -560,8 +569,8 @@ class Table:
             raise NotFound(f"no bet {bid}")
         return _bet_row(r)
 
-    def bets(self, status=None, spin=None, player=None, limit=500):
-        return [_bet_row(r) for r in self.ledger.find(status, spin, player, limit)]
+    def bets(self, status=None, spin=None, player=None, limit=500, slip=None):
+        return [_bet_row(r) for r in self.ledger.find(status, spin, player, limit, slip)]
 
     def history(self, limit=10):
         return self.ledger.history(limit)
@@ -597,6 +606,8 @@ def _bet_row(r):
     for k in ("placed_by", "withdrawn_by"):
         if r.get(k):
             out[k] = json.loads(r[k])
+    if r.get("slip"):
+        out["slip"] = r["slip"]
     if r.get("result"):
         out["result"] = json.loads(r["result"])
     return out

@@ -28,6 +28,8 @@ from cylindre.rules.bets import BetError
 from cylindre.rules.compiled import Book, compile_bet
 from cylindre.rules.limits import Limits
 
+from host_tools.table.game.reglement import Colonnes
+
 
 def compiled(body, limits):
     """A placed bet's (shape, multiplier, excess) under `limits`, or None if they refuse it."""
@@ -45,6 +47,7 @@ class Tapis:
         self.limits = Limits()
         self._open = _Shelf(self.limits)        # the open bets' book, in order of id (None: to build)
         self.spin_book = None   # (spin, book) of the bets locked to `spin`, or None
+        self._locked = None     # (shelf, its entries in order of id): `locked()` while spin_book holds
 
     def __len__(self):
         return len(self.bets)
@@ -88,6 +91,11 @@ class Tapis:
         else:
             self.spin_book = (spin, self._build(spin))
         self._open = self._build(None)
+        shelf = self.spin_book[1]
+        if shelf is not None:                   # the locked bets in order, if they are exactly its book's
+            out = self.locked()
+            if [e["id"] for e in out] == shelf.book.ids:
+                self._locked = (shelf, out)
 
     def unlock(self):
         for e in self.bets.values():
@@ -96,8 +104,16 @@ class Tapis:
         self._open = None
 
     def drop_locked(self, spin=None):
-        """The bets locked (to `spin`, or to any spin) leave the layout: settled or held."""
+        """The bets locked (to `spin`, or to any spin) leave the layout: settled or held. When
+        the layout is exactly the open bets' book and the bets the call locked to `spin`, the
+        open ones are kept by their ids (no pass over ten thousand locked ones)."""
         bets = self.bets
+        sb, lk, shelf = self.spin_book, self._locked, self._open
+        if (spin is not None and sb is not None and sb[0] == spin and lk is not None and lk[0] is sb[1]
+                and shelf is not None and len(bets) == len(shelf.book) + len(lk[1])):
+            self.bets = {bid: bets[bid] for bid in shelf.book.ids}
+            self.spin_book = None
+            return
         if spin is None:
             self.bets = {b: e for b, e in bets.items() if e["spin"] is None}
         else:
@@ -133,6 +149,11 @@ class Tapis:
         return sorted((e for e in self.bets.values() if e["spin"] is None), key=_id)
 
     def locked(self):
+        """The locked bets in order of id (kept from the call that locked them, when it locked
+        exactly its book's: a result's step reads them without sorting ten thousand again)."""
+        sb = self.spin_book
+        if sb is not None and self._locked is not None and self._locked[0] is sb[1]:
+            return self._locked[1]
         return sorted((e for e in self.bets.values() if e["spin"] is not None), key=_id)
 
     def snapshot(self):
@@ -141,13 +162,14 @@ class Tapis:
 
 
 class _Shelf:
-    """Bets in a `Book` in order of id, with the choices at zero of its even chances (what
-    flow.py's `_Step.book` gives the settlement)."""
-    __slots__ = ("book", "choices")
+    """Bets in a `Book` in order of id, with the choices at zero of its even chances and the
+    book's columns (reglement.Colonnes: what flow.py's `_Step.book` gives the settlement)."""
+    __slots__ = ("book", "choices", "cols")
 
     def __init__(self, limits):
         self.book = Book(limits)
         self.choices = {}
+        self.cols = Colonnes()
 
     def append(self, e):
         """Add entry `e` after the others; False if it cannot be (compiled None, an id not after the last)."""
@@ -157,6 +179,7 @@ class _Shelf:
             return False
         body = e["body"]
         self.book.add_compiled(e["id"], c[0], c[1], c[2], body)
+        self.cols.add(c[0], c[1], c[2])
         zc = body.get("zero_choice")
         if zc is not None and c[0].family == "simple":
             self.choices[e["id"]] = zc

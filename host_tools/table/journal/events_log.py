@@ -1,6 +1,6 @@
 """The published events, numbered and journaled, so a display that reconnects misses nothing.
 
-Every event the table publishes (announce, bet, cancel, settlement, wheel, link; and the pit's
+Every event the table publishes (announce, bet, cancel, slip, settlement, wheel, link; and the pit's
 alerts, raised or acknowledged: api/pages.py) becomes a row of
 the `event_log` table *in the transaction of the change it reports* (the daemon and the host call
 the table inside one `Journal.tx`): an event and its money change commit together or not at all.
@@ -27,7 +27,7 @@ import time
 from host_tools.table.journal import identity as journal_identity
 
 EPHEMERAL = frozenset({"status"})
-KINDS = ("announce", "bet", "cancel", "settlement", "wheel", "link", "alert", "status")
+KINDS = ("announce", "bet", "cancel", "slip", "settlement", "wheel", "link", "alert", "status")
 FLOOR_ONLY = frozenset({"audit", "table"})      # journaled for the floor, never streamed to a display
 CURSOR = "floor_cursor"                         # meta key: the highest event id the floor's broker acknowledged
 KEEP = 100_000

@@ -16,7 +16,9 @@ import zlib
 from contextlib import contextmanager
 from pathlib import Path
 
-SCHEMA_VERSION = 4       # 4: a settled bet's row is not rewritten at its settlement (`pending`,
+SCHEMA_VERSION = 5       # 5: a spin's results in columns (`spin_results.format` 5: the
+                         # columns in `spin_results.data`, the few `more` in `result_mores`,
+                         # game/resultats.py); 4: a settled bet's row is not rewritten at its settlement (`pending`,
                          # the view `bets_now`), a result row names its type and label by a
                          # `result_labels` id (`spin_results.format` 4); 3: a spin's results in
                          # one `spin_results` row (2: a `results` row each; 1: inside the
@@ -37,7 +39,7 @@ CREATE TABLE IF NOT EXISTS bets (
     body TEXT NOT NULL, stake INTEGER NOT NULL, status TEXT NOT NULL, spin INTEGER,
     reason TEXT, result TEXT);
 CREATE INDEX IF NOT EXISTS bets_status ON bets (wheel, status);
-CREATE INDEX IF NOT EXISTS bets_spin ON bets (wheel, spin);
+CREATE INDEX IF NOT EXISTS bets_spin_status ON bets (wheel, spin, status);
 CREATE TABLE IF NOT EXISTS settlements (
     wheel TEXT NOT NULL, spin INTEGER NOT NULL, number INTEGER NOT NULL, at REAL NOT NULL,
     staked INTEGER NOT NULL, paid INTEGER NOT NULL, result TEXT NOT NULL, pending INTEGER NOT NULL DEFAULT 0,
@@ -50,7 +52,10 @@ CREATE TABLE IF NOT EXISTS results (
     PRIMARY KEY (wheel, spin, bet, pos)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS spin_results (
     wheel TEXT NOT NULL, spin INTEGER NOT NULL, n INTEGER NOT NULL, rows TEXT NOT NULL, format INTEGER NOT NULL DEFAULT 3,
-    PRIMARY KEY (wheel, spin));
+    data BLOB, PRIMARY KEY (wheel, spin));
+CREATE TABLE IF NOT EXISTS result_mores (
+    wheel TEXT NOT NULL, spin INTEGER NOT NULL, k INTEGER NOT NULL, more TEXT NOT NULL,
+    PRIMARY KEY (wheel, spin, k)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS result_labels (
     id INTEGER PRIMARY KEY, type TEXT NOT NULL, label TEXT NOT NULL, UNIQUE (type, label));
 CREATE TABLE IF NOT EXISTS announcements (
@@ -67,8 +72,12 @@ CREATE INDEX IF NOT EXISTS status_blocks_at ON status_blocks (first_at);
 # after the migrations: what needs the columns they add
 SCHEMA_AFTER = """
 CREATE INDEX IF NOT EXISTS settlements_pending ON settlements (wheel, spin) WHERE pending=1;
+DROP INDEX IF EXISTS bets_spin;
 DROP VIEW IF EXISTS all_results;
 CREATE VIEW all_results AS
+    WITH RECURSIVE k(i) AS (
+        SELECT 0 WHERE EXISTS (SELECT 1 FROM spin_results WHERE format = 5 AND n > 0)
+        UNION ALL SELECT i + 1 FROM k WHERE i + 1 < (SELECT MAX(n) FROM spin_results WHERE format = 5))
     SELECT wheel, spin, pos, bet, type, label, staked, outcome, won, returned, lost, imprisoned, more FROM results
     UNION ALL
     SELECT s.wheel, s.spin, CAST(r.key AS INTEGER), json_extract(r.value, '$[0]'), json_extract(r.value, '$[1]'),
@@ -82,8 +91,28 @@ CREATE VIEW all_results AS
            json_extract(r.value, '$[5]'), json_extract(r.value, '$[6]'), json_extract(r.value, '$[7]'),
            json_extract(r.value, '$[8]')
     FROM spin_results s, json_each(s.rows) r, result_labels l
-    WHERE s.format = 4 AND l.id = json_extract(r.value, '$[1]');
+    WHERE s.format = 4 AND l.id = json_extract(r.value, '$[1]')
+    UNION ALL
+    SELECT s.wheel, s.spin, k.i, %s, l.type, l.label, %s, %s, %s, %s, %s, %s, m.more
+    FROM spin_results s JOIN k ON k.i < s.n JOIN result_labels l ON l.id = %s
+    LEFT JOIN result_mores m ON m.wheel = s.wheel AND m.spin = s.spin AND m.k = %s - 1
+    WHERE s.format = 5;
 """
+
+# format 5: a result's field read at its place in `spin_results.data` (game/resultats.py)
+def _field(name, text=False):
+    off, w = "json_extract(s.rows, '$.c.%s[0]')" % name, "json_extract(s.rows, '$.c.%s[1]')" % name
+    part = "CAST(substr(s.data, %s + k.i * %s + 1, %s) AS TEXT)" % (off, w, w)
+    return "rtrim(%s, ' ')" % part if text else "CAST(%s AS INTEGER)" % part
+
+
+OUTCOMES = ("lost", "won", "imprisoned", "partage", "released", "split")    # format 5's codes (reglement.OUTCOMES)
+SCHEMA_AFTER = SCHEMA_AFTER % (
+    _field("id", True), _field("staked"),
+    "CASE %s %s END" % (_field("outcome"), " ".join("WHEN %d THEN '%s'" % kv for kv in enumerate(OUTCOMES))),
+    _field("won"), _field("returned"), _field("lost"), _field("imprisoned"), _field("label"), _field("more"))
+
+WAL_PAGES = 25000         # SQLite's own checkpoint past this many pages in the WAL (~100 MB)
 
 STATUS_AGE_S = 600        # status frames stay rows this long, then move into compressed blocks
 STATUS_BLOCK = 1200       # frames per block (10 minutes of statuses)
@@ -102,7 +131,12 @@ class Journal:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
         self.db.execute("PRAGMA foreign_keys=ON")
+        # a checkpoint (the WAL copied into the file, fsync) on a commit of the result's path
+        # cost more than the settlement: the table asks for one where no bet waits (`checkpoint`),
+        # SQLite's own at this size is the backstop (docs/daemon.md)
+        self.db.execute("PRAGMA wal_autocheckpoint=%d" % WAL_PAGES)
         self.lock = threading.RLock()
+        self._checkpointer = None
         self._depth = 0
         self._then = []
         with self.tx():
@@ -111,7 +145,7 @@ class Journal:
             row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
             if row is None:
                 self.db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-            elif int(row[0]) in (1, 2, 3):
+            elif int(row[0]) in (1, 2, 3, 4):
                 # schema 1 -> 2 added the `results` table, 2 -> 3 `spin_results` and the view
                 # (created above); the settlements written before keep their results where they
                 # were written (the settlement's JSON, `results` rows) and are read back as they
@@ -124,6 +158,8 @@ class Journal:
                 have = {r[1] for r in self.db.execute("PRAGMA table_info(spin_results)")}
                 if "format" not in have:        # (its rows are schema 3's: 10 fields, type and label)
                     self.db.execute("ALTER TABLE spin_results ADD COLUMN format INTEGER NOT NULL DEFAULT 3")
+                if "data" not in have:          # 4 -> 5: format 5's columns (result_mores created above)
+                    self.db.execute("ALTER TABLE spin_results ADD COLUMN data BLOB")
                 self.db.execute("UPDATE meta SET value=? WHERE key='schema'", (str(SCHEMA_VERSION),))
             elif int(row[0]) != SCHEMA_VERSION:
                 raise RuntimeError(f"journal {self.path} has schema {row[0]}, this daemon needs {SCHEMA_VERSION}")
@@ -179,6 +215,26 @@ class Journal:
             fn()
         else:
             self._then.append(fn)
+
+    def checkpoint(self):
+        """Copy the WAL into the file now, on a connection and a thread of their own (PASSIVE:
+        the writer goes on meanwhile): asked when the wheel's call has locked the bets, so the
+        result's commit does not carry one. Nothing when one is already running."""
+        if self.path == ":memory:" or (self._checkpointer is not None and self._checkpointer.is_alive()):
+            return
+        path = self.path
+
+        def run():
+            try:
+                db = sqlite3.connect(path, isolation_level=None)
+                try:
+                    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                finally:
+                    db.close()
+            except sqlite3.Error:
+                pass                    # SQLite's own checkpoint remains
+        self._checkpointer = threading.Thread(target=run, name="checkpoint", daemon=True)
+        self._checkpointer.start()
 
     @property
     def depth(self):

@@ -40,18 +40,22 @@ ROUTES = {
     ("PUT", "/table/croupier"): "chef",
     ("GET", "/stats/analysis"): "chef",
     ("GET", "/stats/files/report.pdf"): "chef",
+    ("POST", "/slips"): "terminal",                 # a terminal's slips (api/slips.py)
+    ("GET", "/slips/S000001"): "terminal",
+    ("DELETE", "/slips/S000001"): "terminal",
 }
-ROLES = ("display", "croupier", "chef", "admin")
+ROLES = ("display", "terminal", "croupier", "chef", "admin")
 BODIES = {"/bets": {"player": "ann", "type": "rouge", "stake": 500}, "/wheel/settings": {"name": "min_laps", "value": 5},
           "/bets/B000001/resolve": {"action": "refund"}, "/table/limits": {"plein": {"min": 100}},
-          "/alerts/1/ack": {"comment": "vu"}, "/table/croupier": {"croupier": "Marie"}}
+          "/alerts/1/ack": {"comment": "vu"}, "/table/croupier": {"croupier": "Marie"},
+          "/slips": {"player": "ann", "bets": [{"type": "rouge", "stake": 500}]}}
 
 
 def test_the_table_lists_every_route_of_the_document(table):
     doc = table.client.get("/openapi.json").json()
     documented = {(m.upper(), p) for p, item in doc["paths"].items() for m in item if m in ("get", "post", "put", "delete")}
     listed = {(m, p.replace("B000001", "{bid}").replace("/spins/1", "/spins/{spin}").replace("/alerts/1/", "/alerts/{aid}/")
-               .replace("report.pdf", "{name}").split("?")[0]) for m, p in ROUTES}
+               .replace("report.pdf", "{name}").replace("S000001", "{sid}").split("?")[0]) for m, p in ROUTES}
     assert documented | {("GET", "/openapi.json")} == listed
 
 

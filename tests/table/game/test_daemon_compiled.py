@@ -226,9 +226,14 @@ def test_a_spins_results_are_one_row_and_the_settlement_row_refers_to_it(tmp_pat
     results = t.recall(1)["settlement"]["results"]
     assert [(r["type"], r["label"]) for r in rows] == [(r["type"], r["label"]) for r in results]
     # a (type, label) pair is written once in result_labels, each row names it by its id
-    assert t.j.one("SELECT format FROM spin_results WHERE spin=1")["format"] == 4
-    assert t.j.one("SELECT COUNT(*) AS n FROM result_labels")["n"] == len({(r["type"], r["label"]) for r in results})
+    assert t.j.one("SELECT format FROM spin_results WHERE spin=1")["format"] == 5
+    pays = t.recall(1)["settlement"]["payment_order"]           # (format 5 names a payment's kind and combination so too)
+    assert t.j.one("SELECT COUNT(*) AS n FROM result_labels")["n"] == len({(r["type"], r["label"]) for r in results}
+                                                                           | {(p["kind"], p["combination"]) for p in pays})
     assert [(r["staked"], r["won"]) for r in results] == [(r["staked"], r["won"]) for r in rows]
+    view = t.j.query("SELECT * FROM all_results WHERE spin=1 ORDER BY pos")      # every field, `more` too
+    assert [{**{k: v for k, v in r.items() if k not in ("wheel", "spin", "pos", "bet", "more")}, "id": r["bet"],
+             "paid": r["won"] + r["returned"], **json.loads(r["more"] or "{}")} for r in view] == results
     assert all(t.bet(r["id"])["result"] == r for r in results)            # one bet read alone
     assert {b["id"]: b["result"] for b in t.bets(spin=1, limit=1000)} == {r["id"]: r for r in results}
 
@@ -289,7 +294,7 @@ def test_a_journal_of_schema_1_opens_and_its_settlements_read_back_whole(tmp_pat
                    (json.dumps({"number": 17, "results": [res], "payment_order": [], "totals": {}}),))
     j.close()
     t = Table(Journal(path), "T1")
-    assert t.j.one("SELECT value FROM meta WHERE key='schema'")["value"] == "4"
+    assert t.j.one("SELECT value FROM meta WHERE key='schema'")["value"] == "5"
     assert t.recall(1)["settlement"]["results"] == [res]
     assert t.bet("B000001")["result"] == res
 
@@ -308,7 +313,7 @@ def test_a_journal_of_schema_2_opens_and_its_results_rows_read_back(tmp_path):
                    (json.dumps({"number": 17, "payments": [], "totals": {}, "results_in": "results"}),))
     j.close()
     t = Table(Journal(path), "T1")
-    assert t.j.one("SELECT value FROM meta WHERE key='schema'")["value"] == "4"
+    assert t.j.one("SELECT value FROM meta WHERE key='schema'")["value"] == "5"
     res = {"id": "OLD0001", "type": "plein", "label": "plein 17", "staked": 100, "outcome": "won", "won": 3500,
            "returned": 100, "lost": 0, "imprisoned": 0, "paid": 3600}
     assert t.recall(1)["settlement"]["results"] == [res]
@@ -320,3 +325,20 @@ def test_a_journal_of_schema_2_opens_and_its_results_rows_read_back(tmp_path):
     assert [r["id"] for r in t.recall(2)["settlement"]["results"]] == ids
     assert all(t.bet(bid)["result"]["id"] == bid for bid in ids)
     assert [r["spin"] for r in t.j.query("SELECT spin FROM all_results ORDER BY spin, pos")] == [1] + [2] * len(ids)
+
+
+def test_a_spin_with_no_bet_and_one_with_only_a_prisoner_are_written_in_columns(tmp_path):
+    """Format 5 holds every spin: none at all, and a prisoner carried alone and released."""
+    t = _table(tmp_path / "j.sqlite")
+    w = Wheel(t)
+    w.spin(1, 5)
+    assert t.recall(1)["settlement"]["results"] == [] and t.j.query("SELECT * FROM all_results WHERE spin=1") == []
+    bid = _place_all(t, [{"type": "rouge", "stake": 1000, "player": "ana"}])[0]
+    w.spin(2, 0)
+    w.spin(3, 1)
+    assert [t.j.one("SELECT format FROM spin_results WHERE spin=?", (s,))["format"] for s in (1, 2, 3)] == [5, 5, 5]
+    (r,) = t.recall(3)["settlement"]["results"]
+    assert (r["id"], r["outcome"], r["returned"], r["carried"]) == (bid, "released", 1000, True)
+    (v,) = t.j.query("SELECT bet, outcome, returned, more FROM all_results WHERE spin=3")
+    assert (v["bet"], v["outcome"], v["returned"], json.loads(v["more"])["carried"]) == (bid, "released", 1000, True)
+    assert t.bet(bid)["result"]["outcome"] == "imprisoned"

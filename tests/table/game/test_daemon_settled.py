@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from host_tools.table.game.ledger import Ledger
 from host_tools.table.journal.store import Journal
 from host_tools.table.game.table import Refused, Table
 from host_tools.sim.tablewheel import Wheel
@@ -108,13 +109,22 @@ def _as_schema_3(path):
     rows with their type and label written out, no `result_labels`."""
     j = Journal(path)
     with j.tx() as db:
-        named = {r[0]: [r[1], r[2]] for r in db.execute("SELECT id, type, label FROM result_labels")}
-        for r in db.execute("SELECT wheel, spin, rows FROM spin_results").fetchall():
-            rows = [[p[0], *named[p[1]], *p[2:]] for p in json.loads(r["rows"])]
+        for r in db.execute("SELECT wheel, spin FROM spin_results").fetchall():
+            ledger = Ledger(j, r["wheel"])          # (format 5's columns read back as rows of format 3)
+            rows = ledger._packed(r["spin"])
+            head = json.loads(db.execute("SELECT result FROM settlements WHERE wheel=? AND spin=?", (r["wheel"], r["spin"]))
+                              .fetchone()[0])
+            if head.pop("payments_in", None):
+                pays = ledger.settlement(r["spin"])["payment_order"]
+                head["payments"] = [[p["id"], p["kind"], p["combination"], p["stake"], p["won"]] for p in pays]
+                db.execute("UPDATE settlements SET result=? WHERE wheel=? AND spin=?",
+                           (json.dumps(head, sort_keys=True), r["wheel"], r["spin"]))
             db.execute("UPDATE spin_results SET rows=? WHERE wheel=? AND spin=?",
                        (json.dumps(rows, ensure_ascii=False), r["wheel"], r["spin"]))
         db.execute("DROP VIEW bets_now")
         db.execute("DROP VIEW all_results")
+        db.execute("ALTER TABLE spin_results DROP COLUMN data")
+        db.execute("DROP TABLE result_mores")
         db.execute("DROP INDEX settlements_pending")
         db.execute("ALTER TABLE settlements DROP COLUMN pending")
         db.execute("ALTER TABLE spin_results DROP COLUMN format")
@@ -139,7 +149,7 @@ def test_a_journal_of_schema_3_with_a_spin_in_play_migrates_to_4_and_settles_it_
     _as_schema_3(path)
 
     again = Table(Journal(path), "T1")
-    assert again.j.one("SELECT value FROM meta WHERE key='schema'")["value"] == "4"
+    assert again.j.one("SELECT value FROM meta WHERE key='schema'")["value"] == "5"
     assert [r["pending"] for r in again.j.query("SELECT pending FROM settlements")] == [0]
     assert sorted(again.tapis.bets) == second and again.state()["prisoners"] == state["prisoners"]
     assert {again.bet(bid)["status"] for bid in first} == {"settled"}
@@ -152,19 +162,19 @@ def test_a_journal_of_schema_3_with_a_spin_in_play_migrates_to_4_and_settles_it_
     assert {again.bet(bid)["status"] for bid in second} == {"settled"} and _pending(again) == [2]
     results2 = again.recall(2)["settlement"]["results"]
     assert sorted(r["id"] for r in results2 if not r.get("carried")) == second
-    assert again.j.one("SELECT format FROM spin_results WHERE spin=2")["format"] == 4
+    assert again.j.one("SELECT format FROM spin_results WHERE spin=2")["format"] == 5
     view2 = again.j.query("SELECT bet, type, label, staked, won FROM all_results WHERE spin=2 ORDER BY pos")
     assert view2 == [{"bet": r["id"], "type": r["type"], "label": r["label"], "staked": r["staked"], "won": r["won"]}
                      for r in results2]
-    assert Journal(path).one("SELECT value FROM meta WHERE key='schema'")["value"] == "4"   # opens again as it is
+    assert Journal(path).one("SELECT value FROM meta WHERE key='schema'")["value"] == "5"   # opens again as it is
 
 
 def test_a_journal_of_a_later_schema_is_refused(tmp_path):
     j = Journal(tmp_path / "j.sqlite")
     with j.tx() as db:
-        db.execute("UPDATE meta SET value='5' WHERE key='schema'")
+        db.execute("UPDATE meta SET value='6' WHERE key='schema'")
     j.close()
-    with pytest.raises(RuntimeError, match="schema 5"):
+    with pytest.raises(RuntimeError, match="schema 6"):
         Journal(tmp_path / "j.sqlite")
 
 

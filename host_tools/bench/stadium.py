@@ -1,0 +1,530 @@
+"""Bench part `stadium`: hundreds of betting terminals around one wheel (`make bench ARGS=stadium`).
+
+The daemon (`cylindre daemon`, a fresh journal, the table open) and the simulated wheel each run
+in their own process; TERMINALS terminal identities (role `terminal`, one token each) hold one
+keep-alive connection each, from one asyncio loop in this process. Three loads, one after the
+other:
+
+1. coups: the wheel spins (`cylindre wheel --pause --speed`); at each coup every terminal sends
+   one slip of 1 to 20 bets, most of them in the last 2 s before the wheel's call (its time
+   learned from the coups before), some of them after it. At least COUPS coups are counted.
+   Every answer is checked against the journal afterwards: a slip answered 201 and sent after
+   the daemon received the call must not have a bet played (`accepted_after_call`, must be 0),
+   and every slip is in the journal whole or not at all.
+2. slips at a rate: the wheel idle (betting open), terminals send slips open-loop at RATE bets/s
+   for SECONDS: the accepted bets/s and the latency to durable (each 201 comes after its
+   commit) against the goal (>= 20,000 bets/s, p99 <= 100 ms).
+3. single bets at a rate: croupier tokens send `POST /bets` open-loop at SINGLE bets/s (goal
+   >= 2,500/s, p99 <= 50 ms).
+
+For each: the daemon's CPU a bet (/proc, user + system over the load) and the memory a bet on the
+layout (its resident set before the first bet and at the most bets on the layout, over their
+count). The figures go to bench/out/stadium.json and its section of docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import platform
+import random
+import shutil
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+OUT = Path("bench/out/stadium.json")
+GOAL_SLIP_BETS_S, GOAL_SLIP_P99_MS = 20000, 100
+GOAL_SINGLE_BETS_S, GOAL_SINGLE_P99_MS = 2500, 50
+KINDS = ("plein", "cheval", "rouge", "noir", "pair", "douzaine", "colonne", "voisins", "tiers", "transversale")
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--terminals", type=int, default=500, help="terminals, each its own token and connection (default 500)")
+    p.add_argument("--coups", type=int, default=20, help="coups counted with the wheel spinning (default 20)")
+    p.add_argument("--rate", type=int, default=GOAL_SLIP_BETS_S, help="bets/s sent in slips, open loop (default 20000)")
+    p.add_argument("--single", type=int, default=GOAL_SINGLE_BETS_S, help="single bets/s sent, open loop (default 2500)")
+    p.add_argument("--seconds", type=float, default=8.0, help="how long each rate is sent (default 8)")
+    p.add_argument("--pause", type=float, default=3.0, help="the wheel's real seconds between coups (default 3)")
+    p.add_argument("--speed", type=float, default=8.0, help="the wheel's simulated seconds per real second (default 8)")
+    p.add_argument("--seed", type=int, default=32)
+    p.add_argument("--skip", action="append", default=[], choices=("coups", "slips", "single"),
+                   help="leave out one of the loads (repeatable)")
+
+
+# -- the slips ---------------------------------------------------------------------------------------
+def slip_of(rnd: random.Random, player: str, n: int | None = None) -> dict:
+    """A player's layout as a terminal sends it: 1 to 20 bets of the usual kinds."""
+    bets = []
+    for _ in range(n or rnd.randint(1, 20)):
+        k = rnd.choice(KINDS)
+        stake = rnd.choice([100, 200, 500, 1000])
+        if k == "plein":
+            b = {"type": k, "numbers": [rnd.randrange(37)], "stake": stake}
+        elif k == "cheval":
+            a = rnd.randrange(1, 34)
+            b = {"type": k, "numbers": [a, a + 3], "stake": stake}
+        elif k == "transversale":
+            r = rnd.randrange(12) * 3 + 1
+            b = {"type": k, "numbers": [r, r + 1, r + 2], "stake": stake}
+        elif k in ("douzaine", "colonne"):
+            b = {"type": k, "which": rnd.randint(1, 3), "stake": stake}
+        elif k in ("voisins", "tiers"):
+            b = {"type": k, "unit": rnd.choice([100, 200])}
+        else:
+            b = {"type": k, "stake": stake}
+        bets.append(b)
+    return {"player": player, "bets": bets}
+
+
+# -- the HTTP client: one keep-alive connection, requests one after the other ---------------------------
+class Conn:
+    def __init__(self, port, token):
+        self.port, self.auth = port, ("Bearer " + token).encode()
+        self.r = self.w = None
+
+    async def open(self):
+        self.r, self.w = await asyncio.open_connection("127.0.0.1", self.port)
+        self.w.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    async def post(self, path, body: bytes, key=None):
+        """(status, body); a connection the daemon closed while idle (keep-alive timeout) is opened
+        again and the request sent once more (its Idempotency-Key makes that safe)."""
+        for attempt in (0, 1):
+            status, data = await self._post(path, body, key)
+            if status or not key:
+                break
+        return status, data
+
+    async def _post(self, path, body: bytes, key=None):
+        if self.w is None:
+            try:
+                await self.open()
+            except OSError:
+                return 0, b""
+        head = (b"POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: %s\r\nContent-Type: application/json\r\n"
+                b"Content-Length: %d\r\n" % (path.encode(), self.auth, len(body)))
+        if key:
+            head += b"Idempotency-Key: %s\r\n" % key.encode()
+        try:
+            self.w.write(head + b"\r\n" + body)
+            line = await self.r.readline()
+            status = int(line.split()[1])
+            length = 0
+            while True:
+                h = await self.r.readline()
+                if h in (b"\r\n", b""):
+                    break
+                if h[:15].lower() == b"content-length:":
+                    length = int(h[15:])
+            data = await self.r.readexactly(length)
+        except (OSError, ValueError, IndexError, asyncio.IncompleteReadError):
+            self.close()
+            return 0, b""
+        return status, data
+
+    def close(self):
+        if self.w is not None:
+            self.w.close()
+        self.r = self.w = None
+
+
+# -- the daemon and the wheel ---------------------------------------------------------------------------
+class Rig:
+    """The simulated wheel and the daemon, each its own process, on a fresh journal."""
+
+    def __init__(self, terminals, croupiers, pause, speed, spins):
+        from host_tools.table.api.auth import Tokens
+        from host_tools.table.journal.store import Journal
+        from host_tools.table.wheel.keys import new_key
+        self.work = Path(tempfile.mkdtemp(prefix="cylindre-bench-stadium-"))
+        new_key(self.work / "T1.key")
+        self.journal = self.work / "journal.sqlite"
+        j = Journal(self.journal)
+        tokens = Tokens(j.db, j.lock)
+        with j.tx():
+            self.terminals = [tokens.add("T%03d" % i, "terminal") for i in range(terminals)]
+            self.croupiers = [tokens.add("C%03d" % i, "croupier") for i in range(croupiers)]
+            self.display = tokens.add("board", "display")
+        j.close()
+        path_file = self.work / "wheel.path"
+        args = ["--pause", str(pause), "--speed", str(speed)] if spins else ["--pause", "1e9"]
+        self.wheel = subprocess.Popen([sys.executable, "-m", "host_tools.sim.ptywheel", "--key", str(self.work / "T1.key"),
+                                       "--path-file", str(path_file), "--quiet", *args],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        end = time.monotonic() + 20
+        while not (path_file.exists() and path_file.read_text().strip()):
+            if self.wheel.poll() is not None or time.monotonic() > end:
+                raise RuntimeError("the simulated wheel did not start")
+            time.sleep(0.05)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.daemon = subprocess.Popen([sys.executable, "-m", "host_tools.table", "--port", path_file.read_text().split()[0],
+                                        "--key", str(self.work / "T1.key"), "--journal", str(self.journal),
+                                        "--http", f"127.0.0.1:{self.port}", "--open", "--log", str(self.work / "daemon.log")],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def wait_open(self, timeout=40):
+        import http.client
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
+                c.request("GET", "/state", headers={"Authorization": "Bearer " + self.display})
+                r = c.getresponse()
+                if r.status == 200 and json.loads(r.read())["table"].get("accepting_bets"):
+                    return True
+            except (OSError, ValueError):
+                pass
+            if self.daemon.poll() is not None:
+                break
+            time.sleep(0.1)
+        return False
+
+    def cpu_s(self):
+        try:
+            f = Path(f"/proc/{self.daemon.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def rss_bytes(self):
+        try:
+            for line in Path(f"/proc/{self.daemon.pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+        except (OSError, ValueError):
+            pass
+        return None
+
+    def db(self):
+        c = sqlite3.connect(f"file:{self.journal}?mode=ro", uri=True)
+        c.row_factory = sqlite3.Row
+        return c
+
+    def stop(self):
+        for p in (self.daemon, self.wheel):
+            p.terminate()
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+def _pct(xs, p):
+    xs = sorted(xs)
+    return round(xs[min(len(xs) - 1, int(p / 100 * len(xs)))] * 1e3, 1) if xs else None
+
+
+# -- load 2 and 3: slips or single bets at a rate --------------------------------------------------------
+async def _at_rate(rig, tokens, rate, seconds, seed, slips):
+    """Open loop: requests spread over the connections at `rate` bets/s for `seconds`; each
+    connection sends its next one when due and its last is answered. Latencies from due time."""
+    rnd = random.Random(seed)
+    conns = [Conn(rig.port, t) for t in tokens]
+    await asyncio.gather(*(c.open() for c in conns))
+    per = 10.5 if slips else 1.0                       # bets a request on average
+    interval = len(conns) * per / rate                  # seconds between one connection's requests
+    lat, refused, bets = [], {}, [0]
+    t0 = time.perf_counter() + 0.2
+    stop = t0 + seconds
+    cpu0 = rig.cpu_s()
+
+    async def run(k, c):
+        due = t0 + rnd.random() * interval
+        n = 0
+        while due < stop and time.perf_counter() < stop:       # (a daemon behind: it stops at the end all the same)
+            now = time.perf_counter()
+            if due > now:
+                await asyncio.sleep(due - now)
+            if slips:
+                body = slip_of(rnd, "p%d" % k)
+                path, count = "/slips", len(body["bets"])
+            else:
+                body, path, count = dict(slip_of(rnd, "p%d" % k, 1)["bets"][0], player="p%d" % k), "/bets", 1
+            status, data = await c.post(path, json.dumps(body).encode(), "k%d-%d" % (k, n))
+            done = time.perf_counter()
+            if status == 201:
+                lat.append(done - due)
+                bets[0] += count
+            else:
+                code = _code(status, data)
+                refused[code] = refused.get(code, 0) + 1
+            n += 1
+            due += interval * (count / per if slips else 1)
+    await asyncio.gather(*(run(k, c) for k, c in enumerate(conns)))
+    wall = time.perf_counter() - t0
+    cpu1 = rig.cpu_s()
+    for c in conns:
+        c.close()
+    return {"rate_sent_bets_s": rate, "seconds": round(wall, 2), "connections": len(conns),
+            "requests_accepted": len(lat), "bets_accepted": bets[0], "bets_per_s": round(bets[0] / wall),
+            "requests_per_s": round(len(lat) / wall), "latency_ms_p50": _pct(lat, 50), "latency_ms_p99": _pct(lat, 99),
+            "latency_ms_max": _pct(lat, 100), "refused": refused,
+            "daemon_cpu_us_per_bet": None if cpu0 is None else round((cpu1 - cpu0) / max(1, bets[0]) * 1e6, 1),
+            "daemon_cpu_share": None if cpu0 is None else round((cpu1 - cpu0) / wall, 2)}
+
+
+def _code(status, data):
+    try:
+        return "%d %s" % (status, json.loads(data).get("error"))
+    except ValueError:
+        return str(status)
+
+
+# -- load 1: coups --------------------------------------------------------------------------------------
+async def _events(rig, out):
+    """The wheel's events as the daemon streams them: (host time, event) appended to `out`."""
+    r, w = await asyncio.open_connection("127.0.0.1", rig.port)
+    w.write(b"GET /events?kinds=wheel HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n\r\n"
+            % rig.display.encode())
+    while True:
+        line = await r.readline()
+        if not line:
+            return
+        if line.startswith(b"data:"):
+            try:
+                ev = json.loads(line[5:])
+            except ValueError:
+                continue
+            if isinstance(ev, dict) and "ev" in ev:
+                out.append((time.time(), ev))
+
+
+async def _coups(rig, coups, seed):
+    rnd = random.Random(seed)
+    events = []
+    reader = asyncio.ensure_future(_events(rig, events))
+    conns = [Conn(rig.port, t) for t in rig.terminals]
+    await asyncio.gather(*(c.open() for c in conns))
+    sent = []                       # (terminal, slip id or None, time sent, time answered, status, code, bets)
+    delay = None                    # seconds from a result to the next call, learned
+    placed_now = [0]
+    per_coup = []                   # (bets placed, resident set growth from the coup's start to its call)
+    cpu = 0.0                       # the daemon's CPU over the coups' bets: from each coup's start to its last answer
+    t_start = time.time()
+    counted = 0
+    seen = 0
+
+    async def next_event(kinds, timeout=60):
+        nonlocal seen
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            while seen < len(events):
+                t, ev = events[seen]
+                seen += 1
+                if ev["ev"] in kinds:
+                    return t, ev
+            await asyncio.sleep(0.005)
+        raise RuntimeError("no %s from the wheel in %d s" % ("/".join(kinds), timeout))
+
+    async def terminal(k, c, at, spin_hint):
+        now = time.time()
+        if at > now:
+            await asyncio.sleep(at - now)
+        body = slip_of(rnd, "p%d" % k)
+        t0 = time.time()
+        status, data = await c.post("/slips", json.dumps(body).encode(), "c%d-%d" % (spin_hint, k))
+        t1 = time.time()
+        sid = None
+        if status in (201, 409):
+            try:
+                sid = json.loads(data).get("slip", {}) if status == 409 else json.loads(data)
+                sid = sid.get("slip") if isinstance(sid, dict) else None
+            except ValueError:
+                sid = None
+        if status == 201:
+            placed_now[0] += len(body["bets"])
+        sent.append((k, sid, t0, t1, status, _code(status, data) if status != 201 else None, len(body["bets"]), spin_hint))
+
+    t_result, _ = await next_event(("result", "void"), 120)     # a coup begins at the last one's end
+    while counted < coups + 1:
+        placed_now[0] = 0
+        rss0, cpu0 = rig.rss_bytes(), rig.cpu_s()
+        expect = t_result + (delay if delay is not None else 2.5)
+        tasks = []
+        for k, c in enumerate(conns):
+            x = rnd.random()
+            if delay is None:                        # the first coup: learn when the call comes
+                at = t_result + rnd.random() * 2.0
+            elif x < 0.85:
+                at = expect - 0.15 - rnd.random() * 1.85      # most in the last 2 s before the call
+            elif x < 0.97:
+                at = t_result + rnd.random() * max(0.1, delay - 2.0)
+            else:
+                at = expect + rnd.random() * 0.3     # a few after it
+            tasks.append(asyncio.ensure_future(terminal(k, c, at, counted)))
+        t_call, call = await next_event(("rnvp",), 120)
+        rss = rig.rss_bytes()
+        if counted and rss and rss0:
+            per_coup.append((placed_now[0], rss - rss0))
+        await asyncio.gather(*tasks)
+        if counted and cpu0 is not None:
+            cpu += rig.cpu_s() - cpu0
+        t_res, res = await next_event(("result", "void"), 120)
+        d = t_call - t_result
+        delay = d if delay is None else 0.7 * delay + 0.3 * d
+        t_result = t_res
+        counted += 1
+    wall = time.time() - t_start
+    reader.cancel()
+    for c in conns:
+        c.close()
+    return sent, {"cpu_s": cpu, "wall_s": wall, "per_coup": per_coup, "rss": rig.rss_bytes()}
+
+
+def _check_coups(rig, sent, meta):
+    """Every slip's answer against the journal and the call's time."""
+    db = rig.db()
+    calls = {r["spin"]: r["at"] for r in db.execute("SELECT spin, MIN(at) AS at FROM events WHERE ev='rnvp' GROUP BY spin")}
+    slips = {r["id"]: dict(r) for r in db.execute("SELECT id, status, n FROM slips")}
+    bets = {}
+    for r in db.execute("SELECT slip, status, spin, reason FROM bets_now WHERE slip IS NOT NULL"):
+        bets.setdefault(r["slip"], []).append(dict(r))
+    out = {"slips_sent": 0, "slips_accepted": 0, "bets_accepted": 0, "slips_refused": {}, "accepted_after_call": 0,
+           "answered_201_after_call": 0, "refused_whole": 0, "played": 0, "not_whole": 0, "latency": []}
+    for k, sid, t0, t1, status, code, n, coup in sent:
+        if coup == 0:
+            continue                                   # the first coup only learns the call's time
+        out["slips_sent"] += 1
+        if status != 201:
+            out["slips_refused"][code] = out["slips_refused"].get(code, 0) + 1
+            if sid is not None and bets.get(sid):
+                out["not_whole"] += 1                  # a refused slip with bets in the journal
+            continue
+        out["slips_accepted"] += 1
+        out["bets_accepted"] += n
+        out["latency"].append(t1 - t0)
+        rows = bets.get(sid, [])
+        if len(rows) != n or len(slips.get(sid, {}) or {}) == 0:
+            out["not_whole"] += 1
+        states = {r["status"] for r in rows}
+        spins = {r["spin"] for r in rows}
+        if len(states) > 1 or len(spins) > 1:
+            out["not_whole"] += 1                      # part of it played, part not
+        spin = rows[0]["spin"] if rows else None
+        late = spin in calls and t0 > calls[spin]      # sent after the daemon had the spin's call
+        out["answered_201_after_call"] += late
+        if states == {"refused"}:
+            out["refused_whole"] += 1                  # accepted, then refused whole by the call (poussette)
+        if states <= {"settled", "locked"} and rows:
+            out["played"] += 1
+            out["accepted_after_call"] += late         # ... and played: never
+    db.close()
+    lat = out.pop("latency")
+    out["latency_ms_p50"], out["latency_ms_p99"], out["latency_ms_max"] = _pct(lat, 50), _pct(lat, 99), _pct(lat, 100)
+    out["coups"] = len({s[7] for s in sent}) - 1
+    out["daemon_cpu_us_per_bet"] = round(meta["cpu_s"] / max(1, out["bets_accepted"]) * 1e6, 1)
+    grown = sorted(g / n for n, g in meta["per_coup"] if n)
+    if grown:                       # the median coup's resident set growth, a bet placed
+        out["memory_bytes_per_bet_on_layout"] = round(grown[len(grown) // 2])
+    if meta["rss"]:
+        out["daemon_rss_mb"] = round(meta["rss"] / 2 ** 20, 1)
+    return out
+
+
+# -- the part --------------------------------------------------------------------------------------------
+def run(args) -> int:
+    figures = {"terminals": args.terminals, "python": platform.python_version(), "cpus": os.cpu_count(),
+               "load_average_before": [round(x, 2) for x in os.getloadavg()]}
+    status = 0
+    if "slips" not in args.skip or "single" not in args.skip:
+        rig = Rig(args.terminals, 100, 0, 0, spins=False)
+        try:
+            if not rig.wait_open():
+                print("[bench] stadium: the daemon did not take bets; see", rig.work / "daemon.log")
+                return 1
+            if "slips" not in args.skip:
+                rss0 = rig.rss_bytes()
+                f = asyncio.run(_at_rate(rig, rig.terminals, args.rate, args.seconds, args.seed, True))
+                rss1 = rig.rss_bytes()
+                if rss0 and rss1 and f["bets_accepted"]:
+                    f["daemon_rss_mb"] = round(rss1 / 2 ** 20, 1)
+                    f["memory_bytes_per_bet_on_layout"] = round((rss1 - rss0) / f["bets_accepted"])
+                f["goal_met"] = f["bets_per_s"] >= GOAL_SLIP_BETS_S and (f["latency_ms_p99"] or 1e9) <= GOAL_SLIP_P99_MS
+                figures["slips"] = f
+                _print("slips at a rate", f, GOAL_SLIP_BETS_S, GOAL_SLIP_P99_MS)
+            if "single" not in args.skip:
+                f = asyncio.run(_at_rate(rig, rig.croupiers, args.single, args.seconds, args.seed + 1, False))
+                f["goal_met"] = f["bets_per_s"] >= GOAL_SINGLE_BETS_S and (f["latency_ms_p99"] or 1e9) <= GOAL_SINGLE_P99_MS
+                figures["single"] = f
+                _print("single bets at a rate", f, GOAL_SINGLE_BETS_S, GOAL_SINGLE_P99_MS)
+        finally:
+            rig.stop()
+    if "coups" not in args.skip:
+        rig = Rig(args.terminals, 0, args.pause, args.speed, spins=True)
+        try:
+            if not rig.wait_open():
+                print("[bench] stadium: the daemon did not take bets; see", rig.work / "daemon.log")
+                return 1
+            sent, meta = asyncio.run(_coups(rig, args.coups, args.seed + 2))
+            f = _check_coups(rig, sent, meta)
+            f["seconds"] = round(meta["wall_s"], 1)
+            f["ok"] = f["accepted_after_call"] == 0 and f["not_whole"] == 0
+            figures["coups"] = f
+            print(f"stadium, {f['coups']} coups of {args.terminals} terminals with the wheel spinning: "
+                  f"{f['slips_accepted']:,} slips ({f['bets_accepted']:,} bets) accepted, "
+                  f"refused {f['slips_refused']}; to durable p50 {f['latency_ms_p50']} ms, p99 {f['latency_ms_p99']} ms, "
+                  f"max {f['latency_ms_max']} ms; accepted after the call {f['accepted_after_call']} (must be 0), "
+                  f"slips not whole {f['not_whole']} (must be 0); daemon CPU {f['daemon_cpu_us_per_bet']} us a bet, "
+                  f"{f.get('memory_bytes_per_bet_on_layout')} B a bet on the layout")
+            if not f["ok"]:
+                status = 1
+        finally:
+            rig.stop()
+    figures["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(figures, indent=2) + "\n")
+    print(f"  written {OUT}")
+    return status
+
+
+def _print(name, f, goal_rate, goal_p99):
+    print(f"stadium, {name} ({f['connections']} connections, {f['rate_sent_bets_s']:,} bets/s sent for {f['seconds']} s): "
+          f"{f['bets_per_s']:,} bets/s accepted ({f['requests_per_s']:,} requests/s), to durable p50 "
+          f"{f['latency_ms_p50']} ms, p99 {f['latency_ms_p99']} ms, max {f['latency_ms_max']} ms; refused {f['refused']}; "
+          f"daemon CPU {f['daemon_cpu_us_per_bet']} us a bet (on {f['daemon_cpu_share']} of a core)"
+          f"; goal >= {goal_rate:,}/s with p99 <= {goal_p99} ms: {'met' if f['goal_met'] else 'MISSED'}")
+
+
+def markdown(figures: dict) -> str:
+    """This part's section of docs/benchmarks.md (host_tools/bench/page.py)."""
+    L = ["## A stadium of terminals (`stadium`)", "",
+         f"{figures['terminals']} terminal identities, one keep-alive connection each, against the daemon and a "
+         "simulated wheel. Latency is to durable: each 201 comes after its commit.", ""]
+    c = figures.get("coups")
+    if c:
+        L += [f"**Coups** ({c['coups']} coups, the wheel spinning; each terminal sends one slip of 1 to 20 bets a coup, "
+              "most in the last 2 s before the call, a few after it):", "",
+              "| slips accepted | bets accepted | refused | p50 | p99 | max | accepted after the call | slips not whole |"
+              " daemon CPU a bet | resident set grown a bet placed (median coup) |", "|---|---|---|---|---|---|---|---|---|---|",
+              f"| {c['slips_accepted']:,} | {c['bets_accepted']:,} | "
+              + (", ".join(f"{k}: {v:,}" for k, v in sorted(c["slips_refused"].items())) or "0")
+              + f" | {c['latency_ms_p50']} ms | {c['latency_ms_p99']} ms | {c['latency_ms_max']} ms | "
+              f"{c['accepted_after_call']} | {c['not_whole']} | {c['daemon_cpu_us_per_bet']} µs | "
+              f"{c.get('memory_bytes_per_bet_on_layout', '—')} B |", ""]
+    rows = [("slips", "Slips at a rate", GOAL_SLIP_BETS_S, GOAL_SLIP_P99_MS),
+            ("single", "Single bets at a rate", GOAL_SINGLE_BETS_S, GOAL_SINGLE_P99_MS)]
+    if any(figures.get(k) for k, *_ in rows):
+        L += ["| load | sent | accepted | p50 | p99 | max | refused | daemon CPU a bet (share of a core) | goal |",
+              "|---|---|---|---|---|---|---|---|---|"]
+        for k, name, rate, p99 in rows:
+            f = figures.get(k)
+            if not f:
+                continue
+            L.append(f"| {name} ({f['connections']} connections) | {f['rate_sent_bets_s']:,} bets/s | "
+                     f"{f['bets_per_s']:,} bets/s | {f['latency_ms_p50']} ms | {f['latency_ms_p99']} ms | "
+                     f"{f['latency_ms_max']} ms | " + (", ".join(f"{a}: {b:,}" for a, b in sorted(f["refused"].items())) or "0")
+                     + f" | {f['daemon_cpu_us_per_bet']} µs ({f['daemon_cpu_share']}) | ≥ {rate:,}/s, p99 ≤ {p99} ms: "
+                     f"{'met' if f['goal_met'] else 'missed'} |")
+    L += ["", f"Load average before {figures['load_average_before']}, after {figures['load_average_after']}. The resident "
+          "set grows little a bet because the memory of the coup before, settled, is used again; the daemon's figure is "
+          "its CPU time over the load (/proc), whatever share of the cores it was given."]
+    return "\n".join(L) + "\n"

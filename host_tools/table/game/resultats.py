@@ -1,0 +1,249 @@
+"""A spin's results as the journal keeps them, in columns (format 5 of `spin_results`).
+
+At 10,000 bets, writing the results as JSON rows (format 4) cost more than the rest of the
+result's path: a tuple and a list per bet, 300 kB of text encoded in Python. Format 5 writes the
+columns the settlement computed (`reglement.Reglement`) as they are, each as fixed-width ASCII
+decimals in one BLOB (`spin_results.data`): NumPy turns a column into digits in one operation,
+and SQLite reads a value back with `substr` and `CAST` at its offset, so the view `all_results`
+still shows every result as a row and an auditor's SQL works as before.
+
+    spin_results.rows   JSON: {"n": results, "c": {column: [offset, width]}, "p": payments,
+                               "pc": {column: [offset, width]}}
+    spin_results.data   the columns one after the other: per result `id` (ASCII, space-padded),
+                        `label` (its `result_labels` id), `staked`, `outcome` (OUTCOMES index),
+                        `won`, `returned`, `lost`, `imprisoned`, `more` (0, or k + 1: row k of
+                        `result_mores`); per payment `bet` (the result's position), `label`
+                        ((kind, combination) in `result_labels`), `stake`, `won`
+    result_mores        (wheel, spin, k, more): the JSON `more` of the few results that have one
+                        (an excess, a prison, a replay, a carried bet) and one per called bet's
+                        (shape, unit): every call with the same shape and unit says the same
+
+Rows past the spin's bets are the stakes carried en prison, as in the other formats. `pack`
+answers None for what it cannot write so (a negative amount, an id that is not plain ASCII):
+the ledger then writes format 4.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from host_tools.table.game.reglement import OUTCOMES, REGISTRY
+
+COLUMNS = ("id", "label", "staked", "outcome", "won", "returned", "lost", "imprisoned", "more")
+PAY_COLUMNS = ("bet", "label", "stake", "won")
+BASE = ("id", "type", "label", "staked", "outcome", "won", "returned", "lost", "imprisoned", "paid")
+MAX_WIDTH = 18          # digits: every amount below 10**18 (a stake is at most 10**12 cents)
+
+
+def _digits(a):
+    """Column `a` (non-negative int64) as fixed-width ASCII digits: (bytes, width). One pass of
+    array arithmetic per digit (in 32 bits when the column fits)."""
+    top = int(a.max()) if len(a) else 0
+    w = max(1, len(str(top)))
+    if w > MAX_WIDTH:
+        raise ValueError("amount too large for format 5")
+    out = np.empty((len(a), w), np.uint8)
+    d = a.astype(np.uint32) if top < 2 ** 32 else a.copy()
+    for j in range(w - 1, -1, -1):
+        q = d // 10
+        out[:, j] = d - q * 10 + 48
+        d = q
+    return out.tobytes(), w
+
+
+def _undigits(data, off, w, n):
+    if n == 0:
+        return []
+    m = np.frombuffer(data, dtype=np.uint8, count=n * w, offset=off).reshape(n, w).astype(np.int64) - 48
+    return (m @ (10 ** np.arange(w - 1, -1, -1, dtype=np.int64))).tolist()
+
+
+def _text(ids):
+    """Ids as fixed-width ASCII, space-padded: (bytes, width), or None if one is not plain
+    printable ASCII without spaces."""
+    joined = "".join(ids)
+    if not joined.isascii() or not joined.isprintable() or " " in joined:
+        return None
+    lengths = set(map(len, ids))
+    if len(lengths) == 1:                       # the table's ids: all of one length
+        return joined.encode("ascii"), max(1, lengths.pop())
+    arr = np.array(ids, dtype="S")
+    return arr.tobytes().replace(b"\0", b" "), max(1, arr.dtype.itemsize)
+
+
+def pack(done, label_id, labels_of):
+    """Format 5 of a `Reglement`: (header, data, mores, settled ids) for the ledger, or None if
+    it cannot be written so. `label_id(type, label)` names a (type, label) pair by its id,
+    `labels_of(pairs)` the registry's pairs (an array of REGISTRY.pair numbers) likewise."""
+    book = done.book
+    n = len(book)
+    ids = list(book.ids)
+    gid = done.a_gid
+    shapes = REGISTRY.shapes
+    gpair = np.frombuffer(REGISTRY.gpair, dtype=np.int64, count=len(REGISTRY.gpair)) if n else np.zeros(0, np.int64)
+    label = labels_of(gpair[gid]) if n else np.zeros(0, np.int64)
+    is_call = np.frombuffer(REGISTRY.gcall, dtype=np.int8, count=len(REGISTRY.gcall))[gid] != 0 if n \
+        else np.zeros(0, bool)
+    more = np.zeros(n, np.int64)
+    mores = []
+    full = set(np.flatnonzero(done.a_excess).tolist())
+    full.update(done.extra)
+    full.update(book.carried)
+    for i in sorted(full):
+        more[i] = _more(mores, done.result(i))
+    if is_call.any():
+        if full:
+            is_call[list(full)] = False
+        where = np.flatnonzero(is_call)
+        if len(where):
+            pairs = gid[where] * (1 << 40) + done.a_mult[where]         # (shape, unit): one `more` each
+            uniq, first, back = np.unique(pairs, return_index=True, return_inverse=True)
+            ks = np.array([_call_more(mores, done, int(where[j])) for j in first.tolist()], dtype=np.int64)
+            more[where] = ks[back]
+    cols = {"id": ids, "label": label, "staked": done.a_staked, "outcome": done.a_outcome.astype(np.int64),
+            "won": done.a_won, "returned": done.a_returned, "lost": done.a_lost, "imprisoned": done.a_imprisoned,
+            "more": more}
+    carried = done.carried_results
+    if carried:
+        extra = {k: [] for k in COLUMNS}
+        for r in carried:
+            extra["id"].append(str(r["id"]))
+            extra["label"].append(label_id(r["type"], r["label"]))
+            extra["outcome"].append(OUTCOMES.index(r["outcome"]) if r["outcome"] in OUTCOMES else -1)
+            for k in ("staked", "won", "returned", "lost", "imprisoned"):
+                extra[k].append(r[k])
+            extra["more"].append(_more(mores, r))
+        if -1 in extra["outcome"]:
+            return None                 # an outcome the columns have no code for: format 4
+        cols["id"] = ids + extra["id"]
+        for k in COLUMNS[1:]:
+            cols[k] = np.concatenate((cols[k], np.array(extra[k], dtype=np.int64)))
+    pays = _payments(done, labels_of)
+    data = []
+    header = {"n": n + len(carried), "c": {}, "p": len(pays["bet"]), "pc": {}}
+    off = 0
+    try:
+        for name, table, source in (("c", COLUMNS, cols), ("pc", PAY_COLUMNS, pays)):
+            for k in table:
+                v = source[k]
+                if k == "id":
+                    enc = _text(v)
+                    if enc is None:
+                        return None
+                    b, w = enc
+                else:
+                    v = np.asarray(v, dtype=np.int64)
+                    if len(v) and int(v.min()) < 0:
+                        return None
+                    b, w = _digits(v)
+                header[name][k] = [off, w]
+                data.append(b)
+                off += len(b)
+    except ValueError:
+        return None
+    settled = [ids[i] for i in range(n) if i not in book.carried] if book.carried else ids
+    return json.dumps(header, separators=(",", ":")), b"".join(data), mores, settled
+
+
+def _more(mores, r):
+    """Row k of the spin's `result_mores` for result dict r's `more`: its k + 1."""
+    mores.append(_more_text(r))
+    return len(mores)
+
+
+def _more_text(r):
+    m = {k: v for k, v in r.items() if k not in BASE}
+    return json.dumps(m, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+_CALLS = {}             # (shape, unit, number) -> a plain called bet's `more` (JSON text)
+MAX_CALLS = 50000
+
+
+def _call_more(mores, done, i):
+    """`_more` of called bet i, which has no excess, prison, replay nor carried mark: its `more`
+    depends on its shape, unit and the number alone, kept from one spin to the next."""
+    key = (REGISTRY.shapes[int(done.a_gid[i])], int(done.a_mult[i]), done.number)
+    text = _CALLS.get(key)
+    if text is None:
+        if len(_CALLS) >= MAX_CALLS:
+            _CALLS.clear()
+        text = _CALLS[key] = _more_text(done.result(i))
+    mores.append(text)
+    return len(mores)
+
+
+def _payments(done, labels_of):
+    """The payment order as columns: the bet's position, the (kind, combination) label, the
+    stake and the win of each entry (rules.settle.Settlement.payment, in columns)."""
+    count = len(done.p_pos)
+    if not count:
+        return {k: np.zeros(0, np.int64) for k in PAY_COLUMNS}
+    t = done.p_tables
+    f = done.p_f
+    simple = t["f_simple"][f]
+    units = done.p_key                     # a chip's units times the bet's multiplier
+    played = done.a_staked[done.p_pos] - done.a_excess[done.p_pos]
+    stake = np.where(simple, played, units)
+    won = np.where(simple, played, units * t["f_num"][f] // t["f_den"][f])
+    return {"bet": done.p_pos, "label": labels_of(t["f_pair"][f]), "stake": stake, "won": won}
+
+
+def one(header, data, bid, more, named):
+    """Bet `bid`'s row (format 3) in a format 5 spin, or None: its place found in the ids'
+    column (the first, a carried stake of the same id comes after), its fields read there;
+    `more(k)` the JSON text of row k of the spin's `result_mores`."""
+    h = json.loads(header)
+    n, c = h["n"], h["c"]
+    off, w = c["id"]
+    want = bid.encode("ascii", "replace").ljust(w, b" ")
+    if len(want) != w:
+        return None
+    at = off
+    while True:
+        at = data.find(want, at, off + n * w)
+        if at < 0:
+            return None
+        if (at - off) % w == 0:
+            break
+        at += 1
+    i = (at - off) // w
+    f = {k: int(data[c[k][0] + i * c[k][1]: c[k][0] + (i + 1) * c[k][1]]) for k in COLUMNS[1:]}
+    tl = named(f["label"])
+    m = json.loads(more(f["more"] - 1) or "null") if f["more"] else None
+    if (m or {}).get("carried"):
+        return None
+    return [bid, tl[0], tl[1], f["staked"], OUTCOMES[f["outcome"]], f["won"], f["returned"], f["lost"],
+            f["imprisoned"], m]
+
+
+def unpack(header, data, mores, named):
+    """Format 5 back as rows of format 3 ([id, type, label, staked, outcome, won, returned, lost,
+    imprisoned, more]) and the payment order as rows [id, kind, combination, stake, won];
+    `mores` {k: JSON text}, `named(label id)` -> [type, label]."""
+    h = json.loads(header)
+    n, c = h["n"], h["c"]
+    off, w = c["id"]
+    ids = [x.decode() for x in np.frombuffer(data, dtype="S%d" % w, count=n, offset=off).tolist()] if n else []
+    ids = [x.rstrip(" ") for x in ids]
+    col = {k: _undigits(data, c[k][0], c[k][1], n) for k in COLUMNS[1:]}
+    rows = []
+    cache = {}
+    for i in range(n):
+        lab = col["label"][i]
+        tl = cache.get(lab)
+        if tl is None:
+            tl = cache[lab] = named(lab)
+        k = col["more"][i]
+        rows.append([ids[i], tl[0], tl[1], col["staked"][i], OUTCOMES[col["outcome"][i]], col["won"][i],
+                     col["returned"][i], col["lost"][i], col["imprisoned"][i],
+                     json.loads(mores[k - 1]) if k else None])
+    p, pc = h["p"], h["pc"]
+    pcol = {k: _undigits(data, pc[k][0], pc[k][1], p) for k in PAY_COLUMNS}
+    pays = []
+    for j in range(p):
+        kind, comb = named(pcol["label"][j])
+        pays.append([ids[pcol["bet"][j]], kind, comb, pcol["stake"][j], pcol["won"][j]])
+    return rows, pays
