@@ -283,9 +283,11 @@ def _vanished(self, t):
         return
     self.vanished_t = t
     # a ball that really left the track is in a pocket before the drop its laps predicted
-    # (without a prediction, within two laps of its pace): seen later, it may have run on
+    # (without a prediction, within two laps of its pace, or of the critical lap when it ran
+    # none: a weak throw): seen later, it may have run on
     b = self.ball
-    self.vanish_cut = self.pred[1] if self.pred else b.last_pass() + 2 * b.last_period()
+    lap = b.last_period() or self.drop_us
+    self.vanish_cut = self.pred[1] if self.pred else b.last_pass() + 2 * lap
     self._spin_over()
 
 def _learn_void_drop(self):
