@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import Counter
 
 from host_tools.rp2emu.chip import FS_LAYOUT
+from host_tools.rp2emu.flash import fill
 
 ERASE_CYCLES = 100_000       # the W25Q16JV's rated endurance, a sector
 # MicroPython's littlefs configuration on rp2 (extmod/vfs_lfsx.c, ports/rp2/modules/_boot.py)
@@ -73,16 +74,7 @@ def _fs(files: dict[str, bytes]):
     fs = LittleFS(context=Counted(buffsize=size), block_size=FS_LAYOUT.fs_blocksize,
                   block_count=FS_LAYOUT.fs_blockcount, read_size=READ_SIZE, prog_size=PROG_SIZE,
                   cache_size=CACHE_SIZE, lookahead_size=LOOKAHEAD, block_cycles=BLOCK_CYCLES)
-    made = set()
-    for path in sorted(files):
-        parts = path.strip("/").split("/")
-        for i in range(1, len(parts)):
-            d = "/".join(parts[:i])
-            if d not in made:
-                fs.mkdir(d)
-                made.add(d)
-        with fs.open("/".join(parts), "wb") as f:
-            f.write(files[path])
+    fill(fs, files)
     return fs
 
 

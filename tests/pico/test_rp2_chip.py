@@ -48,6 +48,16 @@ def pio_count(chip: Chip, board: dict) -> int:
     return -y if board["pins"]["enc_b"] == board["pins"]["enc_a"] + 1 else y
 
 
+def session():
+    """A chip with the firmware deployed, its pads at rest, and the host in session: (chip, host)."""
+    chip = deploy()
+    for g, v in rest_levels(chip.board).items():
+        chip.pin(g, v)
+    host = Host(chip)
+    assert chip.run_while(lambda: host.status is None, 6.0), "no first session: %s" % dict(host.counts)
+    return chip, host
+
+
 def test_main_py_makes_the_line_data_and_starts_the_watchdog_before_any_firmware_import():
     """The order the chip test relies on, read off main.py: nothing of the firmware is imported
     (seconds of work from the file system) before Ctrl-C is off and the watchdog runs."""
@@ -195,13 +205,8 @@ def test_a_power_cut_while_the_ball_runs_is_reported_once_and_the_board_comes_ba
 
     geometry, _ = load_board(ROOT / "boards" / "pico.json")
     spin = WheelSimulator(geometry, seed=[59, 0]).spin("power_cut")
-    chip = deploy()
-    board = chip.board
-    for g, v in rest_levels(board).items():
-        chip.pin(g, v)
-    host = Host(chip)
-    assert chip.run_while(lambda: host.status is None, 6.0), "no first session: %s" % dict(host.counts)
-    Feed(chip, board, spin.changes, chip.ns + 0.5e9)
+    chip, host = session()
+    Feed(chip, chip.board, spin.changes, chip.ns + 0.5e9)
     assert chip.run_while(lambda: len(chip.resets) < 2, 8.0), chip.resets
     assert [k for _, k in chip.resets] == ["power_off", "power_on"]
     assert chip.run_while(lambda: not chip.connected, 2.0), (
@@ -251,14 +256,9 @@ def test_a_power_cut_with_the_ball_at_rest_before_its_number_is_confirmed_pays_t
     end = truth["rest_us"] + 12_000_000
     changes = sorted([c for c in spin.changes if c[0] < end] + [(cut, "RESET", 1), (cut + OFF_US, "RESET", 0)],
                      key=lambda c: c[0])
-    chip = deploy()
-    board = chip.board
-    for g, v in rest_levels(board).items():
-        chip.pin(g, v)
-    host = Host(chip)
-    assert chip.run_while(lambda: host.status is None, 6.0), "no first session: %s" % dict(host.counts)
+    chip, host = session()
     t0 = chip.ns + 0.5e9
-    Feed(chip, board, changes, t0)
+    Feed(chip, chip.board, changes, t0)
     chip.run_until(t0 + (cut - 1000) * 1e3)
     assert [e["event"]["ev"] for e in host.events if e["event"].get("spin") == 1] == ["launch", "rnvp", "drop"]
     assert chip.run_while(lambda: len(chip.resets) < 2, 3.0), chip.resets

@@ -6,39 +6,16 @@ A cut cable to the ball-track head: the rotor actuated for the coup and no launc
 naming the ball-track sensors (no bet until they see a ball again). MicroPython subset.
 """
 
-from test_spin_kit import board, make
-
-
-class _Rotor:
-    """A rotor the croupier drives: [(t_us, counts per second)] segments, count integrated."""
-
-    def __init__(self, segments):
-        self.seg = segments
-
-    def at(self, t):
-        c = 100
-        for i in range(len(self.seg)):
-            t0, v = self.seg[i]
-            t1 = self.seg[i + 1][0] if i + 1 < len(self.seg) else t
-            if t <= t0:
-                break
-            c += (min(t, t1) - t0) * v // 1000000
-        return c
+from test_spin_kit import DrivenRotor, board, make
 
 
 def _driven(segments, settings=None):
     """(wheel, controller, log) with the rotor driven by `segments`, index pulses added."""
     w, ctl, log = make(settings=settings)
-    rot = _Rotor(segments)
+    rot = DrivenRotor(segments)
     ctl.count = lambda: rot.at(w.now)
     ctl.rotor = type(ctl.rotor)(1024, 2)
-    prev = rot.at(0)
-    for t in range(1000, 60000000, 1000):
-        c = rot.at(t)
-        if c // 1024 != prev // 1024:
-            w.add(t, "Z", 1)
-            w.add(t + 15000, "Z", 0)
-        prev = c
+    rot.index(w, 60000000)
     return w, ctl, log
 
 
