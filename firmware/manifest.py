@@ -35,6 +35,7 @@ package(
         "spin/__init__.py",
         "spin/ball.py",
         "spin/controller.py",
+        "spin/core.py",
         "spin/droplearn.py",
         "spin/geometry.py",
         "spin/health.py",
@@ -42,7 +43,9 @@ package(
         "spin/origin.py",
         "spin/pockets.py",
         "spin/predict.py",
+        "spin/rest.py",
         "spin/rotor.py",
         "spin/settings.py",
+        "spin/track.py",
     ),
 )

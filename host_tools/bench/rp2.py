@@ -16,9 +16,15 @@ Measured, for each deployment:
 - the wall time per emulated second (the emulator's cost follows the firmware's busy share).
 `--power-cut` adds a spin in which the power goes while the ball runs and comes back, the host
 talking all through: the restart is reported, the cut spin voided `restart`, nothing lost or
-doubled.
+doubled. `--cuts launch,track,bounce,rest,confirmed` adds a spin cut at each of those phases (just
+after the launch, mid-track, the ball bouncing, at rest before the confirmation, after the
+result): a spin whose ball had not dropped is void (`restart`), one whose ball rests in its
+pocket is that number (docs/internals/spin-logic.md, "Restart").
+- flash wear: the file system's sector erases and page programs per coup, counted at the chip's
+  flash peripheral (host_tools/rp2emu/wear.py), and the years of service at 600 coups a day from
+  littlefs's own levelling of the record the board wrote (`lifetime`).
 
-    make bench ARGS='rp2 [--spins N] [--seed S] [--uf2 PATH] [--power-cut] [--only fs|frozen]'
+    make bench ARGS='rp2 [--spins N] [--seed S] [--uf2 PATH] [--power-cut] [--cuts PHASES] [--only fs|frozen]'
 """
 
 from __future__ import annotations
@@ -32,6 +38,8 @@ HZ = 125e6
 # "cut": the spin cut by a power failure, from its launch to its end: the reboot is in it, so it
 # is kept out of the normal spins' phases.
 PHASES = ("idle", "ball", "pockets", "cut")
+CUTS = ("launch", "track", "bounce", "rest", "confirmed")
+OFF_US = 155_000            # the power stays off this long
 LABEL = {"idle": "idle (between spins)", "ball": "ball on the track (launch to drop)",
          "pockets": "ball in the pockets (drop to rest)", "spin": "spin (launch to rest)",
          "cut": "spin cut by power, reboot in it"}
@@ -44,6 +52,9 @@ def add_arguments(p) -> None:
                    help="frozen UF2 (default build/uf2/pico/cylindre-pico.uf2, else the shared artefact)")
     p.add_argument("--only", choices=("fs", "frozen"), default=None, help="one deployment only")
     p.add_argument("--power-cut", action="store_true", help="add a spin cut by a power failure")
+    p.add_argument("--cuts", default="", help="comma-separated phases, a spin cut at each: " + ",".join(CUTS))
+    p.add_argument("--wear-writes", type=int, default=30000,
+                   help="records written in littlefs-python for the years of service (default 30000)")
     p.add_argument("--firmware", type=Path, default=None,
                    help="an existing `make firmware` folder (default: built now from firmware/)")
     p.add_argument("--heap-every", type=float, default=0.5,
@@ -52,19 +63,34 @@ def add_arguments(p) -> None:
     p.add_argument("--out", type=Path, default=OUT, help="output folder (default bench/out)")
 
 
-def spins(board_path: Path, n: int, seed: int, power_cut: bool):
-    """The simulator's spins: (changes, truths), times in us from the feed's start."""
+def cut_at(truth: dict, phase: str) -> int:
+    """The feed instant (us) of a power cut at `phase` of a spin (its truth)."""
+    launch, drop, rest = truth["launch_us"], truth["drop_us"], truth["rest_us"]
+    return {"launch": launch + truth["first_lap_us"] + 300_000, "track": (launch + drop) // 2,
+            "bounce": (drop + rest) // 2, "rest": rest + 1_000_000, "confirmed": rest + 7_000_000}[phase]
+
+
+def spins(board_path: Path, n: int, seed: int, power_cut: bool, cuts=()):
+    """The simulator's spins: (changes, truths), times in us from the feed's start; each of
+    `cuts` a normal spin with the power cut at that phase for OFF_US."""
     from host_tools.sim import WheelSimulator
     from host_tools.sim.boards import load_board
 
     geometry, _ = load_board(board_path)
     sim = WheelSimulator(geometry, seed=[seed, 0])
     changes, truths = [], []
-    plan = [None] * n + (["power_cut", None] if power_cut else [])
-    for scenario in plan:
+    plan = [(s, None) for s in [None] * n + (["power_cut", None] if power_cut else [])]
+    plan += [(None, c) for c in cuts]
+    for scenario, cut in plan:
         sp = sim.spin(scenario)
-        changes.extend(sp.changes)
+        ch = sp.changes
         tr = dict(sp.truth)
+        if cut is not None:
+            t = cut_at(tr, cut)
+            ch = sorted(ch + [(t, "RESET", 1), (t + OFF_US, "RESET", 0)], key=lambda c: c[0])
+            tr["cut_us"] = t
+            tr["cut"] = cut
+        changes.extend(ch)
         tr.pop("ball_track", None)
         tr["scenario"] = scenario
         truths.append(tr)
@@ -72,11 +98,14 @@ def spins(board_path: Path, n: int, seed: int, power_cut: bool):
 
 
 def run_one(name: str, uf2: Path | None, frozen: bool, folder: Path, changes, truths, log=print,
-            heap_every: float = 0.5) -> dict:
+            heap_every: float = 0.5, wear_writes: int = 30000) -> dict:
+    from host_tools.rp2emu import flash
     from host_tools.rp2emu.table import Feed, HeapProbe, Host, deploy, rest_levels
+    from host_tools.rp2emu.wear import FlashOps, lifetime
 
     wall0 = time.monotonic()
     chip = deploy(uf2, frozen=frozen, probe=True, folder=folder)
+    ops = FlashOps(chip)
     board = chip.board
     for g, v in rest_levels(board).items():
         chip.pin(g, v)
@@ -93,7 +122,7 @@ def run_one(name: str, uf2: Path | None, frozen: bool, folder: Path, changes, tr
     t0 = chip.ns + 0.5e9
     bounds = []
     for tr in truths:
-        if tr.get("scenario") == "power_cut" and tr.get("launch_us") is not None:
+        if (tr.get("scenario") == "power_cut" or tr.get("cut")) and tr.get("launch_us") is not None:
             bounds.append((t0 + tr["launch_us"] * 1e3, "cut"))
             bounds.append((t0 + (tr.get("rest_us") or tr["end_us"]) * 1e3, "idle"))
         elif tr.get("launch_us") is not None:
@@ -115,6 +144,14 @@ def run_one(name: str, uf2: Path | None, frozen: bool, folder: Path, changes, tr
 
     for ns, ph in bounds:
         chip.at(ns, lambda ph=ph: switch(ph))
+    # flash wear: the normal spins' erases and programs (from the first launch to the end of the
+    # last normal spin: the boot's writes and the cut spins' reboots apart)
+    played = [tr for tr in truths if tr.get("scenario") is None and not tr.get("cut")]
+    plain_end = next((i for i, tr in enumerate(truths) if tr.get("scenario") or tr.get("cut")), len(truths))
+    wear_marks: dict = {}
+    if played and plain_end:
+        chip.at(t0 + truths[0]["start_us"] * 1e3, lambda: wear_marks.update(a=ops.totals()))
+        chip.at(t0 + truths[plain_end - 1]["end_us"] * 1e3, lambda: wear_marks.update(b=ops.totals()))
     feed = Feed(chip, board, changes, t0)
     wall1 = time.monotonic()
     step = 5.0
@@ -132,6 +169,28 @@ def run_one(name: str, uf2: Path | None, frozen: bool, folder: Path, changes, tr
     cpu["spin"] = 100.0 * sc / (HZ * ss) if ss else None
     heap = [b for _, b in probe.marks]
     outcomes = host.outcomes()
+    wear = None
+    if "a" in wear_marks and "b" in wear_marks:
+        coups = plain_end
+        er = wear_marks["b"][0] - wear_marks["a"][0]
+        pr = wear_marks["b"][1] - wear_marks["a"][1]
+        record = b""
+        for path in ("/cylindre.rec", "/cylindre.rec.b"):
+            try:
+                got = flash.read(bytes(chip.mcu.flash), path)
+            except Exception:
+                continue
+            record = got if len(got) > len(record) else record
+        life = lifetime(flash.files_of(folder, None, frozen=frozen), record or b"x" * 1200, wear_writes) \
+            if wear_writes else None
+        share = (life["worst_block_erases"] / life["erases"]) if life and life["erases"] else None
+        per_day = er / coups * share * 600 if share else None
+        wear = {"coups": coups, "erases": er, "programs": pr, "erases_a_coup": er / coups,
+                "programs_a_coup": pr / coups, "record_bytes": len(record), "littlefs": life,
+                "worst_block_share": share,
+                "years_at_600_a_day": (100_000 / per_day / 365.0) if per_day else None}
+        log("[rp2] %s: flash %d erases, %d programs over %d coups; years at 600 a day: %s"
+            % (name, er, pr, coups, "-" if wear["years_at_600_a_day"] is None else "%.0f" % wear["years_at_600_a_day"]))
     return {
         "deployment": name, "uf2": str(uf2) if uf2 else None, "frozen": frozen,
         "boot": {"emulated_s": round(boot_s, 3), "wall_s": round(boot_wall, 1),
@@ -145,6 +204,8 @@ def run_one(name: str, uf2: Path | None, frozen: bool, folder: Path, changes, tr
         "link": {"sessions": host.link.sessions, "records": dict(host.counts), "bytes_in": host.bytes_in,
                  "bytes_out": host.bytes_out, "frames_out": host.frames_out, "dropped_out": chip.dropped},
         "resets": [[round(t / 1e9, 3), k] for t, k in chip.resets],
+        "flash": wear,
+        "flash_total": {"erases": ops.totals()[0], "programs": ops.totals()[1]},
         "emulated_s": round(emulated, 1), "wall_s": round(wall, 1),
         "wall_per_emulated_s": round(wall / emulated, 2),
     }
@@ -159,16 +220,17 @@ def check_outcomes(truths, outcomes, host) -> dict:
     boots = [e["event"] for e in host.events if e["event"].get("ev") == "boot"]
     for i, tr in enumerate(truths, 1):
         got = by_spin.get(i, [])
-        if tr.get("scenario") == "power_cut":
-            want = "void:restart"
+        cut = tr.get("cut")
+        if tr.get("scenario") == "power_cut" or cut in ("launch", "track"):
+            want = "void:restart"               # the ball had not dropped
         elif tr.get("valid"):
-            want = "result:%d" % tr["number"]
+            want = "result:%d" % tr["number"]   # a cut once it dropped: its ball names it
         else:
             want = "void"
         seen = ["%s:%s" % (e["ev"], e.get("number") if e["ev"] == "result" else e.get("reason")) for e in got]
         ok = len(seen) == 1 and (seen[0] == want or (want == "void" and seen[0].startswith("void:")))
         right += ok
-        rows.append({"spin": i, "want": want, "got": seen, "ok": ok})
+        rows.append({"spin": i, "want": want, "got": seen, "ok": ok, "cut": cut})
     spins = {e.get("spin") for e in outcomes}
     return {"spins": len(truths), "right": right, "rows": rows,
             "doubled": sum(1 for v in by_spin.values() if len(v) > 1),
@@ -182,7 +244,12 @@ def run(args) -> int:
 
     root = Path(__file__).resolve().parents[2]
     folder = args.firmware or flash.build_firmware("pico")
-    changes, truths = spins(root / "boards" / "pico.json", args.spins, args.seed, args.power_cut)
+    cuts = [c for c in args.cuts.split(",") if c]
+    bad = [c for c in cuts if c not in CUTS]
+    if bad:
+        print("[rp2] unknown cut phase(s) %s: %s" % (", ".join(bad), ",".join(CUTS)))
+        return 2
+    changes, truths = spins(root / "boards" / "pico.json", args.spins, args.seed, args.power_cut, cuts)
     runs = []
     if args.only in (None, "fs"):
         runs.append(("file system (stock UF2)", STOCK_UF2, False))
@@ -194,11 +261,12 @@ def run(args) -> int:
             runs.append(("frozen UF2", frozen, True))
     figures = {"command": "make bench ARGS='rp2" + (" --only %s" % args.only if args.only else "")
                + (" --power-cut" if args.power_cut else "")
+               + (" --cuts %s" % args.cuts if cuts else "")
                + (" --spins %d" % args.spins if args.spins != 2 else "") + "'",
-               "spins": args.spins, "seed": args.seed, "power_cut": args.power_cut, "runs": []}
+               "spins": args.spins, "seed": args.seed, "power_cut": args.power_cut, "cuts": cuts, "runs": []}
     status = 0
     for name, uf2, fz in runs:
-        r = run_one(name, uf2, fz, folder, changes, truths, heap_every=args.heap_every)
+        r = run_one(name, uf2, fz, folder, changes, truths, heap_every=args.heap_every, wear_writes=args.wear_writes)
         figures["runs"].append(r)
         o = r["outcomes"]
         if o["right"] != o["spins"] or o["doubled"] or o["unknown"]:
@@ -222,6 +290,14 @@ def text(r: dict) -> str:
     lines.append("  outcomes: %d of %d right, %d doubled; %s" % (o["right"], o["spins"], o["doubled"],
                  "; ".join("%d %s->%s" % (w["spin"], w["want"], ",".join(w["got"]) or "none") for w in o["rows"])))
     lines.append("  boots: %s; resets %s" % (o["boots"], r["resets"]))
+    w = r.get("flash")
+    if w:
+        lf = w.get("littlefs") or {}
+        lines.append("  flash: %.2f erases and %.1f page programs a coup (%d coups, a %d B record); littlefs over %s "
+                     "writes: %.2f erases a write, the most worn block %.2f %% of them: %s years at 600 coups a day"
+                     % (w["erases_a_coup"], w["programs_a_coup"], w["coups"], w["record_bytes"], lf.get("writes"),
+                        lf.get("erases_a_write") or 0, 100 * (w["worst_block_share"] or 0),
+                        "-" if w["years_at_600_a_day"] is None else "%.0f" % w["years_at_600_a_day"]))
     lines.append("  link: %d session(s), records %s, %d B in, %d B out" % (ln["sessions"], ln["records"], ln["bytes_in"],
                                                                        ln["bytes_out"]))
     lines.append("  wall: %.1f s for %.1f emulated s (%.2f wall s per emulated s)" % (r["wall_s"], r["emulated_s"],
@@ -252,6 +328,30 @@ def markdown(figures: dict) -> str:
             "{:,}".format(h["after_boot"]) if h["after_boot"] else "-", "{:,}".format(h["peak"]) if h["peak"] else "-",
             o["right"], o["spins"], r["wall_per_emulated_s"]))
     out.append("")
+    for r in figures.get("runs", []):
+        w = r.get("flash")
+        if not w:
+            continue
+        lf = w.get("littlefs") or {}
+        out.append("Flash wear (%s): %.2f sector erases and %.1f page programs of the file system a coup over the "
+                   "%d normal spins, counted at the chip's flash peripheral (the record %d B); that record written %s "
+                   "times in littlefs as the rp2 port configures it: %.2f erases a write over %d of its %d blocks, the "
+                   "most worn block %.2f %% of them: **%s years** at 600 coups a day before a sector reaches its "
+                   "100,000 erase cycles." % (
+                       r["deployment"], w["erases_a_coup"], w["programs_a_coup"], w["coups"], w["record_bytes"],
+                       "{:,}".format(lf.get("writes") or 0), lf.get("erases_a_write") or 0, lf.get("blocks_erased") or 0,
+                       lf.get("blocks") or 0, 100 * (w.get("worst_block_share") or 0),
+                       "-" if w.get("years_at_600_a_day") is None else "%.0f" % w["years_at_600_a_day"]))
+        out.append("")
+    cut_rows = [(r, w) for r in figures.get("runs", []) for w in r["outcomes"]["rows"] if w.get("cut")]
+    if cut_rows:
+        out += ["Spins cut by a power failure at each phase (off 155 ms, the rotor and the ball running on, the "
+                "host talking all through): a ball that had not dropped voids its spin, a ball that had is its "
+                "number.", "", "| deployment | cut | spin | outcome | right |", "|---|---|---|---|---|"]
+        for r, w in cut_rows:
+            out.append("| %s | %s | %d | %s | %s |" % (r["deployment"], w["cut"], w["spin"], ",".join(w["got"]) or "none",
+                                                     "yes" if w.get("ok") else "no, want " + w["want"]))
+        out.append("")
     if figures.get("power_cut"):
         out += ["The spin cut by a power failure (the ball on the track, the host talking all through), then a "
                 "normal spin: what the host saw.", "",

@@ -101,7 +101,10 @@ def run_chunk(job) -> dict:
                      if tr.get("rest_us") is not None and tr.get("number") is not None else None)
         if traces and sc is None and len(trace) < traces:
             trace.append({"truth": sp.truth, "laps": _lap_trace(sp.names, sp.t_us, sp.code, sp.level, sp.truth)})
-    rp.finish(truths[-1]["end_us"])
+    # the chunk's last spin has no next launch to end it: its verdict may come after the
+    # simulated window (a dead pocket sensor is told after four passes of the ball's pocket,
+    # 17 s at 14 rpm), so time runs on for the longest wait for a result
+    rp.finish(truths[-1]["end_us"] + 35_000_000)
     per = assign(events, truths)
     records = [judge(tr, evs, rule_us=ru) for tr, evs, ru in zip(truths, per, rules)]
     for r in records:

@@ -53,6 +53,13 @@ def image(files: dict[str, bytes]) -> bytes:
     size = FS_LAYOUT.fs_blocksize * FS_LAYOUT.fs_blockcount
     fs = LittleFS(context=UserContext(buffsize=size), block_size=FS_LAYOUT.fs_blocksize,
                   block_count=FS_LAYOUT.fs_blockcount, prog_size=256, disk_version=0x00020000)
+    fill(fs, files)
+    fs.unmount()
+    return bytes(fs.context.buffer)
+
+
+def fill(fs, files: dict[str, bytes]) -> None:
+    """Write `files` (path -> bytes) into a mounted littlefs-python `fs`, folders made as needed."""
     made = set()
     for path in sorted(files):
         parts = path.strip("/").split("/")
@@ -63,8 +70,6 @@ def image(files: dict[str, bytes]) -> bytes:
                 made.add(d)
         with fs.open("/".join(parts), "wb") as f:
             f.write(files[path])
-    fs.unmount()
-    return bytes(fs.context.buffer)
 
 
 def read(flash: bytes, path: str) -> bytes:

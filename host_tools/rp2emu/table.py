@@ -100,7 +100,7 @@ def rest_levels(board: dict) -> dict[int, int]:
     pins = board["pins"]
     idle = 1 if board.get("active_low") else 0
     levels = {pins["enc_a"]: 0, pins["enc_b"]: 0, pins["z"]: idle}
-    for g in list(pins["ball"]) + list(pins["pocket"]) + [pins.get("void")]:
+    for g in list(pins["ball"]) + list(pins["pocket"]) + [pins.get("void"), pins.get("call")]:
         if g is not None:
             levels[g] = idle
     return levels

@@ -167,6 +167,14 @@ def judge(truth: dict, events: list[dict], bound_us: int | None = None, rule_us:
         else:
             outcome = "wrong"
         rec["outcome"] = outcome
+    elif fault == "power_cut" and truth.get("number") is not None:
+        # the restarted board voids the spin if it sees the ball still running on the track, and
+        # names it by its ball at rest if not (cut after the drop, or in the ball's last lap with
+        # no pass after the boot: docs/internals/spin-logic.md, "Restart"); a result of another
+        # number is paid wrongly
+        rec["caught"] = result is not None and result.get("number") == truth["number"] or "void:restart" in labels
+        rec["paid"] = result is not None and result.get("number") != truth["number"]
+        rec["outcome"] = "caught" if rec["caught"] else ("paid" if rec["paid"] else "missed")
     else:
         expected = EXPECTED.get(fault or "", ())
         rec["caught"] = any(l in expected for l in labels)

@@ -22,7 +22,7 @@ SCENARIOS = {
     "sensor_stuck": "a ball-track or pocket sensor stays active",
     "sensor_dead": "a ball-track or pocket sensor gives no pulse for the whole spin",
     "encoder_loss": "the rotor encoder loses counts (whole quadrature cycles)",
-    "power_cut": "the controller loses power while the ball runs, and restarts",
+    "power_cut": "the controller loses power while the ball runs or bounces, and restarts",
 }
 
 EXPECTED = {
@@ -39,7 +39,7 @@ EXPECTED = {
     "sensor_stuck": ("fault:sensor_stuck", "void:sensor_fault"),
     "sensor_dead": ("fault:sensor_silent", "void:sensor_fault", "void:no_result"),
     "encoder_loss": ("fault:encoder_mismatch", "void:encoder_mismatch"),
-    "power_cut": ("void:restart",),
+    "power_cut": ("void:restart",),   # or its ball's number, found at rest after the boot (analysis.judge)
 }
 
 

@@ -137,6 +137,9 @@ def test_the_controller_on_the_flash_store_remembers_across_restarts(tmp_path):
                       "pocket_sensors_deg": [180.0]}, events.append, store=store)
     ctl.boot(0, reset_cause="power")
     assert events[0]["interrupted"] == 42 and events[0]["spin"] == 42
+    # no ball found at rest after the restart, in the longest wait for a result: void (restart)
+    for t in range(0, 30_500_001, 500_000):
+        ctl.tick(t)
     assert [e["reason"] for e in events if e["ev"] == "void"] == ["restart"]
     rec = FlashStore("/rec", fs=CutFs(str(tmp_path))).load()
     assert rec["in_spin"] is None and rec["dir"] == 1 and rec["spin"] == 42

@@ -135,6 +135,11 @@ def test_pit_refunds_a_held_bet_and_acknowledges_the_alert_of_the_outage(table):
         assert table.api("GET", "/state")[1]["table"]["phase"] == "closed"
         page.locator("#b-open").click()
         page.wait_for_function("() => document.getElementById('t-open').textContent.startsWith('ouverte')")
+        # the croupier's rien ne va plus (issue 33): no bet from then, whatever the wheel says
+        page.wait_for_selector("#b-call", state="visible")
+        page.locator("#b-call").click()
+        page.wait_for_selector("#b-call", state="hidden")
+        assert table.api("GET", "/state")[1]["table"]["phase"] == "no_more_bets"
         print(f"\npit: load {load_ms:.0f} ms; settlement to the new game's row on the page {update_ms:.0f} ms")
         b.close()
 

@@ -5,7 +5,7 @@ cylindre dans un sens opposé au précédent" (seed 001): every coup played to a
 actuation of its own, and each actuation turns opposite to the one before.
 """
 
-from test_spin_kit import Wheel, Log, board, make, valid_spin as _valid_spin
+from test_spin_kit import DrivenRotor, Wheel, Log, board, make, valid_spin as _valid_spin
 from cylindre.spin.controller import Controller
 from cylindre.replay import MemoryStore
 from cylindre.spin.geometry import WHEEL_ORDER
@@ -45,39 +45,16 @@ def test_ball_same_way_as_rotor_is_void():
 # Article 53 read by actuation (issue 13): "actionner chaque fois le cylindre dans un sens
 # opposé au précédent" is about each actuation of the rotor, played or voided.
 
-class _Rotor:
-    """A rotor the croupier drives: [(t_us, counts per second)] segments, count integrated."""
-
-    def __init__(self, segments):
-        self.seg = segments
-
-    def at(self, t):
-        c = 100
-        for i in range(len(self.seg)):
-            t0, v = self.seg[i]
-            t1 = self.seg[i + 1][0] if i + 1 < len(self.seg) else t
-            if t <= t0:
-                break
-            c += (min(t, t1) - t0) * v // 1000000
-        return c
-
-
 def _void_then_relaunch(rotor_after, ball_dir_after):
     """Spin 1 (the last launch before was counter-clockwise) is launched clockwise and voided
     with the button; the croupier then does `rotor_after` and relaunches."""
     store = MemoryStore({"v": 1, "spin": 4, "dir": -1, "in_spin": None, "last": 3, "hist": []})
     w, ctl, log = make(store=store)
-    rot = _Rotor([(0, 341)] + rotor_after)            # 20 rpm clockwise (1024 counts a turn)
+    rot = DrivenRotor([(0, 341)] + rotor_after)            # 20 rpm clockwise (1024 counts a turn)
     ctl.count = lambda: rot.at(w.now)
     ctl.rotor = type(ctl.rotor)(1024, 2)
     ctl.boot(0)
-    prev = rot.at(0)
-    for t in range(1000, 36000000, 1000):            # the index where the count crosses a turn
-        c = rot.at(t)
-        if c // 1024 != prev // 1024:
-            w.add(t, "Z", 1)
-            w.add(t + 15000, "Z", 0)
-        prev = c
+    rot.index(w, 36000000)
     w.add_ball(2000000, -1)
     w.add(6000000, "VOID", 1)
     w.add(6300000, "VOID", 0)
@@ -113,17 +90,11 @@ def test_an_actuation_whose_throw_was_missed_still_counts():
     store = MemoryStore({"v": 1, "spin": 4, "dir": -1, "pdir": 1, "in_spin": None, "last": 3,
                          "hist": []})
     w, ctl, log = make(store=store)
-    rot = _Rotor([(0, 0), (3000000, 341), (16000000, 0), (20000000, -341)])
+    rot = DrivenRotor([(0, 0), (3000000, 341), (16000000, 0), (20000000, -341)])
     ctl.count = lambda: rot.at(w.now)
     ctl.rotor = type(ctl.rotor)(1024, 2)
     ctl.boot(0)
-    prev = rot.at(0)
-    for t in range(1000, 36000000, 1000):
-        c = rot.at(t)
-        if c // 1024 != prev // 1024:
-            w.add(t, "Z", 1)
-            w.add(t + 15000, "Z", 0)
-        prev = c
+    rot.index(w, 36000000)
     w.add_ball(26000000, 1)
     w.run(ctl, 34000000)
     launches = log.of("launch")
@@ -139,17 +110,11 @@ def test_the_rotor_remembers_its_actuations_not_the_launches():
     store = MemoryStore({"v": 1, "spin": 4, "dir": -1, "pdir": 1, "in_spin": None, "last": 3,
                          "hist": []})
     w, ctl, log = make(store=store)
-    rot = _Rotor([(0, 0), (3000000, 341), (10000000, 0), (13000000, 341)])
+    rot = DrivenRotor([(0, 0), (3000000, 341), (10000000, 0), (13000000, 341)])
     ctl.count = lambda: rot.at(w.now)
     ctl.rotor = type(ctl.rotor)(1024, 2)
     ctl.boot(0)
-    prev = rot.at(0)
-    for t in range(1000, 30000000, 1000):
-        c = rot.at(t)
-        if c // 1024 != prev // 1024:
-            w.add(t, "Z", 1)
-            w.add(t + 15000, "Z", 0)
-        prev = c
+    rot.index(w, 30000000)
     w.add_ball(18000000, -1)
     w.run(ctl, 24000000)
     launches = log.of("launch")
@@ -168,7 +133,7 @@ class _Drive:
     pocket pulses scanned every ms; balls from the kit's wheel."""
 
     def __init__(self, segments, store, settings=None, offset=0):
-        self.rot = _Rotor(segments)
+        self.rot = DrivenRotor(segments)
         self.off = offset
         self.w, self.ctl, self.log = make(settings=settings, store=store)
         self.ctl.count = lambda: self.rot.at(self.w.now + offset)

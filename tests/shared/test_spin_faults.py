@@ -30,28 +30,77 @@ def test_void_button_voids_then_the_relaunch_counts():
     assert log.kinds() == ["boot", "launch", "void", "launch", "rnvp", "drop", "result"], log.kinds()
 
 
-def test_restart_mid_spin_voids_it_and_says_why():
+def _cut(cut_us, rest_us=None, number=17):
+    """A spin launched at 3 s (ball at rest in `number` at `rest_us`, or never if None) and a
+    watchdog restart at `cut_us`: (the first log, the second controller's log, the store,
+    drop time). The wheel runs on through the restart, the second controller from cut_us."""
     store = MemoryStore()
     w, ctl, log = make(store=store)
     ctl.boot(0)
-    w.add_index(0, 9000000)
-    w.add_ball(3000000, -1)
-    w.run(ctl, 9000000)
-    assert log.of("launch") and store.record["in_spin"] == 1
-    # Power cut: a new controller on the same flash.
+
+    def motion():
+        w.add_index(0, 60000000)
+        drop = w.add_ball(3000000, -1)
+        if rest_us is not None:
+            w.add_rest(rest_us, rest_us + 14000000, number)
+        return drop
+
+    drop = motion()
+    w.run(ctl, cut_us)
     log2 = Log()
-    ctl2 = Controller(board(), log2, store=store, count=w.count)
-    ctl2.boot(0, reset_cause="watchdog")
+    ctl2 = Controller(board(status_us=5000000), log2, store=store, count=w.count)
+    w.now = cut_us
+    ctl2.boot(cut_us, reset_cause="watchdog")
+    motion()
+    w.events = [e for e in w.events if e[0] > cut_us]
+    w.run(ctl2, 60000000, t_start=cut_us)
+    return log, log2, store, drop
+
+
+def test_restart_with_the_ball_still_on_the_track_voids_the_spin_and_says_why():
+    log, log2, store, drop = _cut(9000000)
+    assert log.of("launch") and not log.of("void")
     b = log2.of("boot")[0]
     assert b["interrupted"] == 1 and b["spin"] == 1 and b["reset_cause"] == "watchdog"
-    assert _reasons(log2) == ["restart"]
-    assert log2.of("void")[0]["spin"] == 1
+    assert _reasons(log2) == ["restart"] and "still ran on the track" in log2.of("void")[0]["detail"]
+    v = log2.of("void")[0]
+    assert v["spin"] == 1 and v["t"] < 9000000 + 3000000       # at the old ball's next passes
     assert ("watchdog_reset", None) in _faults(log2)
+    assert not log2.of("result") and not log2.of("launch")      # its run is that ball's, not a launch
     assert store.record["in_spin"] is None
-    ctl3 = Controller(board(), Log(), store=store, count=w.count)
-    log3 = ctl3.out
+    ctl3 = Controller(board(), Log(), store=store)
     ctl3.boot(0)
-    assert log3.of("boot")[0]["interrupted"] is None and not log3.of("void")
+    assert ctl3.out.of("boot")[0]["interrupted"] is None and not ctl3.out.of("void")
+
+
+def test_restart_after_the_drop_names_the_ball_at_rest_as_the_spin_result():
+    # issue 33: cut 6.1 s after the ball rested, before the rule had named it (one sensor:
+    # two sightings over 2.5 s at 20 rpm take a turn, 3 s): the pockets name it after the boot
+    w, ctl, log = make()
+    drop = w.add_ball(3000000, -1)
+    rest = drop + 1500000
+    log, log2, store, drop = _cut(rest + 2000000, rest_us=rest, number=19)
+    assert not log.of("result") and log.of("drop")
+    assert not log2.of("void")
+    r = log2.of("result")
+    assert len(r) == 1 and r[0]["spin"] == 1 and r[0]["number"] == 19 and r[0]["restart"] == "watchdog"
+    assert r[0]["laps"] is None                                 # the laps died with the RAM
+    assert ctl_history(store) == [[1, 19]]
+    # the status said the spin was called from the boot to the result: no bet on it
+    st = [e["state"] for e in log2.of("status") if e["t"] < r[0]["t"]]
+    assert st and set(st) == {"ball_dropped"}, st
+
+
+def test_restart_after_a_drop_with_no_ball_found_voids_the_spin():
+    w, ctl, log = make()
+    drop = w.add_ball(3000000, -1)
+    log, log2, store, drop = _cut(drop + 1000000)              # the ball taken out, never seen
+    assert _reasons(log2) == ["restart"] and not log2.of("result")
+    assert store.record["in_spin"] is None
+
+
+def ctl_history(store):
+    return [[g[0], g[1]] for g in store.record["hist"]]
 
 
 def test_no_confirmed_pocket_in_time_is_no_result():

@@ -172,6 +172,33 @@ class Wheel:
             t += tick_us
 
 
+class DrivenRotor:
+    """A rotor the croupier drives: [(t_us, counts per second)] segments, count integrated."""
+
+    def __init__(self, segments):
+        self.seg = segments
+
+    def at(self, t):
+        c = 100
+        for i in range(len(self.seg)):
+            t0, v = self.seg[i]
+            t1 = self.seg[i + 1][0] if i + 1 < len(self.seg) else t
+            if t <= t0:
+                break
+            c += (min(t, t1) - t0) * v // 1000000
+        return c
+
+    def index(self, wheel, t_end, cpr=1024):
+        """Index pulses on `wheel` where the count crosses a turn, up to t_end (every ms)."""
+        prev = self.at(0)
+        for t in range(1000, t_end, 1000):
+            c = self.at(t)
+            if c // cpr != prev // cpr:
+                wheel.add(t, "Z", 1)
+                wheel.add(t + 15000, "Z", 0)
+            prev = c
+
+
 class Log:
     """Collects events; helpers to find them."""
 

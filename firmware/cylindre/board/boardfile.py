@@ -44,7 +44,7 @@ def check(board):
     nb = len(board["ball_sensors_deg"])
     npk = len(board["pocket_sensors_deg"])
     want = [("enc_a", 1), ("enc_b", 1), ("z", 1), ("ball", nb), ("pocket", npk)]
-    for opt in ("void", "lamp", "led"):
+    for opt in ("void", "call", "lamp", "led"):
         if pins.get(opt) is not None:
             want.append((opt, 1))
     for name, n in want:

@@ -81,33 +81,34 @@ class Board:
         self._pending = None
         self._out = emit
         low = bool(board.get("active_low", False))
-        # The pins in the controller's signal order (Z, BALL0.., POCKET0.., VOID): the signal
-        # index is the pin's place; Z and the pocket sensors also take the encoder count.
+        # The pins in the controller's signal order (Z, BALL0.., POCKET0.., VOID, then the
+        # croupier's call button): the signal index; Z and the pocket sensors also take the
+        # encoder count. The void and call buttons are optional.
         nb = len(pins["ball"])
         npk = len(pins["pocket"])
-        gpio = [pins["z"]] + pins["ball"] + pins["pocket"]
-        if pins.get("void") is not None:
-            gpio.append(pins["void"])
+        gpio = [pins["z"]] + pins["ball"] + pins["pocket"] + [pins.get("void"), pins.get("call")]
         self._low = low
         self._codes = {}
         self._pins = []
-        self._counted = []
-        # The edges the main loop wakes for: a ball, pocket or void sensor turning active. The
-        # others (the index Z, every release) wait in the ring for its next turn, in order: what
-        # they tell (the index's check, a pulse's width, a sensor no longer stuck) has no time
-        # of its own, and the checks every 500 ms drain the ring first.
-        self._wakes = []
+        self._counted = [i == 0 or nb < i <= nb + npk for i in range(len(gpio))]
+        # The edges the main loop wakes for: a ball, pocket or void sensor (or the call button)
+        # turning active. The others (the index Z, every release) wait in the ring for its next
+        # turn, in order: what they tell (the index's check, a pulse's width, a sensor no longer
+        # stuck) has no time of its own, and the checks every 500 ms drain the ring first.
+        self._wakes = [i > 0 for i in range(len(gpio))]
+        self._index = []                    # the signal index of each pin in _pins
         for i, g in enumerate(gpio):
+            if g is None:
+                continue
             p = Pin(g, Pin.IN, Pin.PULL_UP if low else Pin.PULL_DOWN)
             self._pins.append(p)
+            self._index.append(i)
             self._codes[p] = i
-            self._counted.append(i == 0 or nb < i <= nb + npk)
-            self._wakes.append(i > 0)
         self.lamp = Pin(pins["lamp"], Pin.OUT, value=0) if pins.get("lamp") is not None else None
         self.led = Pin(pins.get("led", 25), Pin.OUT, value=0)
         self.store = store if store is not None else FlashStore(store_path)
         self.ctl = Controller(settings, self._emit, store=self.store, count=self._count)
-        if self.ctl.nb != nb or self.ctl.void_i != 1 + nb + npk:
+        if self.ctl.nb != nb or self.ctl.void_i != 1 + nb + npk or self.ctl.call_i != 2 + nb + npk:
             raise ValueError("board.json: %d ball and %d pocket pins, the controller's signals %s"
                              % (nb, npk, " ".join(self.ctl.names)))
         # The main loop's wake-up: the interrupt writes a byte after each edge it wakes the loop
@@ -149,12 +150,12 @@ class Board:
         """Boot the controller, then let the interrupts in; inputs already active are told."""
         now = self.clock.now()
         self.ctl.boot(now, reset_cause=reset)
-        for i, p in enumerate(self._pins):
+        for k, p in enumerate(self._pins):
             v = p.value()
             if self._low:
                 v = 1 - v
             if v:
-                self.ctl.edge(now, i, 1)
+                self.ctl.edge(now, self._index[k], 1)
             p.irq(self._irq, Pin.IRQ_RISING | Pin.IRQ_FALLING, hard=True)
         # The speed samples by a hard timer interrupt: the core does not wake the loop for them
         # (each wake-up costs ~1 ms of Python). A `machine` without a Timer

@@ -355,6 +355,9 @@ class DeviceLink:
         if cmd == "close_table":
             ctl.close_table(self._now_us())
             return {"ok": True}
+        if cmd == "call":
+            ctl.call(self._now_us())
+            return {"ok": True}
         if cmd == "get_settings":
             return {"ok": True, "result": ctl.get_settings()}
         if cmd == "history":

@@ -28,6 +28,9 @@ EVICTED = "evicted"
 
 # controller states of a STATUS (`state`) in which the spin of the moment has been called
 CALLED_STATES = ("no_more_bets", "ball_dropped")
+# ... and those in which no bet is taken: called, or the wheel in fault (a sensor not `ok`: the
+# next spin would be void, and a silent ball-track sensor may be hiding one under way)
+NO_BETS_STATES = ("no_more_bets", "ball_dropped", "fault")
 
 # commands the host may send (section 7)
-COMMANDS = ("open_table", "close_table", "get_settings", "set_setting", "status", "history", "set_time")
+COMMANDS = ("open_table", "close_table", "call", "get_settings", "set_setting", "status", "history", "set_time")

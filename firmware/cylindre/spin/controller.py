@@ -6,151 +6,89 @@ as a callable. Events are plain dicts handed to `emit` (docs/integrators/wheel-e
 
     idle --first lap--> ball_in_rim --rien ne va plus--> no_more_bets --drop--> ball_dropped
          --confirmed pocket--> result            (any phase) --misspin/fault--> void
+
+This module is the API and the checks that run on time; the state and the outcomes are
+spin/core.py's, the ball on the track spin/track.py's, the ball in the pockets spin/rest.py's.
 """
 
-from cylindre.spin.settings import build, check_one, coherence, bounds, index, confirm_sightings, confirm_sensors
-from cylindre.spin.rotor import Rotor
-from cylindre.spin.ball import Ball
-from cylindre.spin.launch import Launch
-from cylindre.spin.pockets import Pockets
-from cylindre.spin.health import Health, OK, STUCK, SILENT
-from cylindre.spin.predict import predict, fit, along, rate_after
-from cylindre.spin.droplearn import DropLearner, DROP_TO_POCKET_US
+from cylindre.spin.settings import check_one, coherence, index
+from cylindre.spin.health import OK, STUCK, SILENT
+from cylindre.spin.core import (FW, IDLE, IN_RIM, NO_MORE, DROPPED, RESULT, VOID, SPINNING,
+                                new_epoch, int_or, s_ok)
+from cylindre.spin.core import Core
+from cylindre.spin import track as _track, rest as _rest
+from cylindre.spin.track import MIN_FIT_LAPS
 from cylindre.link.protocol import HISTORY
-from cylindre.link.status import names as signal_names
-from cylindre.spin.geometry import POCKETS, number_at
-from cylindre.spin.origin import REBASE_AT_US, REBASE_STEP_US, back, shift_times
+from cylindre.spin.geometry import POCKETS
+from cylindre.spin.origin import REBASE_AT_US, REBASE_STEP_US, back
 
 try:
     from micropython import const
 except ImportError:  # CPython
     const = int
 
-FW = "cylindre-fw 0.1"
-MIN_FIT_LAPS = 4       # laps before the prediction may call rien ne va plus (the lap limit may)
-OFF_WHEEL_LAPS = 2.5    # gone this many laps before the predicted drop: off the wheel (a lap
-                        # missed by every sensor is waited for up to there: see _drop_wait)
-FAR_LAPS = 1.5          # predicted laps left over this: far from the drop (see _drop_wait)
-LEARN_LEFT_LAPS = 1.0   # a voided spin's ball teaches the drop only if it left at most this
-                        # many laps before the model's drop (not a ball taken by hand)
-# Voids that leave the ball to run its course on the track: its drop is the wheel's physics all
-# the same, and teaches the critical lap period (spin/droplearn.py) as a played spin's does.
-BALL_RAN = ("rotor_not_reversed", "rotor_not_actuated", "same_direction", "launch_slow", "rotor_slow",
-            "encoder_mismatch", "outbox_full", "sensor_fault", "restart")
-
-# Tuning ratios (integer arithmetic, x10 or x100: tenths or hundredths).
 _SLOW_PACE_N = const(2)      # a lap past rnvp_max_lap_us calls rien ne va plus only at a pace of
 _SLOW_PACE_D = const(3)      # at least 2/3 of it (not two short laps a missed pass ran together)
 _ABSORB_X2 = const(3)        # after a restart mid-spin, the old ball's run for 3/2 slow laps
-_FAR_WAIT_X10 = const(26)    # far from the drop, wait 2.6 laps without a pass (a lap all missed)
-_OFF_WHEEL_X100 = const(50)  # no prediction and a last lap under half the critical one: off the wheel
 _STUCK_POCKETS = const(3)    # a pocket sensor active while the rotor turns over 3 pockets: stuck
 _VOID_STUCK_X = const(10)    # the void button held 10 times stuck_us: stuck
-_BOUNCE_US = const(3000000)  # the ball bounces this long before its pocket can come round
-_REST_US = const(4000000)    # before the result's turns (bounces and settling)
-_SPARE_TURNS = const(4)      # turns for the pocket sensors to miss the ball a few times
-_US_X10_MIN = const(600000000)  # us in a minute x10: a turn's us from rpm_x10
-_SLOW_TURN_US = const(12000000)  # a turn while the rotor's speed is unknown (5 rpm)
 _CHECK_US = const(500000)    # the checks without a time of their own (see tick) this often
 _GROUP_TICK_US = const(100000)  # while a launch's group may end, a tick this often
 
-IDLE = "idle"
-IN_RIM = "ball_in_rim"
-NO_MORE = "no_more_bets"
-DROPPED = "ball_dropped"
-RESULT = "result"
-VOID = "void"
-_SPINNING = (IN_RIM, NO_MORE, DROPPED)
+# the phases, for the modules that import them from here
+__all__ = ("Controller", "FW", "IDLE", "IN_RIM", "NO_MORE", "DROPPED", "RESULT", "VOID")
 
 
-def _zero():
-    return 0
+class Controller(Core):
+    """The API (docs/internals/firmware-code.md, "The controller API").
 
+    The ball on the track (spin/track.py) and in the pockets (spin/rest.py) are functions of the
+    controller, made its methods here: a method found in the class itself costs the Pico's
+    MicroPython about half as much as one found two or three base classes up, and the edge path
+    calls dozens a second. Core's busiest are bound here too."""
 
-class Controller:
-    def __init__(self, settings, emit, store=None, count=None):
-        s, err = build(settings)
-        if s is None:
-            raise ValueError(err)
-        self.s = s
-        self.out = emit             # the events' consumer (`emit` adds the origin back)
-        self.epoch = 0              # the time origin, us since boot (spin/origin.py; `rebase`)
-        self.store = store          # None: nothing is kept (replays and tests: cylindre.replay.MemoryStore)
-        self.count = count if count is not None else _zero
-        # True when the board's timer takes the speed samples (`sample`); else each tick takes
-        # one (replays, tests)
-        self.sampler = False
-        self.phase = IDLE
-        self.spin = 0
-        # the spin counter's epoch (époque du compteur): a random id made when the counter starts
-        # from nothing (a new board, a wiped flash) and kept with it in flash; the link tells it
-        # to the host, which keys the wheel's spin numbers by it (docs/integrators/link-protocol.md, WELCOME)
-        self.count_epoch = None
-        # Article 53 by actuation: the rotor keeps the ways of its latest actuation and of the
-        # one before (Rotor.act_dir, Rotor.prev_dir) and whether a coup was played under the
-        # latest (Rotor.used); they are kept in flash (dir, pdir, used) and given back to the
-        # rotor at boot. `saved_act`: the actuation last written to flash.
-        self.last_dir = 0
-        self.prev_dir = 0
-        self.used = False
-        self.saved_act = 0
-        self.last_number = None
-        self.voided = -1            # the last spin voided: none of its pockets is ever a result
-        self.hist = []
-        self.table_open = bool(s["open_at_boot"])
-        self.drop_us = s["drop_lap_us"]   # critical lap period, learnt from the spins seen
-        d = bounds("drop_lap_us")
-        self.learner = DropLearner(d[1], d[2])
-        self.accepting = True
-        self.t = 0
-        self.next_status = 0
-        self.check_t = 0
-        self._new_spin_state()
-        self._setup()
+    # the ball on the track
+    _ball = _track._ball
+    _launch = _track._launch
+    _misspin = _track._misspin
+    _pocket_under = _track._pocket_under
+    _article53 = _track._article53
+    _predict = _track._predict
+    _rnvp = _track._rnvp
+    _drop_wait = _track._drop_wait
+    _off_track = _track._off_track
+    _dropped = _track._dropped
+    _vanished = _track._vanished
+    _learn_void_drop = _track._learn_void_drop
+    _learn_drop = _track._learn_drop
+    _narrow_drop = _track._narrow_drop
+    _pocket = _track._pocket
+    # the ball in the pockets
+    _sensor_fault = _rest._sensor_fault
+    _void = _rest._void
+    _confirm = _rest._confirm
+    _track_end = _rest._track_end
+    _unseen = _rest._unseen
+    _dropped_tick = _rest._dropped_tick
+    _turn_us = _rest._turn_us
+    _dropped_limits = _rest._dropped_limits
+    _may_rest = _rest._may_rest
+    _idle_sighting = _rest._idle_sighting
+    _ball_unseen = _rest._ball_unseen
+    restart_pending = _rest.restart_pending
+    _still_running = _rest._still_running
+    # the state's busiest
+    emit = Core.emit
+    _status = Core._status
+    _fault = Core._fault
+    _spin_over = Core._spin_over
+    _changed = Core._changed
+    _save = Core._save
+    _new_spin_state = Core._new_spin_state
 
-    # ---- set-up -------------------------------------------------------------------------
-    def _setup(self):
-        s = self.s
-        old = getattr(self, "rotor", None)
-        self.rotor = Rotor(s["cpr"], s["index_tolerance"])
-        if old is not None:             # settings changed between spins: the same motion
-            self.rotor.seed(old.act_dir, old.prev_dir, True, old.used)
-        self.ball = Ball(s["ball_sensors_deg"], s["launch_max_lap_us"])
-        self.pockets = Pockets(s["pocket_sensors_deg"], s["index_offset_deg"], s["cpr"],
-                               s["pocket_min_us"])
-        self.need = confirm_sightings(s)
-        self.need_sensors = confirm_sensors(s)
-        nb = len(s["ball_sensors_deg"])
-        npk = len(s["pocket_sensors_deg"])
-        self.nb = nb
-        # The signal order (indices for `edge` and `health`): Z, BALL0.., POCKET0.., VOID, as the
-        # STATUS payload packs the sensors (link/status.py); one list, shared with Health (the
-        # Pico's heap keeps each name once).
-        self.names = signal_names(nb, npk)
-        self.void_i = 1 + nb + npk
-        self.health = Health(self.names)
-        # the rise time of each ball-track sensor while it is active, else None
-        self.ball_up = [None] * nb  # type: list[int | None]
-        self.void_up = None
-        self.launch = Launch(self.ball, s["launch_max_lap_us"])
-
-    def _new_spin_state(self):
-        self.rnvp_t = None
-        self.call_t = None
-        self.pred = None
-        self.sound = None           # the last prediction from a sound fit (see predict.predict)
-        self.drop_t = None
-        self.track_end_t = None     # the spin's ball's last pass (later passes: a relaunch or noise)
-        self.narrow = None          # (last pass, rate there, a, c): the drop just learnt, until
-                                    # its first pocket sighting narrows it (_narrow_drop)
-        self.rotor_dir = 0
-        self.ball_dir = 0
-        self.act = -1               # the rotor's actuation this spin was launched under
-        self.void_reason = None     # why this spin was voided (None: not voided)
-
-    # ---- the API --------------------------------------------------------------------------
     def boot(self, t_us, reset_cause="power"):
-        """Start: restore the persisted record; a spin cut by the restart is void ("restart")."""
+        """Start: restore the persisted record; a spin cut by the restart is decided by the
+        pockets (spin/rest.py, `restart_pending`)."""
         self.t = t_us
         rec = None
         try:
@@ -159,24 +97,25 @@ class Controller:
             self._fault("store_failed", "cannot load: %s" % (e,), None)
         interrupted = None
         if isinstance(rec, dict):
-            self.spin = _int(rec.get("spin"), 0)
-            self.last_dir = _int(rec.get("dir"), 0)
-            self.prev_dir = _int(rec.get("pdir"), 0)
+            self.spin = int_or(rec.get("spin"), 0)
+            self.last_dir = int_or(rec.get("dir"), 0)
+            self.prev_dir = int_or(rec.get("pdir"), 0)
             self.used = rec.get("used") is True
             self.last_number = rec.get("last")
             h = rec.get("hist")
             if isinstance(h, list):
                 self.hist = [e for e in h if isinstance(e, list) and len(e) == 5][-HISTORY:]
-            d = _int(rec.get("drop_us"), 0)
+            d = int_or(rec.get("drop_us"), 0)
             if s_ok(d) and self.s["learn_drop"]:
                 self.drop_us = d
                 self.learner.restore(rec.get("drop_iv"))
             if rec.get("in_spin") is not None:
-                interrupted = _int(rec.get("in_spin"), None)
+                interrupted = int_or(rec.get("in_spin"), None)
             ep = rec.get("epoch")
             if isinstance(ep, str) and 0 < len(ep) <= 32:
                 self.count_epoch = ep
-        if self.count_epoch is None:
+        fresh = self.count_epoch is None
+        if fresh:
             self.count_epoch = new_epoch()      # saved with the record at the end of boot
         self.emit({"ev": "boot", "t": t_us, "reset_cause": reset_cause, "spin": self.spin,
                    "interrupted": interrupted, "fw": FW, "board": self.s.get("board")})
@@ -186,28 +125,29 @@ class Controller:
         # croupier may relaunch without touching it); otherwise it counts as a new one.
         self.rotor.seed(self.last_dir, self.prev_dir, interrupted is not None, self.used)
         self.saved_act = 0
-        if interrupted is not None:
-            self.voided = interrupted
-            self.void_reason = "restart"
-            self.emit({"ev": "void", "t": t_us, "spin": interrupted, "reason": "restart",
-                       "detail": "the controller restarted (%s) during this spin" % (reset_cause,)})
         self.phase = IDLE
+        self.in_spin = interrupted
+        self._may_rest(t_us)            # the last coup's ball may still be in its pocket
         if interrupted is not None:
-            # The ball of the voided spin may still run: a run that starts within a slow lap of
+            self.restart_pending(t_us, interrupted, reset_cause)
+            # The ball of the cut spin may still run: a run that starts within a slow lap of
             # the boot is that ball, not a launch.
-            self.phase = VOID
             self.launch.absorb(t_us + self.drop_us * _ABSORB_X2 // 2)
-        self._save(None)
+        if fresh:
+            self._save(interrupted)
         self.next_status = t_us
         self.check_t = t_us
 
     def signal(self, t_us, name, level):
-        """One sensor change by name (replays, tests), in time order: see `edge`."""
+        """One sensor change by name (replays, tests), in time order: see `edge`. "CALL" is the
+        croupier's rien ne va plus button."""
         self.t = t_us
         names = self.names
         for i in range(len(names)):
             if names[i] == name:
                 return self.edge(t_us, i, level)
+        if name == "CALL":
+            return self.edge(t_us, self.call_i, level)
         if name.startswith("BALL"):
             raise ValueError("unknown signal %r (this board has %s)"
                              % (name, " ".join(names[1:1 + self.nb])))
@@ -218,7 +158,8 @@ class Controller:
 
     def edge(self, t_us, i, level):
         """One sensor change, in time order, by the signal's index in `names` (Z, BALLn,
-        POCKETn, VOID): the Pico's edge path, which compares no strings."""
+        POCKETn, VOID; then the call button, `call_i`): the Pico's edge path, which compares
+        no strings."""
         self.t = t_us
         level = 1 if level else 0
         nb = self.nb
@@ -230,8 +171,11 @@ class Controller:
             self._pocket(t_us, i - 1 - nb, level)
         elif i == self.void_i:
             self._void_button(t_us, level)
+        elif i == self.call_i:
+            if level:
+                self.call(t_us)
         else:
-            raise ValueError("no signal %d (this board has 0-%d)" % (i, self.void_i))
+            raise ValueError("no signal %d (this board has 0-%d)" % (i, self.call_i))
 
     def next_due(self):
         """Controller time of its next work without an edge, for the Pico's loop to wake then.
@@ -289,7 +233,7 @@ class Controller:
         caller's clock must then read that much less (spin/origin.py). The ball's times are
         not moved: with no run on the track none is read, and the next run starts afresh."""
         t = self.t
-        if t < at or self.phase in _SPINNING or self.ball.running() or self.launch.waiting():
+        if t < at or self.phase in SPINNING or self.ball.running() or self.launch.waiting():
             return 0
         d = t - t % step
         if d <= 0:
@@ -304,15 +248,12 @@ class Controller:
                 ups[i] = back(ups[i], d)
         if self.void_up is not None:
             self.void_up = back(self.void_up, d)
+        for k in ("rest_ok_until", "idle_save_t", "run_end_t", "vanished_t", "vanish_cut", "rnvp_t",
+                  "call_t", "drop_t", "track_end_t"):
+            v = getattr(self, k)
+            if v is not None:
+                setattr(self, k, back(v, d))
         # The last spin's times (read in a spin only; moved all the same)
-        if self.rnvp_t is not None:
-            self.rnvp_t = back(self.rnvp_t, d)
-        if self.call_t is not None:
-            self.call_t = back(self.call_t, d)
-        if self.drop_t is not None:
-            self.drop_t = back(self.drop_t, d)
-        if self.track_end_t is not None:
-            self.track_end_t = back(self.track_end_t, d)
         p = self.pred
         if p is not None:
             self.pred = (back(p[0], d), back(p[1], d), p[2], p[3])
@@ -326,10 +267,6 @@ class Controller:
         self.launch.rebase(d)
         self.pockets.rebase(d)
         return d
-
-    def emit(self, ev):
-        """An event out, its times in time since boot (the origin added back)."""
-        self.out(shift_times(ev, self.epoch, True))
 
     def tick(self, t_us):
         """Time passes: speed, timeouts, rien ne va plus on time, health, periodic status."""
@@ -354,6 +291,9 @@ class Controller:
             self.check_t = t_us + _CHECK_US
             self._check_index_health(t_us, c)
             self._check_stuck(t_us, c)
+            self._check_launch_wait(t_us)
+            self._check_vanished(t_us)
+            self._check_record(t_us)
         ph = self.phase
         b = self.ball
         p = L.window_over(t_us)
@@ -370,7 +310,7 @@ class Controller:
                     and b.pace() * _SLOW_PACE_D >= self.s["rnvp_max_lap_us"] * _SLOW_PACE_N:
                 # a lap this long (not two short ones a missed pulse would run together)
                 self._rnvp(t_us, "slow_lap")
-        if self.phase in _SPINNING and r.known() and r.rpm_x10 < self.s["rotor_min_rpm_x10"]:
+        if self.phase in SPINNING and r.known() and r.rpm_x10 < self.s["rotor_min_rpm_x10"]:
             if self.phase == DROPPED:
                 # The ball is off the track: the spin was played, but with the rotor too slow
                 # the pocket will not come round to the sensors.
@@ -398,23 +338,41 @@ class Controller:
 
     def _acted(self):
         if self.rotor.act != self.saved_act:
-            # a new actuation: in flash at once, so a power cut before the launch keeps it
+            # a new actuation: written with the launch under it (or when play stops); after a
+            # power cut before that, the rotor found turning counts as a new actuation
             self.saved_act = self.rotor.act
-            self._save(self.spin if self.phase in _SPINNING else None)
+            self._changed()
 
     def open_table(self, t_us):
         self.t = t_us
         self.table_open = True
+        self.called = False
         self._status(t_us)
 
     def close_table(self, t_us):
         """Closing the table voids a spin in progress (no result may be paid from it)."""
         self.t = t_us
-        if self.phase in _SPINNING:
+        if self.phase in SPINNING:
             self._void("table_closed", "the table was closed during the spin")
         self.table_open = False
+        self.called = False
         self.launch.cancel()
         self._status(t_us)
+
+    def call(self, t_us):
+        """The croupier's *rien ne va plus* (his button, or the pit through the host): betting
+        closes whatever the sensors say. A spin on the track is called now (`why: croupier`);
+        with none seen, the controller says `no_more_bets` until a spin ends (the next launch
+        is called at once) or the table is opened again."""
+        self.t = t_us
+        ph = self.phase
+        if ph == IN_RIM:
+            self._rnvp(t_us, "croupier")
+        elif ph not in SPINNING and not self.called:
+            self.called = True
+        else:
+            return
+        self._spin_over()               # the status at once
 
     def get_settings(self):
         d = {}
@@ -425,7 +383,7 @@ class Controller:
 
     def set_setting(self, name, value):
         """Change one setting; returns None or an error string (nothing changes on error)."""
-        if self.phase in _SPINNING:
+        if self.phase in SPINNING:
             return "a spin is in progress: settings change between spins"
         err = check_one(name, value)
         if err:
@@ -457,7 +415,7 @@ class Controller:
         self.accepting = bool(ok)
         if not ok:
             self._fault("outbox_full", reason or "the link cannot carry events", None)
-            if self.phase in _SPINNING:
+            if self.phase in SPINNING:
                 self._void("outbox_full", reason or "the link cannot carry events")
 
     def fault(self, code, detail, signal=None, t_us=None):
@@ -467,7 +425,7 @@ class Controller:
         if t_us is not None:
             self.t = t_us
         self._fault(code, detail, signal)
-        if self.phase in _SPINNING:
+        if self.phase in SPINNING:
             self._void("sensor_fault", detail)
 
     # ---- rotor ----------------------------------------------------------------------------
@@ -478,7 +436,7 @@ class Controller:
             self.health.set(0, OK)
         if err is not None:
             self._fault("encoder_mismatch", "index seen %d counts off a whole turn" % err, "Z")
-            if self.phase in _SPINNING:
+            if self.phase in SPINNING:
                 self._void("encoder_mismatch", "the encoder count disagrees with the index by %d" % err)
 
     def _check_index_health(self, t, c):
@@ -492,357 +450,49 @@ class Controller:
             if self.health.set(0, SILENT):
                 self._sensor_fault(0, SILENT, "no index over a turn and a quarter")
 
-    # ---- ball -----------------------------------------------------------------------------
-    def _ball(self, t, i, level):
-        if not level:
-            self.ball_up[i] = None
-            self.ball.fell(t, i)
-            if self.health.is_(1 + i, STUCK):
-                self.health.set(1 + i, OK)
-            return
-        self.ball_up[i] = t
-        if self.health.is_(1 + i, SILENT):
-            self.health.set(1 + i, OK)
-        b = self.ball
-        L = self.launch
-        ph = self.phase
-        if L.passed(t, i, self.table_open, ph == IN_RIM or ph == NO_MORE, ph in _SPINNING):
-            return
-        period = b.passed(t, i)
-        if L.waiting():
-            p = L.ready()
-            if p:
-                self._launch(t, p)
-            return
-        if self.phase in (IN_RIM, NO_MORE):
-            s = b.silent_sensor(t)
-            if s >= 0 and self.health.set(1 + s, SILENT):
-                self._sensor_fault(1 + s, SILENT, "missed the ball for a lap")
-                return
-            if period:
-                self._predict(t)
+    def _check_record(self, t):
+        """What changed in RAM since the last record with no launch to carry it (an actuation,
+        the drop learnt from a voided ball) is written once play stops (IDLE_SAVE_US)."""
+        if self.idle_save_t is not None and t >= self.idle_save_t and self.phase not in SPINNING:
+            self._save(None)
 
-    def _launch(self, t, period):
-        self.launch.launched()
-        if self.phase == DROPPED:
-            p = self.pockets
-            if p.seen_after(self._track_end()):
-                self._void("no_result", "the ball was launched again before a result")
-            else:
-                self._unseen("before the relaunch")
-        s = self.s
-        b = self.ball
+    def _check_vanished(self, t):
+        """The ball vanished from the track far from its drop (spin/track.py, `_vanished`) and
+        no pocket saw it in the time a dropped ball takes to be seen: the ball-track sensors
+        are taken as silent (they may have lost a ball running on), until they see one."""
+        v = self.vanished_t
+        if v is None or self.phase in SPINNING or t - v <= self._dropped_limits()[0]:
+            return
+        self.vanished_t = None
+        detail = "the ball vanished from the track %d ms ago far from its drop, and no pocket " \
+                 "sensor saw it: it left the wheel, or the ball-track sensors stopped seeing it" \
+                 % ((t - v) // 1000)
+        for i in range(self.nb):
+            if self.health.set(1 + i, SILENT):
+                self._sensor_fault(1 + i, SILENT, detail)
+
+    def _check_launch_wait(self, t):
+        """The rotor actuated for a coup and no launch seen `launch_wait_us` after it (or after
+        the last run on the track ended, if later): the ball-track sensors are taken as silent
+        before the ball they may have missed comes to rest. Once an actuation; a launch seen
+        clears it (the sensors' health turns ok at their first pass)."""
+        w = self.s["launch_wait_us"]
         r = self.rotor
-        self._new_spin_state()
-        self.spin += 1
-        self.pockets.clear()
-        self.rotor_dir = r.dir
-        self.ball_dir = b.direction()
-        self.act = r.act
-        violations = []
-        a53 = self._article53()
-        if a53:
-            violations.append(a53)
-        if self.ball_dir and self.ball_dir == self.rotor_dir:
-            violations.append("same_direction")
-        self.emit({"ev": "launch", "t": t, "spin": self.spin, "ball_dir": self.ball_dir,
-                   "rotor_dir": self.rotor_dir, "rotor_rpm_x10": r.rpm_x10, "lap_us": period,
-                   "violations": violations,
-                   "release_pocket": self._pocket_under(b.ref_deg(), b.released())})
-        self.phase = IN_RIM
-        self._save(self.spin)
-        stuck = self.health.stuck()
-        if not self.accepting:
-            return self._void("outbox_full", "the link cannot carry events")
-        if stuck:
-            return self._void("sensor_fault", "stuck: %s" % " ".join(stuck))
-        if not r.known() or r.rpm_x10 < s["rotor_min_rpm_x10"]:
-            return self._void("rotor_slow", "rotor at %d rpm x10, below %d"
-                              % (r.rpm_x10, s["rotor_min_rpm_x10"]))
-        if r.rpm_x10 > s["rotor_max_rpm_x10"]:
-            return self._void("rotor_slow", "rotor at %d rpm x10, out of range (above %d)"
-                              % (r.rpm_x10, s["rotor_max_rpm_x10"]))
-        if period > s["launch_max_lap_us"]:
-            # before the direction: a ball this slow may pass one sensor alone (a weak throw)
-            return self._void("launch_slow", "first lap %d us, slower than %d"
-                              % (period, s["launch_max_lap_us"]))
-        if self.ball_dir == 0:
-            j = 1 if b.ref_sensor() == 0 else 0
-            name = self.names[1 + j]
-            if self.health.set(1 + j, SILENT):
-                self._fault("sensor_silent", "no direction: only one ball sensor saw the ball", name)
-            return self._void("sensor_fault", "ball direction unknown: %s silent" % name)
-        if a53 and s["void_rotor_not_reversed"]:
-            if a53 == "rotor_not_actuated":
-                return self._void(a53, "the rotor turns %d under the actuation of a coup already "
-                                  "played: it was not actuated again" % self.rotor_dir)
-            return self._void(a53, "rotor actuated %d as the actuation before" % self.rotor_dir)
-        if "same_direction" in violations and s["void_same_direction"]:
-            return self._void("same_direction", "ball and rotor both turn %d" % self.ball_dir)
-
-    def _pocket_under(self, deg, t):
-        """The number of the rotor pocket under bowl angle `deg` (the board's frame: degrees
-        clockwise from the index detector) at time t, the count taken back or forward from now
-        at the rotor's speed (its 1 s window: within a count or two over a lap), or None while
-        the rotor's position is unknown. For the wheel statistics (issue 10)."""
-        r = self.rotor
-        c = self.count()
-        c -= r.dir * r.rpm_x10 * self.s["cpr"] * (self.t - t) // _US_X10_MIN
-        since = r.since_index(c)
-        if since is None:
-            return None
-        return number_at(deg, self.s["index_offset_deg"], since, self.s["cpr"])
-
-    def _article53(self):
-        """Article 53 ("actionner chaque fois le cylindre dans un sens opposé au précédent"), read
-        by actuation, at a launch: None, or the violation. Every coup played to a result has an
-        actuation of its own: a launch under the actuation of a coup already played is
-        `rotor_not_actuated`. Each actuation turns opposite to the one before it (launched,
-        voided or missed; a push the same way without a stop is one): else `rotor_not_reversed`.
-        A relaunch under a voided coup's actuation (the ball taken back, the rotor still
-        turning) is held to that coup's rule. Remembered in flash across a power cut."""
-        r = self.rotor
-        d = self.rotor_dir
-        if not d:
-            return None
-        if d == r.act_dir:
-            if r.used:
-                return "rotor_not_actuated"
-            rule = r.prev_dir
-        else:
-            rule = r.act_dir        # turning the other way, not yet counted (below 3 rpm)
-        return "rotor_not_reversed" if rule and d == rule else None
-
-    def _predict(self, t):
-        b = self.ball
-        p = predict(b.lap_periods(), b.lap_ends(), self.drop_us, self.s["rnvp_lead_laps_x10"] / 10.0)
-        if p is None:
+        if not w or not self.table_open or r.act == self.launch_act or r.act == self.unseen_act \
+                or not r.act_seen or self.phase in SPINNING or self.ball.running() \
+                or self.launch.waiting():
             return
-        sound = self.sound
-        if p[3] and b.laps_done() >= MIN_FIT_LAPS:
-            self.sound = p
-        elif sound is not None and p[1] < sound[1]:
-            # A fit that flipped sign (one lap mis-timed by a few ms does it on 5-8 laps)
-            # expects the drop too early: never earlier than the last sound fit said.
-            p = (sound[0], sound[1], p[2] if p[2] > sound[2] else sound[2], False)
-        self.pred = p
-        self.call_t = p[0]
-        if t >= p[0] and self.phase == IN_RIM and b.laps_done() >= MIN_FIT_LAPS:
-            self._rnvp(t, "prediction")
-
-    def _rnvp(self, t, why):
-        b = self.ball
-        pred_drop = self.pred[1] if self.pred else None
-        self.rnvp_t = t
-        ev = {"ev": "rnvp", "t": t, "spin": self.spin, "laps": b.laps_done(),
-              "lap_us": b.lap_periods()[-6:], "predicted_drop_t": pred_drop,
-              "lead_us": (pred_drop - t) if pred_drop is not None else None, "why": why}
-        self.emit(ev)
-        self.phase = NO_MORE
-
-    def _track_end(self):
-        """The last pass of this spin's ball on the track."""
-        return self.track_end_t if self.track_end_t is not None else self.ball.last_pass()
-
-    def _drop_wait(self):
-        b = self.ball
-        n = b.nlaps
-        if n == 0:
-            # No lap yet: a ball slower than this on its first lap was not launched (or noise).
-            return self.s["launch_max_lap_us"] * 3
-        laps = b.laps
-        base = (laps[-1] if laps else 0) or self.drop_us
-        if base > self.drop_us:
-            base = self.drop_us             # no lap on the track is slower than the critical one
-        if base < self.s["launch_max_lap_us"] // 2:
-            base = self.s["launch_max_lap_us"] // 2
-        if n < MIN_FIT_LAPS or (self.pred is not None and self.pred[2] > FAR_LAPS):
-            # Far from the drop: survive a lap where every sensor missed the ball.
-            return base * _FAR_WAIT_X10 // 10
-        return base * self.s["drop_wait_x100"] // 100
-
-    def _off_track(self, t):
-        """The ball stopped passing the track sensors: in a spin, that is the drop."""
-        p = self.launch.off_track()
-        if p >= 0:
-            # A launch not yet confirmed, and a misspin (few laps or too slow).
-            self._launch(t, p)
-        ph = self.phase
-        if ph in (IN_RIM, NO_MORE):
-            self._dropped(t)
-        elif ph == VOID and self.void_reason in BALL_RAN and self.s["learn_drop"] \
-                and self.ball.laps_done() >= self.s["min_laps"]:
-            self._learn_void_drop()
-        self.ball.leave_track()
-
-    def _dropped(self, t):
-        b = self.ball
-        s = self.s
-        if self.phase == IN_RIM:
-            self._rnvp(t, "drop")
-        self.drop_t = t
-        self.track_end_t = b.last_pass()
-        left = self.pred[2] if self.pred else -1.0
-        # Where the ball left the track: the part of a lap past the reference sensor the model
-        # still expected at the last pass (half a lap when it expected none or over one).
-        frac = left if 0.0 <= left < 1.0 else 0.5
-        angle = int((b.ref_deg() + self.ball_dir * frac * 360.0) * 10) % 3600
-        t_off = b.last_pass() + int(frac * b.last_period())
-        self.emit({"ev": "drop", "t": t, "spin": self.spin, "laps": b.laps_done(),
-                   "lap_us": list(b.lap_periods()), "last_pass_t": b.last_pass(),
-                   "predicted_left_x10": int(left * 10) if left >= 0 else None,
-                   "drop_angle_x10": angle, "drop_pocket": self._pocket_under(angle / 10.0, t_off)})
-        self.phase = DROPPED
-        last = b.last_period()
-        if b.laps_done() < s["min_laps"]:
-            return self._void("few_laps", "%d ball revolutions, fewer than %d" % (b.laps_done(), s["min_laps"]))
-        if left > OFF_WHEEL_LAPS or (left < 0 and last * 100 < self.drop_us * _OFF_WHEEL_X100):
-            return self._void("ball_off_wheel", "the ball left the track at a %d us lap, %s laps"
-                              " before its predicted drop" % (last, _fmt1(left)))
-        if s["learn_drop"]:
-            self._learn_drop()
-        self._confirm(t)
-
-    def _learn_void_drop(self):
-        """A voided spin's ball left the track untouched (BALL_RAN): its drop bounds the
-        critical period too, if it came where the model expects a drop (within LEARN_LEFT_LAPS
-        of it: a ball taken off the track by hand comes laps early)."""
-        b = self.ball
-        p = predict(b.lap_periods(), b.lap_ends(), self.drop_us, 0.0)
-        if p is None or p[2] > LEARN_LEFT_LAPS:
+        since = r.act_t
+        e = self.run_end_t
+        if e is not None and e > since:
+            since = e
+        if t - since <= w:
             return
-        self._learn_drop()
-
-    def _learn_drop(self):
-        """The ball left the track within the lap after its last pass: the model's period at that
-        pass and one lap later bound the critical period (spin/droplearn.py)."""
-        b = self.ball
-        if b.group_size_now() < 2 and b.strong_groups() >= 1 and not b.last_wide():
-            # The last pass was one sensor's, in a pulse narrower than a ball's, while the
-            # ball's groups held two: a stray pulse after the drop (one of 0.7 ms 1.3 s after
-            # it made a bound 4.5 % off, and the estimate with it for 24 spins, issue 13).
-            # Nothing learnt from this spin.
-            return
-        f = fit(b.lap_periods())
-        if f is None:
-            return
-        p, q, u = f[0], f[1], f[2]
-        u_pass = along(p, q, u, 0.5)        # at the last pass (u: the last lap's middle)
-        u_next = along(p, q, u, 1.5)        # where the next pass would have been
-        if u_pass <= 0:
-            return
-        lo = int(1e6 / (u_pass ** 0.5))
-        hi = int(1e6 / (u_next ** 0.5)) if u_next > 0 else bounds("drop_lap_us")[2]
-        if self.learner.add(lo, hi):
-            self.drop_us = self.learner.estimate(self.drop_us)
-            if p < 0.0:
-                self.narrow = (b.last_pass(), u_pass ** 0.5, -p / 2.0, -q / 2.0)
-
-    def _narrow_drop(self, seen_t):
-        """The first pocket sighting after a learnt drop: the ball left the track at least
-        DROP_TO_POCKET_US before it, so the critical period was at most the model's period
-        then (spin/droplearn.py). Once a spin."""
-        nw = self.narrow
-        if nw is None:
-            return
-        self.narrow = None
-        w = rate_after(nw[1], (seen_t - DROP_TO_POCKET_US - nw[0]) / 1e6, nw[2], nw[3])
-        if w > 0.0 and self.learner.narrow(int(1e6 / w)):
-            self.drop_us = self.learner.estimate(self.drop_us)
-
-    # ---- pockets --------------------------------------------------------------------------
-    def _pocket(self, t, i, level):
-        c = self.count()
-        since = self.rotor.since_index(c)
-        h = self.health
-        k = 1 + self.nb + i
-        if (level and h.is_(k, SILENT)) or (not level and h.is_(k, STUCK)):
-            h.set(k, OK)
-        got = self.pockets.edge(t, i, level, c, since)
-        if got is None:
-            return
-        sight = got[0]
-        b = self.ball
-        if self.phase not in _SPINNING or sight[0] <= self._track_end():
-            return
-        self.pockets.watch(i, got[1], got[2], got[3], self.rotor.dir, sight[0])
-        if self.phase in (IN_RIM, NO_MORE) and t - b.last_pass() > b.last_period() // 2:
-            b.leave_track()              # the ball is in a pocket: it left the track
-            self._dropped(t)
-            self._narrow_drop(sight[0])
-            return
-        if self.phase == DROPPED:
-            self._narrow_drop(sight[0])
-            self._confirm(t)
-
-    def _confirm(self, t):
-        if self.phase != DROPPED:
-            return
-        s = self.s
-        p = self.pockets
-        num = p.confirmed(self.need, self.need_sensors, self._track_end(), s["confirm_span_us"])
-        if num is None:
-            return
-        if self.voided == self.spin:
-            # Never reached by the phases above; kept as the one gate every result passes: a
-            # spin voided is never paid, whatever a later change to the phases lets through.
-            self._fault("result_refused", "spin %d was voided: pocket %d is not its result"
-                        % (self.spin, num), None)
-            self.phase = VOID
-            return
-        run = p.final_run(self._track_end())
-        p.learn_width()
-        sightings = [[x[0], x[1], x[2]] for x in run]
-        self.emit({"ev": "result", "t": t, "spin": self.spin, "number": num,
-                   "rest_t": run[0][0], "sightings": sightings, "laps": self.ball.laps_done()})
-        self.last_number = num
-        self.hist.append([self.spin, num, self.ball.laps_done(), self.rotor_dir, self.ball_dir])
-        if len(self.hist) > HISTORY:
-            self.hist.pop(0)
-        self.phase = RESULT
-        self._spin_over()
-        if self.act == self.rotor.act:
-            self.rotor.used = True      # this actuation has had its coup
-        self._save(None)
-
-    def _unseen(self, when):
-        """No pocket sensor saw the ball after the drop. With two sensors or more the ball has
-        left the wheel; with one, that sensor may as well be silent: no result, both said."""
-        if self.pockets.sensors() >= 2:
-            return self._void("ball_off_wheel", "no pocket sensor saw the ball " + when)
-        return self._void("no_result", "the pocket sensor did not see the ball %s: the ball left "
-                          "the wheel or %s is silent" % (when, self.names[1 + self.nb]))
-
-    def _dropped_tick(self, t, c):
-        """Waiting for the ball at rest: a silent pocket sensor, the ball gone, no result."""
-        p = self.pockets
-        j = p.check(c, t)
-        if j >= 0:
-            k = 1 + self.nb + j
-            self.health.set(k, SILENT)
-            self._sensor_fault(k, SILENT, "the ball's pocket passed it four times unseen")
-            return
-        waited = t - self.drop_t
-        unseen, limit = self._dropped_limits()
-        if waited > unseen and not p.seen_after(self._track_end()):
-            return self._unseen("%d us after the drop" % waited)
-        if waited > limit:
-            self._void("no_result", "no confirmed pocket %d us after the drop" % waited)
-
-    def _dropped_limits(self):
-        """(us after the drop with the ball unseen in a pocket, us with no confirmed pocket) at
-        the rotor's speed now: past either the spin is void."""
-        r = self.rotor
-        turn = _US_X10_MIN // r.rpm_x10 if r.rpm_x10 > 0 else _SLOW_TURN_US
-        # bounces, then a turn for the pocket to come round, and one more if it was missed
-        unseen = _BOUNCE_US + 2 * turn + turn // 4
-        p = self.pockets
-        turns = (self.need + p.sensors() - 1) // p.sensors()
-        # bounces, the turns the rule needs, and room for a sensor to miss the ball a few times
-        limit = _REST_US + (turns + _SPARE_TURNS) * turn + self.s["confirm_span_us"]
-        if limit > self.s["result_timeout_us"]:
-            limit = self.s["result_timeout_us"]
-        return unseen, limit
+        self.unseen_act = r.act
+        detail = "the rotor was actuated %d ms ago and no launch was seen" % ((t - r.act_t) // 1000)
+        for i in range(self.nb):
+            if self.health.set(1 + i, SILENT):
+                self._sensor_fault(1 + i, SILENT, detail)
 
     # ---- void button, stuck sensors -------------------------------------------------------
     def _void_button(self, t, level):
@@ -852,7 +502,7 @@ class Controller:
                 self.health.set(self.void_i, OK)
             return
         self.void_up = t
-        if self.phase in _SPINNING:
+        if self.phase in SPINNING:
             self._void("void_button", "the croupier pressed the void button")
 
     def _check_stuck(self, t, c):
@@ -874,84 +524,3 @@ class Controller:
                 if self.health.set(k, STUCK):
                     self._sensor_fault(k, STUCK,
                                        "active while the rotor turned over 3 pockets")
-
-    # ---- outcomes -------------------------------------------------------------------------
-    def _sensor_fault(self, i, state, detail):
-        """Signal i turned bad (its index in `names`)."""
-        name = self.names[i]
-        self._fault("sensor_stuck" if state == STUCK else "sensor_silent", detail, name)
-        if self.phase in _SPINNING and i != self.void_i:
-            self._void("sensor_fault", "%s %s: %s" % (name, state, detail))
-
-    def _fault(self, code, detail, signal):
-        self.emit({"ev": "fault", "t": self.t, "code": code, "detail": detail, "signal": signal})
-
-    def _void(self, reason, detail):
-        self.voided = self.spin
-        self.void_reason = reason
-        self.emit({"ev": "void", "t": self.t, "spin": self.spin, "reason": reason, "detail": detail})
-        self.phase = VOID
-        self._spin_over()
-        self._save(None)
-
-    def _spin_over(self):
-        """A result or a void: the status at once, so the host has its fresh word that the spin
-        is no longer called (and the table takes bets again) without waiting out a period."""
-        if self.t < self.next_status:
-            self.next_status = self.t
-
-    def _save(self, in_spin):
-        self.last_dir = self.rotor.act_dir
-        self.prev_dir = self.rotor.prev_dir
-        self.used = self.rotor.used
-        rec = {"v": 1, "spin": self.spin, "dir": self.last_dir, "pdir": self.prev_dir,
-               "used": self.used, "in_spin": in_spin,
-               "last": self.last_number, "hist": self.hist, "drop_us": self.drop_us,
-               "drop_iv": self.learner.record(), "epoch": self.count_epoch}
-        if self.store is None:
-            return
-        try:
-            self.store.save(rec)
-        except Exception as e:
-            self._fault("store_failed", "cannot save: %s" % (e,), None)
-
-    def _status(self, t):
-        r = self.rotor
-        ph = self.phase
-        if not self.table_open and ph not in _SPINNING:
-            state = IDLE
-        elif ph in (IDLE, RESULT, VOID) and self.health.bad():
-            state = "fault"
-        else:
-            state = ph
-        # its one time shifted here: `emit`'s look at every key costs the Pico ~0.3 ms a status
-        self.out({"ev": "status", "t": t + self.epoch, "state": state, "spin": self.spin,
-                   "rotor_rpm_x10": r.rpm_x10, "rotor_dir": r.dir,
-                   "sensors": self.health.snapshot(), "last": self.last_number,
-                   "table_open": self.table_open})
-
-
-def _fmt1(x):
-    return "%.1f" % x if x >= 0 else "?"
-
-
-def s_ok(drop_us):
-    """A plausible critical lap period (the bounds of the drop_lap_us setting)."""
-    d = bounds("drop_lap_us")
-    return d[1] <= drop_us <= d[2]
-
-
-def new_epoch():
-    """16 hex digits from the board's random source; from its clocks where there is none."""
-    try:
-        from os import urandom
-        raw = urandom(8)
-    except (ImportError, AttributeError, OSError, NotImplementedError):
-        import time
-        t = time.time_ns() if hasattr(time, "time_ns") else int(time.time() * 1000000)
-        raw = bytes([(t >> (8 * i)) & 0xFF for i in range(8)])
-    return "".join(["%02x" % b for b in raw])
-
-
-def _int(v, default):
-    return v if isinstance(v, int) and not isinstance(v, bool) else default

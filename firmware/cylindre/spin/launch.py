@@ -98,16 +98,22 @@ class Launch:
         return 0
 
     def window_over(self, t):
-        """Time passes: the first lap's period when no group ever held two sensors (one is
-        dead) and the group closing the first lap is over: a launch without direction (a
-        misspin). Else 0. Lone groups from every sensor in turn are misses, not a dead sensor:
-        the next group will hold two, so wait for it, up to _LONE_LAPS laps."""
+        """Time passes: the first lap's period once the group of a second lap is over with
+        one sensor: a launch. When no group ever held two sensors (one is dead), without
+        direction (a misspin); lone groups from every sensor in turn are misses, not a dead
+        sensor: the next group will hold two, so wait for it, up to _LONE_LAPS laps. When the
+        first group held two (the direction) and the groups closing the first two laps one
+        each, a sensor died in the first lap (issue 33: the launch waited for a group of two
+        to the drop): launched, and the silent sensor voids the spin. Else 0."""
         b = self.ball
-        if self.candidate and self.pending and t - b.group_opened() > b.pace() // _GROUP_FRACTION \
-                and b.strong_groups() == 0 and b.laps_done() >= 2 and not self._slow_first() \
-                and (b.laps_done() >= _LONE_LAPS or not b.all_seen()):
-            return self.pending
-        return 0
+        if not (self.candidate and self.pending and b.laps_done() >= 2
+                and t - b.group_opened() > b.pace() // _GROUP_FRACTION):
+            return 0
+        if b.strong_groups() == 0:
+            ok = b.laps_done() >= _LONE_LAPS or not b.all_seen()
+        else:
+            ok = b.direction() != 0 and b.group_size_now() < 2
+        return self.pending if ok and not self._slow_first() else 0
 
     def off_track(self):
         """The ball stopped passing the sensors. A candidate seen by two sensors at once (not

@@ -43,6 +43,7 @@ class Pockets:
         self.miss_t = [0] * self.n     # when the latest miss of the current streak was
         self.k_t = 0                   # last sighting of the watched pocket
         self.full_w = 0                # width (counts) of a full pulse, learnt from results
+        self.run_id = 0                # the agreeing runs begun so far (which run is the current one)
         self.clear()
 
     def clear(self):
@@ -126,6 +127,7 @@ class Pockets:
                 self.run_w = w
         else:
             self.run = 1
+            self.run_id += 1
             self.run_w = w
             self.landing_t = mid_t if landing else None
         self.sightings.append(s)
@@ -218,17 +220,13 @@ class Pockets:
             return None
         return run[0][3]
 
-    def run_start(self, after_t):
-        """Time of the first sighting of the current agreeing run later than after_t, or -1.
-        Allocation-free: the controller asks it every tick while it waits for the result."""
+    def run_first(self):
+        """Time of the current agreeing run's first sighting still kept (None: no run)."""
         n = len(self.sightings)
+        if not self.run or not n:
+            return None
         k = self.run if self.run <= n else n
-        i = n - k
-        while i < n:
-            if self.sightings[i][0] > after_t:
-                return self.sightings[i][0]
-            i += 1
-        return -1
+        return self.sightings[n - k][0]
 
     def final_run(self, after_t):
         """The agreeing sightings at the end of the list, later than after_t."""

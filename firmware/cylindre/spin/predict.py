@@ -11,14 +11,14 @@ from math import atan, exp, log, sqrt, tan
 
 
 def _line(xs, ys, use):
-    """Least squares y = p + q x over the points flagged in `use`: (p, q, m) or None."""
+    """Least squares y = p + q x over the points flagged in `use` (None: all): (p, q, m) or None."""
     sx = 0.0
     sy = 0.0
     sxx = 0.0
     sxy = 0.0
     m = 0
     for i in range(len(xs)):
-        if use[i]:
+        if use is None or use[i]:
             x = xs[i]
             y = ys[i]
             sx += x
@@ -26,44 +26,112 @@ def _line(xs, ys, use):
             sxx += x * x
             sxy += x * y
             m += 1
+    return _solve(sx, sy, sxx, sxy, m)   # (no point: None; one or two: the mean slope)
+
+
+class FitCache:
+    """A spin's fit kept from lap to lap (the Pico computed it again from every lap at each lap,
+    ~5 ms late in a spin): each lap's squared rate and each pair's point once, the first line's
+    sums carried on. The same floats as a fit from scratch (`fit(laps)`): each value computed
+    by the same expression, the sums added in the same order. A lap already fitted that changed
+    (a lap split or paired back, a pass moved by its sensor's angle) starts it again."""
+
+    def __init__(self):
+        self.laps = []              # the laps the values below are of
+        self.first = -1             # the first lap the points start from (the launch lap left out)
+        self.prev = 0.0             # the last lap's squared rate
+        self.xs = []
+        self.ys = []
+        self.sx = 0.0
+        self.sy = 0.0
+        self.sxx = 0.0
+        self.sxy = 0.0
+
+    def update(self, laps):
+        """Bring the points to `laps`; (xs, ys, (p, q, m) of the first line or None)."""
+        n = len(laps)
+        first = 1 if n >= 5 else 0
+        k = len(self.laps)
+        ok = first == self.first and k <= n
+        if ok:
+            mine = self.laps
+            for i in range(k):
+                if mine[i] != laps[i]:
+                    ok = False
+                    break
+        if not ok:
+            self.__init__()
+            self.first = first
+            self.prev = 1e12 / (laps[first] * laps[first])
+            self.laps.append(laps[first])
+            if first:
+                self.laps.insert(0, laps[0])
+            k = first + 1
+        xs = self.xs
+        ys = self.ys
+        prev = self.prev
+        for i in range(k, n):
+            lap = laps[i]
+            u = 1e12 / (lap * lap)
+            x = (u + prev) / 2
+            y = u - prev
+            xs.append(x)
+            ys.append(y)
+            self.sx += x
+            self.sy += y
+            self.sxx += x * x
+            self.sxy += x * y
+            self.laps.append(lap)
+            prev = u
+        self.prev = prev
+        return xs, ys, _solve(self.sx, self.sy, self.sxx, self.sxy, len(xs))
+
+
+def _solve(sx, sy, sxx, sxy, m):
+    """`_line`'s answer from its sums."""
     if m == 0:
         return None
     d = m * sxx - sx * sx
     if m < 3 or d <= 1e-12 * sxx * m:
-        return sy / m, 0.0, m         # constant deceleration: the mean slope
+        return sy / m, 0.0, m
     q = (m * sxy - sx * sy) / d
     return (sy - q * sx) / m, q, m
 
 
-def fit(laps):
+def fit(laps, cache=None):
     """(p, q, u_last, sound): du/dx = p + q u from the lap periods (us), or None with fewer than 2
     laps; sound is False when the fit fell back on the mean slope (a fit that flipped sign).
 
     One slope per pair of consecutive laps, plotted against the pair's mean u. The launch lap is
     left out once there are enough (the croupier's throw is not the track's physics), and a
     slope far off the line (a lap mis-timed by a missed or spurious pulse) is dropped before a
-    second fit.
+    second fit. `cache` (a FitCache) keeps the points from call to call: the same answer.
     """
     n = len(laps)
     if n < 2:
         return None
-    first = 1 if n >= 5 else 0
-    xs = []
-    ys = []
-    prev = 1e12 / (laps[first] * laps[first])
-    for i in range(first + 1, n):
-        u = 1e12 / (laps[i] * laps[i])
-        xs.append((u + prev) / 2)
-        ys.append(u - prev)
-        prev = u
-    use = [True] * len(xs)
-    f = _line(xs, ys, use)
+    if cache is not None:
+        xs, ys, f = cache.update(laps)
+        prev = cache.prev
+    else:
+        first = 1 if n >= 5 else 0
+        xs = []
+        ys = []
+        prev = 1e12 / (laps[first] * laps[first])
+        for i in range(first + 1, n):
+            u = 1e12 / (laps[i] * laps[i])
+            xs.append((u + prev) / 2)
+            ys.append(u - prev)
+            prev = u
+        f = _line(xs, ys, None)
+    use = None
     if f is not None and len(xs) >= 5:
         p, q, _ = f
         res = [abs(ys[i] - p - q * xs[i]) for i in range(len(xs))]
         srt = sorted(res)
         lim = 4.0 * srt[len(srt) // 2] + 1e-9
         out = 0
+        use = [True] * len(xs)
         for i in range(len(xs)):
             if res[i] > lim:
                 use[i] = False
@@ -105,7 +173,7 @@ def _time(w1, w2, a, c):
     return (atan(w1 * k) - atan(w2 * k)) / sqrt(a * c)
 
 
-def predict(laps, lap_end, drop_lap_us, lead_laps):
+def predict(laps, lap_end, drop_lap_us, lead_laps, cache=None):
     """(call_t, drop_t, laps_left, sound) from the lap periods so far, or None if no slowing shows.
 
     call_t is when `lead_laps` laps remain before the predicted drop; it may be in the past.
@@ -113,7 +181,7 @@ def predict(laps, lap_end, drop_lap_us, lead_laps):
     slope, which expects the drop early); the controller never lets such a prediction call
     earlier than the last sound one.
     """
-    f = fit(laps)
+    f = fit(laps, cache)
     if f is None:
         return None
     p, q, u_last, sound = f

@@ -47,12 +47,14 @@ class Rotor:
         self.act_dir = 0
         self.prev_dir = 0
         self.used = False
-        # The speed since the latest actuation (counted at `_act_t`): still rising through the
+        # The speed since the latest actuation (counted at `act_t`): still rising through the
         # 1 s window (`_low` -1, `_peak` the highest) until it falls or _RISE_US pass, then the
         # lowest since: a rise over that is a push.
         self._peak = 0
         self._low = -1
-        self._act_t = 0
+        self.act_t = 0              # when the latest actuation was counted
+        self.act_seen = False       # ... seen happening (a start, a reversal, a push), not found
+                                    # turning at boot
         self._resting = False
         self._boot = True           # the first full speed window is still to come
         self._continues = False     # the motion found at boot is the remembered actuation
@@ -126,32 +128,33 @@ class Rotor:
         if boot and not self._resting and self._continues and self.dir == self.act_dir:
             self._peak = rpm
             self._low = -1
-            self._act_t = t
+            self.act_t = t
             return
         if boot or self._resting or self.dir != self.act_dir:
-            self._actuated(t)
+            self._actuated(t, self._resting or not boot)
             return
         low = self._low
         if low < 0:
             # the push still shows as a rise through the 1 s window: one actuation until it falls
-            if rpm < self._peak or t - self._act_t >= _RISE_US:
+            if rpm < self._peak or t - self.act_t >= _RISE_US:
                 self._low = rpm
             else:
                 self._peak = rpm
         elif rpm < low:
             self._low = rpm
         elif rpm - low >= PUSH_MIN_X10 and rpm - low >= low // PUSH_FRAC:
-            self._actuated(t)               # pushed the same way without a stop
+            self._actuated(t, True)         # pushed the same way without a stop
 
-    def _actuated(self, t):
+    def _actuated(self, t, seen):
         self.act += 1
+        self.act_seen = seen
         self.prev_dir = self.act_dir
         self.act_dir = self.dir
         self.used = False
         self._resting = False
         self._peak = self.rpm_x10
         self._low = -1
-        self._act_t = t
+        self.act_t = t
 
     def rebase(self, d):
         """The time origin moved forward by d us (spin/origin.py): the samples' times with it."""
@@ -160,7 +163,7 @@ class Rotor:
             st[i] = back(st[i], d)
         if self.z_t is not None:
             self.z_t = back(self.z_t, d)
-        self._act_t = back(self._act_t, d)
+        self.act_t = back(self.act_t, d)
         if self._n:
             self.next_t = back(self.next_t, d)
 

@@ -27,6 +27,8 @@ SPIN = (
     "index_tolerance", 2, 0, 64,                 # counts of disagreement between index and encoder
     "status_us", 500000, 100000, 10000000,
     "stuck_us", 1000000, 100000, 60000000,       # a ball-track sensor held active this long: stuck
+    "launch_wait_us", 8000000, 0, 120000000,     # an actuation with no launch this long: ball-track
+                                                 # sensors silent (0: off; docs/wheel/settings.md)
     "open_at_boot", 1, 0, 1,
 )
 

@@ -212,6 +212,12 @@ def create_app(host, conf: dict | None = None) -> FastAPI:
     def table_close(who=Depends(need("chef", "table_close"))):
         return host.set_open(False, who)
 
+    @app.post("/table/call", tags=["table"], response_model=TableChange, responses=ERRORS,
+              summary="rien ne va plus, called by the croupier: the table takes no bet from now whatever the wheel's "
+                      "sensors say (tells the wheel: it calls the spin on its track, or the next one it sees); audited")
+    def table_call(who=Depends(need("croupier", "table_call"))):
+        return host.call(who)
+
     @app.post("/wheel/accept", tags=["pit"], response_model=WheelAccepted, responses={**ERRORS, 409: E},
               summary="accept the wheel that answers and that the table does not know (another board, key or "
                       "counter: docs/operators/wheel-identity.md, swapping the wheel); audited")

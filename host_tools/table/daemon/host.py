@@ -193,6 +193,21 @@ class TableHost:
         self.audit.answer(row, reply if reply is not None else {"timeout": "the wheel did not answer"})
         return {"table": self.table.state(), "wheel_confirmed": bool(reply and reply.get("ok"))}
 
+    def call(self, who: Identity) -> dict:
+        """The croupier's rien ne va plus from the pit: the table takes no bet from now (whatever
+        the wheel's sensors say), audited in the same transaction; then the wheel is told
+        (Daemon.call_wheel: it calls the spin on its track, or the next one it sees) and its
+        answer added to the audit row."""
+        with self.step():
+            before = self.table.state()["phase"]
+            self.table.call()
+            after = self.table.state()
+            row = self.audit.record(who.name, who.role, "table_call", None, {"phase": before},
+                                    {"phase": after["phase"]}, spin=after["spin"])
+        reply = self.d.call_wheel()
+        self.audit.answer(row, reply if reply is not None else {"timeout": "the wheel did not answer"})
+        return {"table": self.table.state(), "wheel_confirmed": bool(reply and reply.get("ok"))}
+
     def accept_wheel(self, who: Identity, expect: dict | None = None) -> dict:
         """The chef de table accepts the wheel that answers and that the table did not know
         (Daemon.accept_wheel), audited in the same transaction (before -> after)."""

@@ -481,6 +481,11 @@ class Daemon:
         self.table.set_open(is_open)
         return self.command("open_table" if is_open else "close_table")
 
+    def call_wheel(self):
+        """The croupier's rien ne va plus told to the wheel (the table took it first: Table.call);
+        its reply, or None."""
+        return self.command("call")
+
     def problem(self):
         """(code, text, advice) of what keeps the link from being up (linkwatch.py), or None."""
         with self.lock:

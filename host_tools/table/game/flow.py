@@ -56,8 +56,9 @@ class Window:
         w = None if now_ms is None else self.clock.latest_wheel_ms(now_ms)
         if _int(at) and w is not None and self.clock.boot == boot:
             self.late = self.late + 1 if w - at > self.fresh_ms else 0
-        if not (_int(at) and _int(emitted)) or emitted > taken or status.get("state") in pr.CALLED_STATES:
+        if not (_int(at) and _int(emitted)) or emitted > taken or status.get("state") in pr.NO_BETS_STATES:
             # the wheel said something we have not taken yet (maybe its call), or it says called
+            # or in fault (a silent ball-track sensor may hide a spin under way)
             self.evidence = None
             return
         if self.evidence is None or self.evidence[0] != boot or at > self.evidence[1]:
@@ -116,6 +117,13 @@ def call_floor(state, boot, ev):
 def after_call(phase):
     """Rien ne va plus: betting stops; a closed table stays closed."""
     return NO_MORE if phase == BETTING else phase
+
+
+def croupier_call(phase):
+    """The croupier's *rien ne va plus* (the pit, or the wheel's button through the wheel): no bet
+    from now, whatever the wheel's sensors say; the wheel's call locks the bets to its spin, the
+    spin's end opens the table again. None when betting is not open."""
+    return after_call(phase) if phase == BETTING else None
 
 
 def after_spin(phase):

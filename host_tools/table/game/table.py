@@ -538,6 +538,20 @@ class Table:
                 self._stream(after)
         self._after(after)
 
+    def call(self) -> bool:
+        """The croupier's rien ne va plus at the table (game.croupier_call): no bet from now,
+        before the wheel is told. False when betting was not open."""
+        with self.lock, self.j.tx():
+            phase = game.croupier_call(self.st["phase"])
+            if phase is None:
+                return False
+            st = dict(self.st, phase=phase)
+            after = self._apply([game.Announce(st["spin"], "rien ne va plus"), game.Save(st)])
+            if self.publish_in_tx:
+                self._stream(after)
+        self._after(after)
+        return True
+
     # -- reads ---------------------------------------------------------------------------------
     def now(self) -> dict:
         """What every screen says of the table now (annonce.py): its phase and spin, the words

@@ -110,3 +110,13 @@ def test_the_audit_row_of_a_table_change_has_the_wheel_answer(table, path, actio
     row = table.call("chef", "GET", "/audit").json()[0]
     assert (row["action"], row["before"], row["after"], row["answer"]) == (
         action, {"phase": "betting"}, {"phase": "closed"}, {"ok": True})
+
+
+def test_the_croupier_s_call_closes_the_bets_and_is_audited_with_the_wheel_answer(table):
+    assert table.call("croupier", "POST", "/table/call").status_code == 200
+    row = table.call("chef", "GET", "/audit").json()[0]
+    assert (row["action"], row["before"], row["after"]) == ("table_call", {"phase": "betting"}, {"phase": "no_more_bets"})
+    assert row["answer"] is not None
+    r = table.call("croupier", "POST", "/bets", json={"player": "ann", "type": "rouge", "stake": 500})
+    assert r.status_code == 409 and r.json()["error"] == "poussette"
+

@@ -25,6 +25,7 @@ ROUTES = {
     ("DELETE", "/bets/B000001"): "croupier",
     ("POST", "/table/open"): "chef",
     ("POST", "/table/close"): "chef",
+    ("POST", "/table/call"): "croupier",
     ("POST", "/wheel/accept"): "chef",
     ("POST", "/bets/B000001/resolve"): "chef",
     ("POST", "/bets/B000001/consent"): "chef",

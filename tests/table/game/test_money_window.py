@@ -47,6 +47,35 @@ def test_a_status_sent_before_events_we_lack_is_no_evidence(t):
     assert e.value.code == "wheel_not_heard"
 
 
+def test_a_wheel_in_fault_takes_no_bet(t):
+    """A sensor not ok: the next spin would be void, and a silent ball-track sensor may hide a
+    spin under way (issue 33): no bet on a status that says fault, until one says otherwise."""
+    w = Wheel(t)
+    w.status(state="fault")
+    with pytest.raises(Refused) as e:
+        t.place(PLEIN)
+    assert e.value.code == "wheel_not_heard"
+    w.status(state="idle")
+    t.place(PLEIN)
+
+
+def test_the_croupier_s_call_stops_the_bets_whatever_the_wheel_says(t):
+    """Rien ne va plus from the pit: no bet from that instant though the wheel saw no launch; its
+    own call locks the bets placed before to its spin, its result settles them and reopens."""
+    w = Wheel(t)
+    t.place(PLEIN)
+    assert t.call() and t.state()["phase"] == "no_more_bets"
+    w.status()                                   # the wheel still says idle (its ball sensors dead?)
+    with pytest.raises(Refused) as e:
+        t.place(PLEIN)
+    assert e.value.code == "poussette"
+    assert not t.call()                          # once
+    w.spin(1, 17)
+    assert t.state()["phase"] == "betting"
+    won = [b for b in t.bets(status="settled")]
+    assert len(won) == 1 and won[0]["spin"] == 1
+
+
 def test_a_delayed_status_is_judged_by_the_wheel_clock_not_by_its_arrival(t):
     w = Wheel(t)
     t.clock.advance(5000)

@@ -44,6 +44,7 @@
     closed = table.phase === "closed";
     $("b-open").hidden = !closed;
     $("b-close").hidden = closed;
+    $("b-call").hidden = table.phase !== "betting";
     const li = Cyl.linkInfo(link);
     pill("t-link", li.short, li.ok ? "ok" : "bad");
     $("t-link").title = li.text;
@@ -207,6 +208,8 @@
   $("b-close").addEventListener("click", () => {
     if (window.confirm("Fermer la table ? Un coup en cours sera annulé.")) act(() => Cyl.api("POST", "/table/close"));
   });
+
+  $("b-call").addEventListener("click", () => act(() => Cyl.api("POST", "/table/call")));
 
   $("f-croupier").addEventListener("submit", (e) => {
     e.preventDefault();
