@@ -37,8 +37,10 @@ BET_ID = r"^[A-Za-z0-9._-]{1,40}$"
 BET_KINDS = frozenset(("bet", "cancel", "slip"))    # events naming a player and a stake: croupier and above
 
 
-def create_app(host, conf: dict | None = None) -> FastAPI:
-    """The table app on `host`, a `TableHost` (table/daemon/host.py: the daemon as the app sees it)."""
+def create_app(host, conf: dict | None = None, fast_path: bool = True) -> FastAPI:
+    """The table app on `host`, a `TableHost` (table/daemon/host.py: the daemon as the app sees it).
+    `fast_path`: the ordinary POST /bets and POST /slips served in front of FastAPI (api/fastpath.py;
+    False only for the tests that compare both)."""
     conf = cfg.validate({**cfg.defaults(), **(conf or {})})
     bind_host, _ = cfg.hostport(conf["http"])
     from host_tools import version
@@ -318,6 +320,10 @@ def create_app(host, conf: dict | None = None) -> FastAPI:
     app.state.pit = add_pages(app, host, need, conf)
     errors.document(app, BetIn)
     hosts = set(LOOPBACK_HOSTS) | {bind_host} | set(conf["allowed_hosts"])
+    app.state.fast_served = [0]
+    if fast_path:                       # inside the Guard and CORS, in front of the routes
+        from host_tools.table.api.fastpath import FastPlacements
+        app.add_middleware(FastPlacements, host=host, served=app.state.fast_served)
     if conf["cors_origins"]:
         from starlette.middleware.cors import CORSMiddleware
         app.add_middleware(CORSMiddleware, allow_origins=conf["cors_origins"], allow_methods=["GET", "POST", "PUT", "DELETE"],

@@ -5,7 +5,10 @@ large a number (400), before any route sees it."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
+
+import orjson
 
 MAX_DEPTH = 8           # nesting of a request body (a bet needs 3)
 MAX_INT_DIGITS = 15     # a number in a request body (cents up to 10^15 - 1)
@@ -80,8 +83,40 @@ def _same_origin(origin, host, scope):
     return origin.lower() in (f"{scheme}://{host}".lower(), f"https://{host}".lower())
 
 
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')          # a JSON string, escapes included
+_LONG_DIGITS = re.compile(rb"[0-9]{%d,}" % (MAX_INT_DIGITS + 1))
+_INNERMOST = re.compile(rb"\[\]|\{\}")
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+
+
 def _parse_json(body: bytes) -> tuple[str | None, Any]:
-    """(None, the value) for an acceptable JSON body, (what is wrong, None) otherwise."""
+    """(None, the value) for an acceptable JSON body, (what is wrong, None) otherwise. The
+    ordinary body is read in C (orjson, then its brackets' depth with regular expressions); any
+    body that is not plainly acceptable so (invalid, deep, a long run of digits) is read by
+    `_parse_json_exact`, which says what is wrong in the same words whatever the path."""
+    if not _LONG_DIGITS.search(body):
+        try:
+            value = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            value = _parse_json_exact           # (a marker: not plainly acceptable)
+        if value is not _parse_json_exact and _shallow(body):
+            return None, value
+    return _parse_json_exact(body)
+
+
+def _shallow(valid: bytes) -> bool:
+    """A valid JSON text nested MAX_DEPTH levels at most: its brackets outside strings, the
+    innermost pairs taken away one level at a time."""
+    brackets = _STRING.sub(b"", valid).translate(None, _NOT_BRACKET)
+    for _ in range(MAX_DEPTH):
+        if len(brackets) <= 2:
+            return True
+        brackets = _INNERMOST.sub(b"", brackets)
+    return not brackets
+
+
+def _parse_json_exact(body: bytes) -> tuple[str | None, Any]:
+    """`_parse_json` in Python, number by number and bracket by bracket."""
     def bounded_int(text):
         if len(text.lstrip("-")) > MAX_INT_DIGITS:
             raise ValueError(f"a number of more than {MAX_INT_DIGITS} digits")

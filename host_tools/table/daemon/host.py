@@ -51,7 +51,7 @@ class TableHost:
         self.events = events
         self.metrics = metrics
         self.limits = LimitsStore(self.j, daemon.wheel)
-        self.committer = Committer(self.table)
+        self.committer = Committer(self.table, unvouched=self.tokens.unvouched)
         self.pit = None                         # the pit's part (web_pages.Pit), set by create_app
         self.floor = None                       # the link to the casino floor (floor_publisher.FloorLink), if any
         from host_tools.table.api.twoperson import TwoPerson
@@ -94,15 +94,16 @@ class TableHost:
         with self._counted():
             return self.committer.place(body, idempotency_key, _by(who))
 
-    async def place_async(self, body, idempotency_key=None, who: Identity | None = None) -> dict:
-        """`place` on the server's event loop: awaits the bet's group without holding a thread."""
+    async def place_async(self, body, idempotency_key=None, who: Identity | None = None, voucher=None) -> dict:
+        """`place` on the server's event loop: awaits the bet's group without holding a thread.
+        `voucher`: `who` came from the tokens' cache (Tokens.vouch), checked again in the group."""
         with self._counted():
-            return await self.committer.place_async(body, idempotency_key, _by(who))
+            return await self.committer.place_async(body, idempotency_key, _by(who), voucher=voucher)
 
-    async def place_slip_async(self, body, idempotency_key=None, who: Identity | None = None) -> dict:
+    async def place_slip_async(self, body, idempotency_key=None, who: Identity | None = None, voucher=None) -> dict:
         """A terminal's slip (game/slips.py), whole, durable before this returns (group commit)."""
         with self._counted() as placed:
-            out = await self.committer.place_async(body, idempotency_key, _by(who), slip=True)
+            out = await self.committer.place_async(body, idempotency_key, _by(who), slip=True, voucher=voucher)
             placed[0] = len(out.get("bets") or ())
             return out
 

@@ -38,11 +38,17 @@ MAX_GROUP = 256         # bets in one transaction at most (the rest wait for the
                         # call, which wait for it) for a bounded time however large the slips
 
 
-class _Job:
-    __slots__ = ("body", "key", "by", "receipt", "out", "error", "done", "slip")
+class Unvouched(Exception):
+    """The token that vouched for a placement changed (revoked) after it was read: nothing is
+    recorded; the caller reads the token again (api/fastpath.py: the app's own guard answers)."""
 
-    def __init__(self, body, key, by, receipt, done=None, slip=False):
+
+class _Job:
+    __slots__ = ("body", "key", "by", "receipt", "out", "error", "done", "slip", "voucher")
+
+    def __init__(self, body, key, by, receipt, done=None, slip=False, voucher=None):
         self.body, self.key, self.by, self.receipt, self.slip = body, key, by, receipt, slip
+        self.voucher = voucher
         self.out = self.error = None
         self.done = done or _nobody     # called by the committer thread once the job's group is over
 
@@ -57,8 +63,12 @@ def _wake(fut):
 
 
 class Committer:
-    def __init__(self, table, max_group=MAX_GROUP):
+    """`unvouched(db, vouchers)`: the vouchers (a cached token's, api/auth.py `Tokens.vouch`) no
+    longer good, read in the group's transaction; their placements are refused (`Unvouched`)."""
+
+    def __init__(self, table, max_group=MAX_GROUP, unvouched=None):
         self.table = table
+        self.unvouched = unvouched
         self.j = table.j
         self.max_group = max_group
         self._waiting = deque()
@@ -78,14 +88,15 @@ class Committer:
         done.wait()
         return _answer(job)
 
-    async def place_async(self, body, idempotency_key=None, by=None, slip=False) -> dict:
+    async def place_async(self, body, idempotency_key=None, by=None, slip=False, voucher=None) -> dict:
         """`place` for an event loop: awaits the group's commit without holding a thread.
-        `slip`: the body is a terminal's slip (slips.py), recorded whole in the group."""
+        `slip`: the body is a terminal's slip (slips.py), recorded whole in the group; `voucher`:
+        the cached token's (checked in the group's transaction, `Unvouched` if it no longer holds)."""
         receipt = (slips.receive(self.table, body, idempotency_key) if slip
                    else self.table.receive(body, idempotency_key))         # Invalid: 400 now
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
-        job = _Job(body, idempotency_key, by, receipt, lambda: loop.call_soon_threadsafe(_wake, fut), slip)
+        job = _Job(body, idempotency_key, by, receipt, lambda: loop.call_soon_threadsafe(_wake, fut), slip, voucher)
         self._queue(job)
         await fut
         return _answer(job)
@@ -133,7 +144,12 @@ class Committer:
             with table.lock, self.j.tx():
                 table.deferred = True           # the state saved once, with the group
                 try:
+                    vouchers = [job.voucher for job in jobs if job.voucher is not None]
+                    bad = self.unvouched(self.j.db, vouchers) if vouchers and self.unvouched else ()
                     for job in jobs:
+                        if bad and job.voucher in bad:
+                            job.error = Unvouched("the token was revoked")
+                            continue
                         self._one(job)
                 finally:
                     table.deferred = False

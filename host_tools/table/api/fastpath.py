@@ -1,0 +1,83 @@
+"""The placements' fast path: `POST /bets` and `POST /slips` answered without FastAPI's routing.
+
+A stadium's terminals send hundreds of slips a second in the last seconds before the call; on one
+core, FastAPI's routing, dependency solving and response classes cost more than recording the
+bets. This pure ASGI middleware sits inside the Guard (Host, Origin, a bounded JSON body: already
+checked and parsed) and in front of the app. It serves the ordinary request only: exactly one
+`Authorization: Bearer` of a live token whose role may place (croupier for a bet, terminal for a
+slip), at most one Idempotency-Key of at most 128 characters, no query string, a body. That
+request goes to the same `TableHost` calls as the routes (api/app.py, api/slips.py) and gets the
+same answers: 201 with the table's dict, 409/422 with the refusal and its bet or slip, 400
+invalid_bet / invalid_slip. Anything else (no token, an unknown or revoked one, a role too low,
+a duplicated header, a query string) goes on to the app, whose guard (roles.py) answers it:
+401, 403 with its audit row, 429 from the throttle, 400 for a bad parameter — one place decides
+those. The token is read through the tokens' cache (auth.py `Tokens.vouch`); the group that
+records the placement checks it again in its transaction, and a token revoked meanwhile places
+nothing: the request then goes on to the app, which reads the token afresh (401).
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from host_tools.table.api.guard import BODY
+from host_tools.table.game.committer import Unvouched
+from host_tools.table.game.table import Invalid, Refused
+
+MAX_KEY = 128           # the routes' Header(max_length=128): a longer key is the app's 400
+JSON_HEADERS = [(b"content-type", b"application/json")]
+
+
+class FastPlacements:
+    """ASGI middleware: the ordinary `POST /bets` and `POST /slips` served here (see the module)."""
+
+    # path -> (the role it needs, a slip?, the refusal's key for the bet or slip, the 400's code)
+    ROUTES = {"/bets": ("croupier", False, "bet", "invalid_bet"),
+              "/slips": ("terminal", True, "slip", "invalid_slip")}
+
+    def __init__(self, app, host, served=None):
+        self.app = app
+        self.host = host
+        self.served = served if served is not None else [0]    # requests answered here (tests: which path answered)
+
+    async def __call__(self, scope, receive, send):
+        route = self.ROUTES.get(scope["path"]) if scope["type"] == "http" and scope["method"] == "POST" else None
+        if route is None or scope["query_string"] or scope.get("root_path") or BODY not in scope:
+            return await self.app(scope, receive, send)
+        auth = key = None
+        for name, value in scope["headers"]:
+            if name == b"authorization":
+                if auth is not None:
+                    return await self.app(scope, receive, send)
+                auth = value
+            elif name == b"idempotency-key":
+                if key is not None:
+                    return await self.app(scope, receive, send)
+                key = value
+        if auth is None or (key is not None and len(key) > MAX_KEY):
+            return await self.app(scope, receive, send)
+        scheme, _, secret = auth.decode("latin-1").partition(" ")
+        if scheme.lower() != "bearer":
+            return await self.app(scope, receive, send)
+        role, slip, what, invalid = route
+        who, voucher = self.host.tokens.vouch(secret.strip())
+        if who is None or not who.may(role):
+            return await self.app(scope, receive, send)
+        key = None if key is None else key.decode("latin-1")
+        try:
+            if slip:
+                out = await self.host.place_slip_async(scope[BODY], key, who, voucher)
+            else:
+                out = await self.host.place_async(scope[BODY], key, who, voucher)
+            status = 201
+        except Refused as e:
+            out, status = {"error": e.code, "message": e.message, what: e.bet}, e.http
+        except Invalid as e:
+            out, status = {"error": invalid, "message": str(e)}, 400
+        except Unvouched:               # revoked since it was cached: the app's guard reads it again
+            return await self.app(scope, receive, send)
+        self.served[0] += 1
+        data = orjson.dumps(out)
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-length", b"%d" % len(data)), *JSON_HEADERS]})
+        await send({"type": "http.response.body", "body": data})
