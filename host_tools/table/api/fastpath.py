@@ -22,7 +22,7 @@ import orjson
 
 from host_tools.table.api.guard import BODY
 from host_tools.table.game.committer import Unvouched
-from host_tools.table.game.table import Invalid, Refused
+from host_tools.table.game.gate import Invalid, Refused
 
 MAX_KEY = 128           # the routes' Header(max_length=128): a longer key is the app's 400
 JSON_HEADERS = [(b"content-type", b"application/json")]

@@ -29,7 +29,7 @@ import threading
 from collections import deque
 
 from host_tools.table.game import slips
-from host_tools.table.game.table import Invalid, Refused
+from host_tools.table.game.gate import Invalid, Refused
 
 log = logging.getLogger("cylindre.committer")
 

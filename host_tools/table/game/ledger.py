@@ -37,6 +37,7 @@ from operator import add
 import numpy as np
 
 from host_tools.table.game import resultats
+from host_tools.table.journal.jsontext import text
 from host_tools.table.game.reglement import REGISTRY, Reglement
 
 MIGRATIONS = (("wheel_boot", "TEXT"), ("wheel_ms", "REAL"), ("idem_key", "TEXT"), ("answer", "TEXT"),
@@ -81,18 +82,18 @@ class Ledger:
     def add(self, bid, player, bet, stake, status, spin, reason, where, idem_key=None, answer=None, by=None):
         self.db.execute("INSERT INTO bets (id, wheel, player, at, body, stake, status, spin, reason, wheel_boot, "
                         "wheel_ms, idem_key, answer, placed_by) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                        (bid, self.wheel, player, time.time(), json.dumps(bet, sort_keys=True), stake, status, spin,
+                        (bid, self.wheel, player, time.time(), text(bet), stake, status, spin,
                          reason, where[0], where[1], idem_key,
-                         None if answer is None else json.dumps(answer, sort_keys=True, default=str),
-                         None if by is None else json.dumps(by, sort_keys=True)))
+                         None if answer is None else text(answer),
+                         None if by is None else text(by)))
 
     def add_many(self, rows, status, where, by, slip):
         """Bets (id, player, bet, stake) of one slip, recorded with one statement."""
         at = time.time()
-        by = None if by is None else json.dumps(by, sort_keys=True)
+        by = None if by is None else text(by)
         self.db.executemany("INSERT INTO bets (id, wheel, player, at, body, stake, status, wheel_boot, wheel_ms, "
                             "placed_by, slip) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                            [(bid, self.wheel, player, at, json.dumps(bet, sort_keys=True), stake, status, where[0],
+                            [(bid, self.wheel, player, at, text(bet), stake, status, where[0],
                               where[1], by, slip) for bid, player, bet, stake in rows])
 
     def slip_bets(self, slip):
@@ -146,7 +147,7 @@ class Ledger:
     def cancel(self, bid, where, by=None):
         """The bet was taken back, at the latest wheel instant `where` (boot, ms), by whom."""
         self.db.execute("UPDATE bets SET status='cancelled', cancel_boot=?, cancel_ms=?, withdrawn_by=? WHERE id=?",
-                        (where[0], where[1], None if by is None else json.dumps(by, sort_keys=True), bid))
+                        (where[0], where[1], None if by is None else text(by), bid))
 
     def withdrawn_since(self, boot, ms):
         """Bets taken back in wheel boot `boot` at or after its instant `ms` (a call may undo them)."""

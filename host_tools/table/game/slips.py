@@ -30,7 +30,8 @@ from cylindre.rules.compiled import compile_bet
 
 from host_tools.table.game import flow as game
 from host_tools.table.game.flow import esc
-from host_tools.table.game.table import (_KEPT, _REFUSALS, Invalid, Mismatch, NotFound, Receipt, Refused,
+from host_tools.table.journal.jsontext import text
+from host_tools.table.game.gate import (_KEPT, _REFUSALS, Invalid, Mismatch, NotFound, Receipt, Refused,
                                          _check_key, parse_bet_request, request_digest)
 
 log = logging.getLogger("cylindre.table")
@@ -146,8 +147,8 @@ def _place(table, player, bets, key, asked, by, received):
                  (sid, table.wheel, player, time.time(),
                   json.dumps([b for b, _ in bets], sort_keys=True) if status == "refused" else "[]",  # (else: its bets' rows)
                   len(bets), stake, out["status"], reason, where[0], where[1], key,
-                  None if key is None else json.dumps(dict(answer, request=asked)),
-                  None if by is None else json.dumps(by, sort_keys=True)))
+                  None if key is None else text(dict(answer, request=asked)),
+                  None if by is None else text(by)))
     table.save_state()
     return out, status == "refused"
 

@@ -18,166 +18,27 @@ reopens; a void (misspin) unlocks N's bets, which play on the relaunch.
 from __future__ import annotations
 
 import gc
-import hashlib
 import json
 import logging
 import threading
 import time
 
 from cylindre.link import protocol as pr
-from cylindre.rules.bets import BetError, zero_choice
+from cylindre.rules.bets import BetError
 from cylindre.rules.compiled import compile_bet
 from cylindre.rules.limits import Limits
 
 from host_tools.table.game import annonce, flow as game
 from host_tools.table import libelles
 from host_tools.table.game.flow import CLOSED, esc
+from host_tools.table.game.gate import (  # noqa: F401  (the gate's names, as the table's callers import them)
+    BET_FIELDS, CONSENT_FIELDS, MAX_STAKE, STATE_FIELDS, _KEPT, _REFUSALS, Invalid, Mismatch, NotFound, Receipt,
+    Refused, _check_key, parse_bet_request, request_digest)
 from host_tools.table.journal.store import Journal
 from host_tools.table.game.ledger import Ledger
 from host_tools.table.game.tapis import Tapis, entry
 
 log = logging.getLogger("cylindre.table")
-
-MAX_STAKE = 10**11           # cents: refuse absurd amounts before they reach the rules
-CHOICES = ("prison", "partage")
-
-# what a player may say in a bet (the rules' words and their aliases); anything else is refused
-BET_FIELDS = ("player", "type", "bet", "numbers", "number", "which", "stake", "unit", "replay", "rejouer",
-              "zero_choice", "chance", "chances", "final", "form", "forme", "k", "neighbours", "neighbors",
-              "voisins", "numero", "centre", "center", "a_placer", "payes_a_placer", "paye_a_placer", "placed")
-# what only the table (or the chef de table) sets
-STATE_FIELDS = ("id", "carried", "status", "locked", "spin", "result", "reason", "played", "label", "at",
-                "placed_at", "wheel_boot", "wheel_ms", "consent", "supervisor_consent", "chef_consent", "chef")
-CONSENT_FIELDS = ("consent", "supervisor_consent", "chef_consent", "chef")
-MAX_TEXT = 64
-MAX_LIST = 37
-MAX_KEY = 128
-_REFUSALS = {
-    "table_closed": "the table is closed",
-    "poussette": "rien ne va plus: the bet came after the call (poussette), it is refused",
-    "wheel_not_heard": "no fresh word from the wheel that betting is open (link slow or down): the bet is refused",
-    "wheel_unknown": "the wheel connected is not the one this table knows: no bet until the chef de table accepts it"
-                     " (POST /wheel/accept)",
-}
-
-
-_KEPT = {
-    "no_more_bets": "rien ne va plus: the bet stays on the layout",
-    "wheel_not_heard": "no fresh word from the wheel that the spin is not called (link slow or down): the bet stays"
-                       " on the layout",
-}
-
-
-class Receipt:
-    """A bet's receipt (`Table.receive`): the host instant `at` (ms) and the window's verdict
-    then, (status, reason, (wheel boot, latest wheel ms)); `parsed`, the request as its gate
-    read it (the body is the caller's and is not changed meanwhile: it is not read twice)."""
-    __slots__ = ("at", "verdict", "parsed")
-
-    def __init__(self, at, verdict, parsed=None):
-        self.at, self.verdict, self.parsed = at, verdict, parsed
-
-
-class Refused(Exception):
-    """A bet the table refuses now (HTTP 409): `code` is table_closed, poussette, wheel_not_heard, not_open..."""
-    http = 409
-
-    def __init__(self, code, message, bet=None):
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.bet = bet
-
-
-class Mismatch(Refused):
-    """An Idempotency-Key already used for another bet (HTTP 422 idempotency_mismatch): the
-    retry is not the same request, so neither its bet nor the first answer is given."""
-    http = 422
-
-
-class Invalid(Exception):
-    """A malformed request (HTTP 400)."""
-
-
-class NotFound(Exception):
-    """No such bet or spin (HTTP 404)."""
-
-
-def parse_bet_request(body) -> tuple:
-    """A client's bet, checked before anything is recorded: (player, bet dict, zero choice).
-
-    Framework-free (the HTTP layer only hands over the decoded JSON). Refuses, naming the field:
-    a field the rules do not know, a field only the table sets (`carried`, `status`, `consent`,
-    ...: consent for a straddle is the chef de table's, POST /bets/{id}/consent), wrong types,
-    control characters in the player's name, strings over 64 characters, lists over 37 items."""
-    if not isinstance(body, dict):
-        raise Invalid("a bet is a JSON object")
-    for k in body:
-        if k in CONSENT_FIELDS:
-            raise Invalid("%s: consent to a straddle is the chef de table's, given with POST /bets/{id}/consent" % k)
-        if k in STATE_FIELDS:
-            raise Invalid("%s: set by the table, never by a player" % k)
-        if k not in BET_FIELDS:
-            raise Invalid("%s: unknown field (a bet has %s)" % (esc(k)[:40], ", ".join(BET_FIELDS)))
-    player = body.get("player")
-    if not isinstance(player, str) or not player.strip() or len(player) > MAX_TEXT:
-        raise Invalid("player: a name of 1 to 64 characters is required")
-    if not player.isprintable():
-        raise Invalid("player: control characters (newline, tab, ...) are not allowed in a name")
-    bet = {k: v for k, v in body.items() if k != "player"}
-    for k in ("stake", "unit"):
-        if k in bet and (not isinstance(bet[k], int) or isinstance(bet[k], bool)):
-            raise Invalid(f"{k}: integer cents are required (got {bet[k]!r})"[:200])
-        if k in bet and not 0 < bet[k] <= MAX_STAKE:
-            raise Invalid(f"{k}: must be between 1 and {MAX_STAKE} cents")
-    for k, v in body.items():
-        _check_value(k, v, 0)
-    choice = bet.get("zero_choice")
-    if choice is not None:
-        if not (choice in CHOICES or (isinstance(choice, dict) and set(choice) == {"move"}
-                                       and isinstance(choice["move"], str))):
-            raise Invalid('zero_choice: "prison", "partage" or {"move": "<even chance>"}')
-        try:
-            zero_choice(choice, "zero_choice")      # the rules' own reading ({"move": "vert"} is refused)
-        except BetError as e:
-            raise Invalid(e.message) from None
-    return player, bet, choice
-
-
-def _check_value(k, v, depth):
-    if depth > 2:
-        raise Invalid("%s: nested too deep" % k)
-    if isinstance(v, str):
-        if len(v) > MAX_TEXT:
-            raise Invalid("%s: at most %d characters" % (k, MAX_TEXT))
-    elif isinstance(v, list):
-        if len(v) > MAX_LIST:
-            raise Invalid("%s: at most %d items" % (k, MAX_LIST))
-        for x in v:
-            _check_value(k, x, depth + 1)
-    elif isinstance(v, dict):
-        if len(v) > 4:
-            raise Invalid("%s: too many keys" % k)
-        for x in v.values():
-            _check_value(k, x, depth + 1)
-    elif isinstance(v, int) and not isinstance(v, bool):
-        if abs(v) > MAX_STAKE:
-            raise Invalid("%s: number out of range" % k)
-    elif not (v is None or isinstance(v, bool)):
-        raise Invalid("%s: %s is not allowed here" % (k, type(v).__name__))
-
-
-def request_digest(body) -> str:
-    """A request's fingerprint, for Idempotency-Key retries: the same JSON, in any key order."""
-    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-
-
-def _check_key(key):
-    if key is None:
-        return None
-    if not isinstance(key, str) or not 1 <= len(key) <= MAX_KEY or not all(33 <= ord(c) < 127 for c in key):
-        raise Invalid("Idempotency-Key: 1 to 128 printable ASCII characters, no spaces")
-    return key
 
 
 class Table:

@@ -1,0 +1,26 @@
+"""JSON text of the journal's columns, written in C (orjson): a bet's body, who placed it, the
+first answer kept for an Idempotency-Key. Keys sorted, compact; every reader parses it (Python's
+json, SQLite's json_extract), none compares its characters."""
+
+from __future__ import annotations
+
+import orjson
+
+_SORTED = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+
+
+def text(value) -> str:
+    """`value` as JSON text, its keys sorted (anything JSON does not know: its str())."""
+    return orjson.dumps(value, option=_SORTED, default=str).decode()
+
+
+def canonical(value) -> bytes:
+    """The bytes Python's `json.dumps(value, sort_keys=True, separators=(",", ":"))` makes, as
+    fingerprints of requests were always taken (a retry's digest must equal the first one's
+    whatever version took it): orjson's when the text is ASCII (they are then the same), Python's
+    otherwise (it escapes what is not ASCII)."""
+    data = orjson.dumps(value, option=_SORTED)
+    if data.isascii():
+        return data
+    import json
+    return json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
