@@ -44,7 +44,10 @@ def create_app(host, conf: dict | None = None, fast_path: bool = True) -> FastAP
     conf = cfg.validate({**cfg.defaults(), **(conf or {})})
     bind_host, _ = cfg.hostport(conf["http"])
     from host_tools import version
-    app = FastAPI(title="Cylindre table daemon", version=version(),
+    import inspect
+    quiet = ({"telemetry": {"tracing": False, "metrics": False, "logs": False}}   # no OpenTelemetry: not looked
+             if "telemetry" in inspect.signature(FastAPI.__init__).parameters else {})   # for at every request
+    app = FastAPI(title="Cylindre table daemon", version=version(), **quiet,
                   description="Bets, table state, live events, history, game recall and audit of one roulette "
                               "table. Money is integer cents. Every route but /health and /openapi.json needs "
                               "a bearer token whose role is high enough: display < terminal < croupier < chef < admin. A display "

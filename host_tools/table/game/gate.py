@@ -122,6 +122,29 @@ def parse_bet_request(body) -> tuple:
 
 
 def _check_value(k, v, depth):
+    """`v` (under field `k`) is a short string, a bounded integer, a boolean, null, or a short
+    list or small dict of them, nested twice at most. The plain JSON types are judged first,
+    by their exact type (the decoded body holds no other), the rest by isinstance."""
+    t = type(v)
+    if depth <= 2:
+        if t is int:
+            if -MAX_STAKE <= v <= MAX_STAKE:
+                return
+        elif t is str:
+            if len(v) <= MAX_TEXT:
+                return
+        elif t is list:
+            if len(v) <= MAX_LIST:
+                for x in v:
+                    if type(x) is not int or depth == 2 or not -MAX_STAKE <= x <= MAX_STAKE:
+                        _check_value(k, x, depth + 1)
+                return
+        elif v is None or t is bool:
+            return
+    _judge(k, v, depth)
+
+
+def _judge(k, v, depth):
     if depth > 2:
         raise Invalid("%s: nested too deep" % k)
     if isinstance(v, str):
@@ -131,12 +154,12 @@ def _check_value(k, v, depth):
         if len(v) > MAX_LIST:
             raise Invalid("%s: at most %d items" % (k, MAX_LIST))
         for x in v:
-            _check_value(k, x, depth + 1)
+            _judge(k, x, depth + 1)
     elif isinstance(v, dict):
         if len(v) > 4:
             raise Invalid("%s: too many keys" % k)
         for x in v.values():
-            _check_value(k, x, depth + 1)
+            _judge(k, x, depth + 1)
     elif isinstance(v, int) and not isinstance(v, bool):
         if abs(v) > MAX_STAKE:
             raise Invalid("%s: number out of range" % k)
@@ -152,6 +175,6 @@ def request_digest(body) -> str:
 def _check_key(key):
     if key is None:
         return None
-    if not isinstance(key, str) or not 1 <= len(key) <= MAX_KEY or not all(33 <= ord(c) < 127 for c in key):
+    if not isinstance(key, str) or not 1 <= len(key) <= MAX_KEY or not (key.isascii() and key.isprintable() and " " not in key):
         raise Invalid("Idempotency-Key: 1 to 128 printable ASCII characters, no spaces")
     return key
