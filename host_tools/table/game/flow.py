@@ -183,7 +183,7 @@ class Facts:
     (`withdrawn`, those the call may judge) also `cancel_boot`, `cancel_ms`."""
 
     def __init__(self, open_bets=(), locked=(), settled=(), last_settled=None, voided=False, bodies=None,
-                 withdrawn=(), book=None, ordered=False):
+                 withdrawn=(), book=None, ordered=False, book_exact=False):
         self.open_bets = list(open_bets)
         self.withdrawn = list(withdrawn)
         self.locked = list(locked)
@@ -196,6 +196,9 @@ class Facts:
         # appends the carried bets to that book: it serves one step
         self.book = book
         self.ordered = ordered              # the open and locked bets come in order of id already
+        # the locked bets are exactly `book`'s, in its order (the shell checked it when the call
+        # locked them): a step that has not changed them need not compare ten thousand ids again
+        self.book_exact = bool(book_exact and book is not None and ordered)
 
 def spins_of(state, ev):
     """The spins whose settlement a step on event `ev` may ask about (the shell reads those)."""
@@ -219,6 +222,7 @@ class _Step:
         self.locked = facts.locked if facts.ordered else sorted(facts.locked, key=_ID)
         self.settled = set(facts.settled)
         self.fx = []
+        self._exact = self.locked if facts.book_exact else None     # the list the book is exactly
 
     def say(self, spin, text):
         self.fx.append(Announce(spin, text))
@@ -369,11 +373,14 @@ class _Step:
                 self.log(WARNING, "result of spin %s without rien ne va plus: locking the open bets now" % spin)
             self.unlock()
             self.call(spin, *call)
-        try:
-            spins = list(map(_SPIN, self.locked))      # (C loops: 10,000 bets on the result's path)
-        except KeyError:
-            spins = [b.get("spin") for b in self.locked]
-        every = spins.count(spin) == len(spins)
+        if self.locked is self._exact and self.facts.book[0] == spin:
+            every = True                                # the book's bets: every one locked to `spin`
+        else:
+            try:
+                spins = list(map(_SPIN, self.locked))      # (C loops: 10,000 bets on the result's path)
+            except KeyError:
+                spins = [b.get("spin") for b in self.locked]
+            every = spins.count(spin) == len(spins)
         mine = self.locked if every else [b for b in self.locked if b.get("spin") == spin]
         try:
             book, choices, cols = self.book(spin, mine)
@@ -422,7 +429,7 @@ class _Step:
         shelf = self.facts.book
         cols = None
         if skip is None and shelf is not None and shelf[0] == spin and shelf[1] is not None \
-                and shelf[1].book.ids == list(map(_ID, mine)):
+                and (mine is self._exact or shelf[1].book.ids == list(map(_ID, mine))):
             book, choices = shelf[1].book, dict(shelf[1].choices)    # built as the bets were placed
             cols = shelf[1].cols
             mine = ()

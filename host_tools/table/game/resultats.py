@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import numpy.ma  # noqa: F401  (np.unique imports it at its first call: 100 ms on the first result's path otherwise)
 
 from host_tools.table.game.reglement import OUTCOMES, REGISTRY
 

@@ -322,7 +322,8 @@ class Table:
             bodies=self.ledger.bodies([p["id"] for p in self.st["prisoners"] if p.get("id")]) if settles else None,
             withdrawn=[dict(r, body=json.loads(r["body"])) for r in self.ledger.withdrawn_since(boot, floor)]
             if calls and floor is not None else (),
-            book=self.tapis.spin_book if settles else None, ordered=True)
+            book=self.tapis.spin_book if settles else None, ordered=True,
+            book_exact=settles and self.tapis.locked_exact())
 
     def _apply(self, effects, fid=None):
         """The game's effects, in their order, inside the caller's transaction; returns those

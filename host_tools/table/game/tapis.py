@@ -68,7 +68,9 @@ class Tapis:
 
     def put(self, e):
         self.bets[e["id"]] = e
-        if e["spin"] is None and self._open is not None and not self._open.append(e):
+        if e["spin"] is not None:
+            self._locked = None                 # the locked bets are no longer those the call kept
+        elif self._open is not None and not self._open.append(e):
             self._open = None
 
     def drop(self, bid):
@@ -146,7 +148,14 @@ class Tapis:
         return shelf
 
     def open_bets(self):
+        if self._open is not None and not self._open.book.ids:
+            return []                           # the open bets' shelf holds every open bet: none
         return sorted((e for e in self.bets.values() if e["spin"] is None), key=_id)
+
+    def locked_exact(self) -> bool:
+        """`locked()` answers the bets the call locked, exactly its spin book's, in its order."""
+        sb = self.spin_book
+        return sb is not None and self._locked is not None and self._locked[0] is sb[1]
 
     def locked(self):
         """The locked bets in order of id (kept from the call that locked them, when it locked
