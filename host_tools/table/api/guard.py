@@ -83,31 +83,33 @@ def _same_origin(origin, host, scope):
     return origin.lower() in (f"{scheme}://{host}".lower(), f"https://{host}".lower())
 
 
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')          # a JSON string, escapes included
-_LONG_DIGITS = re.compile(rb"[0-9]{%d,}" % (MAX_INT_DIGITS + 1))
-_INNERMOST = re.compile(rb"\[\]|\{\}")
+_DIGIT_RUNS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))    # a digit -> 0, anything else -> space
+_LONG_RUN = b"0" * (MAX_INT_DIGITS + 1)
 _NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+_INNERMOST = re.compile(rb"\[\]|\{\}")
 
 
 def _parse_json(body: bytes) -> tuple[str | None, Any]:
     """(None, the value) for an acceptable JSON body, (what is wrong, None) otherwise. The
-    ordinary body is read in C (orjson, then its brackets' depth with regular expressions); any
-    body that is not plainly acceptable so (invalid, deep, a long run of digits) is read by
-    `_parse_json_exact`, which says what is wrong in the same words whatever the path."""
-    if not _LONG_DIGITS.search(body):
+    ordinary body is read in C (orjson; no run of digits longer than a number may be; its
+    brackets' depth from its text outside strings); any other (invalid, deep, a long run of
+    digits, a backslash) is read by `_parse_json_exact`, which says what is wrong in the same
+    words whatever the path."""
+    if b"\\" not in body and _LONG_RUN not in body.translate(_DIGIT_RUNS):
         try:
             value = orjson.loads(body)
         except orjson.JSONDecodeError:
-            value = _parse_json_exact           # (a marker: not plainly acceptable)
-        if value is not _parse_json_exact and _shallow(body):
+            return _parse_json_exact(body)
+        if _shallow(body):
             return None, value
     return _parse_json_exact(body)
 
 
 def _shallow(valid: bytes) -> bool:
-    """A valid JSON text nested MAX_DEPTH levels at most: its brackets outside strings, the
-    innermost pairs taken away one level at a time."""
-    brackets = _STRING.sub(b"", valid).translate(None, _NOT_BRACKET)
+    """A valid JSON text without a backslash nested MAX_DEPTH levels at most: its brackets
+    outside strings (every other piece between quotes), the innermost pairs taken away one
+    level at a time."""
+    brackets = b"".join(valid.split(b'"')[0::2]).translate(None, _NOT_BRACKET)
     for _ in range(MAX_DEPTH):
         if len(brackets) <= 2:
             return True
