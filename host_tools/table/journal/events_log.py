@@ -19,12 +19,12 @@ to a display: `audit` (every audit row, audit.py) and `table` (open/close, limit
 from __future__ import annotations
 
 import asyncio
-import json
 import queue
 import threading
 import time
 
 from host_tools.table.journal import identity as journal_identity
+from host_tools.table.journal.jsontext import event_text
 
 EPHEMERAL = frozenset({"status"})
 KINDS = ("announce", "bet", "cancel", "slip", "settlement", "wheel", "link", "alert", "status")
@@ -64,7 +64,7 @@ class EventLog:
     def publish(self, kind, body):
         """Journal the event in the open transaction (or its own) and hand it to the live
         subscribers once that commits; a status is handed over at once, never journaled."""
-        data = json.dumps(body, ensure_ascii=False, default=str)
+        data = event_text(body)
         if kind in EPHEMERAL:
             self._deliver((None, kind, data))
             return None

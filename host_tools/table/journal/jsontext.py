@@ -1,5 +1,5 @@
 """JSON text of the journal's columns, written in C (orjson): a bet's body, who placed it, the
-first answer kept for an Idempotency-Key. Keys sorted, compact; every reader parses it (Python's
+first answer kept for an Idempotency-Key, an event's data. Keys sorted, compact; every reader parses it (Python's
 json, SQLite's json_extract), none compares its characters."""
 
 from __future__ import annotations
@@ -24,3 +24,13 @@ def canonical(value) -> bytes:
         return data
     import json
     return json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
+
+
+def event_text(value) -> str:
+    """An event's JSON text as the journal keeps it and the stream sends it (keys in their
+    order, compact); Python's json for what orjson will not write (an integer past 64 bits)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=str).decode()
+    except orjson.JSONEncodeError:
+        import json
+        return json.dumps(value, ensure_ascii=False, default=str)
