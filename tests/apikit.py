@@ -90,6 +90,7 @@ class Table:
 
     def close(self):
         self.host.events.close()
+        self.host.tokens.close()            # its read-only connection (a file descriptor a table)
         self.daemon.stop_flag.set()
         self.daemon.j.close()
 

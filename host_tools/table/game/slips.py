@@ -134,7 +134,8 @@ def _place(table, player, bets, key, asked, by, received):
         for (bid, _, bet, stake_), (_, shape, mult, excess) in zip(rows, compiled):
             table.tapis.put({"id": bid, "player": player, "stake": stake_, "wheel_boot": where[0],
                              "wheel_ms": where[1], "body": bet, "spin": None, "compiled": (shape, mult, excess)})
-    log.debug("slip %s of %s: %d bets, %d cents, %s", sid, esc(player), len(compiled), stake, status)
+    if log.isEnabledFor(logging.DEBUG):
+        log.debug("slip %s of %s: %d bets, %d cents, %s", sid, esc(player), len(compiled), stake, status)
     out = {"slip": sid, "player": player, "status": status if status == "refused" else "open", "stake": stake,
            "bets": placed}
     if status == "refused":

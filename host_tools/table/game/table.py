@@ -141,8 +141,9 @@ class Table:
             log.warning("bet %s of %s refused (%s): %s %d cents", out["id"], esc(player), reason, label, out["stake"])
             self.publish("bet", {**out, "reason": reason})
             raise Refused(reason, _REFUSALS[reason], out)
-        log.debug("bet %s of %s: %s, %d cents%s", out["id"], esc(player), label, out["stake"],
-                 " (awaiting the chef de table's consent)" if status == "awaiting_consent" else "")
+        if log.isEnabledFor(logging.DEBUG):     # (its arguments cost more than the rest of the line)
+            log.debug("bet %s of %s: %s, %d cents%s", out["id"], esc(player), label, out["stake"],
+                      " (awaiting the chef de table's consent)" if status == "awaiting_consent" else "")
         self.publish("bet", out)
         return out
 
