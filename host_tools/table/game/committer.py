@@ -17,7 +17,7 @@ alone) and commits once; only then is each caller answered. So:
 - a terminal's slip (slips.py) is one job: all its bets in the job's savepoint, or none.
 
 `place` blocks its thread until then; `place_async` awaits it on the HTTP server's event loop
-(the committer wakes the loop once the group has committed), so a bet over HTTP costs no
+(the committer wakes the loop once the group has committed, once for the whole group), so a bet over HTTP costs no
 worker thread and no hop between threads besides the committer's own.
 """
 
@@ -44,11 +44,12 @@ class Unvouched(Exception):
 
 
 class _Job:
-    __slots__ = ("body", "key", "by", "receipt", "out", "error", "done", "slip", "voucher")
+    __slots__ = ("body", "key", "by", "receipt", "out", "error", "done", "slip", "voucher", "fut")
 
-    def __init__(self, body, key, by, receipt, done=None, slip=False, voucher=None):
+    def __init__(self, body, key, by, receipt, done=None, slip=False, voucher=None, fut=None):
         self.body, self.key, self.by, self.receipt, self.slip = body, key, by, receipt, slip
         self.voucher = voucher
+        self.fut = fut                  # an event loop's future, woken with the group's others at once
         self.out = self.error = None
         self.done = done or _nobody     # called by the committer thread once the job's group is over
 
@@ -57,9 +58,10 @@ def _nobody():
     pass
 
 
-def _wake(fut):
-    if not fut.done():              # the request may have been cancelled (server stopping)
-        fut.set_result(None)
+def _wake(futs):
+    for fut in futs:
+        if not fut.done():          # the request may have been cancelled (server stopping)
+            fut.set_result(None)
 
 
 class Committer:
@@ -96,7 +98,7 @@ class Committer:
                    else self.table.receive(body, idempotency_key))         # Invalid: 400 now
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
-        job = _Job(body, idempotency_key, by, receipt, lambda: loop.call_soon_threadsafe(_wake, fut), slip, voucher)
+        job = _Job(body, idempotency_key, by, receipt, None, slip, voucher, fut)
         self._queue(job)
         await fut
         return _answer(job)
@@ -164,9 +166,15 @@ class Committer:
             self.grouped += len(jobs)
             placed = sum(1 for job in jobs if job.error is None)
             log.info("%d placements committed together (%d refused or invalid)", placed, len(jobs) - placed)
+        woken = {}                      # loop -> its futures: one wake-up a loop a group, not one a bet
         for job in jobs:
-            try:
+            if job.fut is not None:
+                woken.setdefault(job.fut.get_loop(), []).append(job.fut)
+            else:
                 job.done()
+        for loop, futs in woken.items():
+            try:
+                loop.call_soon_threadsafe(_wake, futs)
             except RuntimeError:        # its event loop is closed (the server stopped): nobody waits
                 pass
 
