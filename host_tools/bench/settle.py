@@ -185,7 +185,8 @@ def _durable(spins, no_before) -> dict:
         b = f"{before['median_ms']:.1f} / {before['p99_ms']:.1f} ms" if before else "-"
         print(f"  {n:>8} {b:>22} {after['median_ms']:>7.1f} / {after['p99_ms']:.1f} ms   "
               f"goal p99 <= {GOAL_DURABLE_P99_MS[n]} ms: {'met' if out[str(n)]['goal_met'] else 'MISSED'}"
-              f" ({k} spins)")
+              f" ({k} spins; the step's CPU {after.get('cpu_median_ms', '-')} ms median, {after.get('cpu_max_ms', '-')} max; "
+              f"min {after['min_ms']} ms)")
     return out
 
 
@@ -316,9 +317,12 @@ def markdown(figures: dict) -> str:
     d = f.get("result_to_durable")
     if d:
         L += ["", "Result frame → settlement durable in the SQLite journal (COMMIT with fsync, its events journaled "
-                  "with it):", "", "| bets on the spin | spins | median | p99 | goal p99 |", "|---|---|---|---|---|"]
+                  "with it), wall time; and the step's own CPU time (the thread's: what the machine's load does not "
+                  "stretch):", "", "| bets on the spin | spins | median | p99 | min | CPU of the step, median / max | goal p99 |",
+              "|---|---|---|---|---|---|---|"]
         for n, r in d.items():
             a = r["after"]
+            cpu = f"{a['cpu_median_ms']:.1f} / {a['cpu_max_ms']:.1f} ms" if "cpu_median_ms" in a else "—"
             L.append(f"| {int(n):,} | {a['spins']} | {a['median_ms']:.1f} ms | {a['p99_ms']:.1f} ms | "
-                     f"≤ {r['goal_p99_ms']} ms: {'met' if r['goal_met'] else 'missed'} |")
+                     f"{a.get('min_ms', '—')} ms | {cpu} | ≤ {r['goal_p99_ms']} ms: {'met' if r['goal_met'] else 'missed'} |")
     return "\n".join(L) + "\n"
