@@ -87,3 +87,13 @@ def test_a_part_run_alone_keeps_the_other_sections_as_they_were_measured(tmp_pat
     (out / "link.json").unlink()
     page.write(["settle", "link", "rest"], out=out, page=docs)
     assert docs.read_text() == text
+
+
+def test_another_parts_option_is_not_taken_as_the_prefix_of_this_ones():
+    """`make bench ARGS='link floor --out X'`: `--out` is link's; the floor part must not read it
+    as its `--outage-s` (argparse's abbreviations), nor fail on it."""
+    from host_tools.bench import floor, link
+    args, unknown = bench.part_parser("floor", floor).parse_known_args(["--out", "x.json"])
+    assert unknown == ["--out", "x.json"] and args.outage_s == 60.0
+    args, unknown = bench.part_parser("link", link).parse_known_args(["--out", "x.json"])
+    assert args.out == "x.json" and unknown == []
