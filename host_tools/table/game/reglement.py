@@ -172,6 +172,20 @@ class Colonnes:
         return self
 
 
+class _Row:
+    """What the reference's `Settlement.result(i)` reads of a `Reglement`, at position i alone."""
+    __slots__ = ("_r", "book", "extra", "number", "won", "returned", "lost", "imprisoned", "outcome")
+
+    def __init__(self, r, i):
+        self._r, self.book, self.extra, self.number = r, r.book, r.extra, r.number
+        self.won, self.returned = {i: int(r.a_won[i])}, {i: int(r.a_returned[i])}
+        self.lost, self.imprisoned = {i: int(r.a_lost[i])}, {i: int(r.a_imprisoned[i])}
+        self.outcome = {i: OUTCOMES[int(r.a_outcome[i])]}
+
+    def staked(self, i):
+        return self._r.staked(i)
+
+
 class Reglement(Settlement):
     """A spin settled in columns (NumPy int64: `a_won`, `a_returned`, `a_lost`, `a_imprisoned`,
     `a_staked`, and the bets' `a_gid`, `a_mult`, `a_excess`; int8 `a_outcome`, codes of
@@ -208,6 +222,18 @@ class Reglement(Settlement):
 
     def staked(self, i):
         return int(self.a_staked[i])
+
+    def result(self, i):
+        """One bet's result, by the reference's code; while no column was made a list, from its
+        row of the arrays (a few called bets' results on the result's path must not turn ten
+        thousand of every column into lists)."""
+        if "won" in self._lists:
+            return Settlement.result(self, i)
+        return Settlement.result(_Row(self, i), i)
+
+    def results(self):
+        self.won                        # every result: the columns as lists once
+        return Settlement.results(self)
 
     def won_bets(self):
         return int(np.count_nonzero(self.a_outcome == WON))
