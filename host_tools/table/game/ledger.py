@@ -242,7 +242,7 @@ class Ledger:
             raise RuntimeError("spin %s: %d bets locked in the journal, %d settled from the layout" % (spin, n, len(settled)))
         self.db.execute("INSERT INTO settlements (wheel, spin, number, at, staked, paid, result, pending) "
                         "VALUES (?,?,?,?,?,?,?,1)",
-                        (self.wheel, spin, number, time.time(), staked, paid, text(head)))
+                        (self.wheel, spin, number, time.time(), staked, paid, json.dumps(head, sort_keys=True)))
         if packed is not None:
             self.db.execute("INSERT INTO spin_results (wheel, spin, n, rows, format, data) VALUES (?,?,?,?,5,?)",
                             (self.wheel, spin, json.loads(header)["n"], header, data))

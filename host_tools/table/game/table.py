@@ -36,6 +36,7 @@ from host_tools.table.game.gate import (  # noqa: F401  (the gate's names, as th
     Refused, _check_key, parse_bet_request, request_digest)
 from host_tools.table.journal.store import Journal
 from host_tools.table.game.ledger import Ledger
+from host_tools.table.game.reglement import REGISTRY
 from host_tools.table.game.tapis import Tapis, entry
 
 log = logging.getLogger("cylindre.table")
@@ -471,7 +472,9 @@ def _collect():
     """Python's full garbage collection, run when the wheel's call has locked the bets: no bet is
     taken then and the ball runs for seconds. Left to itself it starts when enough objects were
     made, as often as not on the result's path (10,000 bets make it 20 ms long); after this one
-    the result's step, which makes tens of thousands, stays short of the next (docs/internals/performance.md)."""
+    the result's step, which makes tens of thousands, stays short of the next (docs/internals/performance.md).
+    And what each number settles the shapes on the layout to, made now rather than on the result's step."""
+    REGISTRY.warm()
     gc.collect()
 
 

@@ -17,10 +17,10 @@ def text(value) -> str:
 def canonical(value) -> bytes:
     """The bytes Python's `json.dumps(value, sort_keys=True, separators=(",", ":"))` makes, as
     fingerprints of requests were always taken (a retry's digest must equal the first one's
-    whatever version took it): orjson's when the text is ASCII (they are then the same), Python's
-    otherwise (it escapes what is not ASCII)."""
+    whatever version took it): orjson's when the text is ASCII without DEL (they are then the
+    same), Python's otherwise (it escapes those)."""
     data = orjson.dumps(value, option=_SORTED)
-    if data.isascii():
+    if data.isascii() and b"\x7f" not in data:       # (Python escapes DEL too)
         return data
     import json
     return json.dumps(value, sort_keys=True, separators=(",", ":")).encode()

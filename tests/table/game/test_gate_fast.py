@@ -4,7 +4,7 @@
 import hashlib
 import json
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from host_tools.table.game.gate import Invalid, MAX_STAKE, _check_value, _judge, request_digest
 
@@ -34,6 +34,8 @@ def test_the_quick_judgement_is_the_plain_one(v):
 @given(st.recursive(st.one_of(st.none(), st.booleans(), st.integers(-10 ** 15, 10 ** 15), st.text(max_size=10)),
                     lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=5), inner,
                                                                                            max_size=4)), max_leaves=20))
+@example({"player": "a\x7f", "type": "rouge"})        # DEL: ASCII that Python's json escapes
+@example({"player": "é", "stake": 100})
 def test_a_request_is_fingerprinted_as_python_json_always_did(body):
     plain = hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
     assert request_digest(body) == plain
