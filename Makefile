@@ -41,6 +41,7 @@ help:
 venv: $(STAMP)
 
 $(STAMP): pyproject.toml
+	@echo "Installation de Cylindre et de ses dépendances dans $(VENV)/ (la première fois : une à deux minutes)…"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check --upgrade pip
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'

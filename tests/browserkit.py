@@ -204,3 +204,60 @@ _PROBE = """([panels, scrollY]) => {
 def overflows(page, panels: str, scroll_y=False) -> list:
     """What is cut or spills out of its box on `page` now (empty: everything fits)."""
     return page.evaluate(_PROBE, [panels, scroll_y])
+
+
+# The marquee against the table's truth, every 100 ms in the page: the screen read, GET /state and the
+# last settled game fetched, the screen read again. A sample counts only when the screen held still
+# while the truth was on its way (then both were so at once). `window.__truth` collects them until
+# `window.__stop`.
+_TRUTH = """async () => {
+  const h = {Authorization: 'Bearer ' + sessionStorage.getItem('cylindre.token')};
+  const dom = () => [document.getElementById('phase').textContent, document.getElementById('number').textContent];
+  window.__truth = [];
+  while (!window.__stop) {
+    const before = dom();
+    const [st, hist] = await Promise.all([fetch('/state', {headers: h}).then(r => r.json()),
+                                          fetch('/history?limit=1', {headers: h}).then(r => r.json())]);
+    const after = dom();
+    if (before[0] === after[0] && before[1] === after[1])
+      window.__truth.push({at: Date.now(), banner: after[0].trim().toLowerCase(), number: after[1],
+        accepting: st.table.accepting_bets, phase: st.table.phase, locked: st.table.locked_spin,
+        latest: hist.length ? String(hist[0].number) : null});
+    await new Promise(r => setTimeout(r, 100));
+  }
+}"""
+
+
+def watch_truth(page):
+    """Start sampling the marquee against the table's truth (runs on in the page)."""
+    page.evaluate("() => { window.__stop = false; (" + _TRUTH + ")(); }")
+
+
+def untrue(page) -> tuple[int, dict]:
+    """Stop sampling; (samples, what the marquee said that was not so: {kind: [runs]}). A run is two
+    samples or more in a row that disagree the same way, ~0.2 s at least: one sample alone can fall
+    between the table's change and its event reaching the page (milliseconds), which is no lag."""
+    page.evaluate("() => { window.__stop = true; }")
+    rows = page.evaluate("window.__truth")
+
+    def wrong(r):
+        first = r["banner"].split()[0] if r["banner"] else ""
+        if first.isdigit() and first != r["number"]:
+            return "banner_number_is_not_the_big_number"
+        if r["latest"] is not None and r["number"] != r["latest"]:
+            return "big_number_is_not_the_last_settled"
+        if r["banner"] == "faites vos jeux" and not r["accepting"]:
+            return "faites_vos_jeux_while_bets_are_refused"
+        if r["banner"] == "rien ne va plus" and r["phase"] == "betting" and r["locked"] is None:
+            return "rien_ne_va_plus_while_betting"
+        return None
+    bad, run = {}, []
+    for r in rows + [None]:
+        kind = wrong(r) if r is not None else None
+        if run and (r is None or kind != wrong(run[0]) or r["banner"] != run[0]["banner"]):
+            if len(run) >= 2:
+                bad.setdefault(wrong(run[0]), []).append(run)
+            run = []
+        if kind:
+            run.append(r)
+    return len(rows), bad

@@ -118,3 +118,27 @@ def db_url(request, tmp_path):
     pg = request.getfixturevalue("postgres")
     _n[0] += 1
     return pg.new_db(f"floor_{os.getpid()}_{_n[0]}")
+
+
+class TableToFloor:
+    """A real table (apikit.Table) publishing to a real nats-server (FloorLink, `link_kw`) and the
+    floor's link storing it (ingest.Link and a SQLite store): `srv`, `table`, `fl`, `store`."""
+
+    def __init__(self, tmp, site="PARIS", **link_kw):
+        from apikit import Table
+        from host_tools.floor import natsrv
+        from host_tools.floor.ingest import Link
+        from host_tools.floor.store import Store
+        from host_tools.table.floor.publisher import FloorLink
+        self.srv = natsrv.Server(Path(tmp) / "js").start()
+        self.store = Store(str(Path(tmp) / "floor.sqlite"))
+        self.link = Link(self.srv.url, self.store).start()
+        self.table = Table(Path(tmp) / "t1.sqlite")
+        self.fl = FloorLink(self.table.host, self.srv.url, site, **link_kw).start()
+
+    def close(self):
+        self.fl.stop()
+        self.link.stop()
+        self.table.close()
+        self.store.close()
+        self.srv.close()

@@ -4,7 +4,6 @@
 JetStream in the test's temporary directory, stopped after the test."""
 
 import asyncio
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -43,19 +42,9 @@ async def until(predicate, timeout=15.0, every=0.02, what="condition"):
 
 
 def make_tls(d: Path):
-    """A CA and certificates for 127.0.0.1 signed by it (openssl), as a casino's IT would make:
-    `server.pem` for the client port, `route.pem` for the cluster's routes (no extended key usage:
-    good for both ends of a route)."""
-    def ssl(*args):
-        subprocess.run(["openssl", *args], check=True, capture_output=True)
-    ssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=casino CA",
-        "-keyout", str(d / "ca-key.pem"), "-out", str(d / "ca.pem"))
-    (d / "san.cnf").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
-    for name in ("server", "route"):
-        ssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={name}", "-keyout", str(d / f"{name}-key.pem"),
-            "-out", str(d / f"{name}.csr"))
-        ssl("x509", "-req", "-in", str(d / f"{name}.csr"), "-CA", str(d / "ca.pem"), "-CAkey", str(d / "ca-key.pem"),
-            "-CAcreateserial", "-days", "2", "-extfile", str(d / "san.cnf"), "-out", str(d / f"{name}.pem"))
+    """A CA and certificates for 127.0.0.1 (host_tools/floor/natscluster.py)."""
+    from host_tools.floor.natscluster import make_tls as make
+    return make(d)
 
 
 class Cable:

@@ -25,7 +25,8 @@ Phases (one broker, one floor, one fleet):
   drain    the tables stop; every table's journals are counted against the floor's store: lost,
            doubled (rows for one (table, journal, event id), results for one (table, journal, spin));
   largest  `--scale` table counts, each on a fresh broker and floor for `--scale-seconds`: the
-           largest floor whose p99 stays within the goal and whose ingest keeps up.
+           largest floor whose p99 stays within the goal and whose ingest keeps up;
+  cluster  the 3-node production cluster losing each node in turn (floorcluster.py).
 Prints the figures and writes bench/out/floor.json; `markdown(figures)` renders them.
 """
 
@@ -59,6 +60,8 @@ def add_arguments(p):
                                                               "2000,3000,4000; '' skips)")
     p.add_argument("--scale-seconds", type=float, default=30.0, help="seconds per scale step (default 30)")
     p.add_argument("--db", help="the floor's store (default a SQLite file in a temporary folder)")
+    from . import floorcluster
+    floorcluster.add_arguments(p)
 
 
 # -- processes and /proc ----------------------------------------------------------------------------
@@ -274,12 +277,17 @@ def run(args) -> int:
     finally:
         rig.close()
     figures["largest"] = largest(args, figures["steady"])
+    if args.failover_tables > 0:
+        from . import floorcluster
+        figures["cluster"] = floorcluster.run(args, Reader, wait_until, REAL_GAME_S)
     figures["loadavg_end"] = list(os.getloadavg())
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(figures, indent=1) + "\n")
     print(f"[floor] wrote {OUT}")
     ok = figures["integrity"]["lost"] == 0 and figures["integrity"]["doubled_rows"] == 0 \
         and figures["integrity"]["doubled_results"] == 0
+    if "cluster" in figures:
+        ok = ok and figures["cluster"]["integrity"]["lost"] == 0 and figures["cluster"]["integrity"]["doubled"] == 0
     return 0 if ok else 1
 
 
@@ -317,7 +325,8 @@ def _within(s) -> bool:
 
 def _argline(args) -> str:
     parts = []
-    for k, default in (("tables", 1000), ("seconds", 60.0), ("outage_s", 60.0), ("scale", "2000,3000,4000")):
+    for k, default in (("tables", 1000), ("seconds", 60.0), ("outage_s", 60.0), ("scale", "2000,3000,4000"),
+                       ("failover_tables", 50), ("failover_s", 20.0)):
         v = getattr(args, k)
         if v != default:
             parts.append(f"--{k.replace('_', '-')} {v}")
@@ -370,4 +379,7 @@ def markdown(figures: dict) -> str:
     if lg:
         steps = ", ".join(f"{x['tables']}: p99 {x['p99_s']} s{'' if x['within'] else ' (over)'}" for x in lg["steps"])
         lines.append(f"| largest floor within the goal | {lg['largest_within_goal']} tables (tried {steps}) |")
+    if f.get("cluster"):
+        from . import floorcluster
+        lines += floorcluster.markdown(f["cluster"])
     return "\n".join(lines) + "\n"

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 # the parts of `make bench`, in the order of their sections on the page
-PARTS = ["settle", "wheel", "link", "rest", "rp2", "rp2prof", "api", "stadium", "outbox", "floor"]
+PARTS = ["settle", "wheel", "link", "rest", "rp2", "rp2prof", "api", "stadium", "outbox", "floor", "statspage"]
 OUT = Path("bench/out")
 PAGE = Path("docs/benchmarks.md")
 

@@ -18,6 +18,7 @@ import sys
 import time
 import urllib.request
 
+from host_tools.demo.children import spawn, stop_all
 from host_tools.table.libelles import euros
 
 SITE = "CASINO"
@@ -70,10 +71,10 @@ def run_floor(args) -> int:
         access.store.close()
         http = args.http_port or _free_port()
         flog = open(work / "floor.log", "w")
-        procs.append(subprocess.Popen([py, "-m", "host_tools.cli", "floor", "--db", str(db), "--nats", broker.url,
-                                       "--http", f"127.0.0.1:{http}", "--floor-key", str(key), "--layout", str(layout),
-                                       "--reports", str(work / "reports"), "--report-key", str(report_key)],
-                                      stdout=flog, stderr=subprocess.STDOUT))
+        procs.append(spawn([py, "-m", "host_tools.cli", "floor", "--db", str(db), "--nats", broker.url,
+                            "--http", f"127.0.0.1:{http}", "--floor-key", str(key), "--layout", str(layout),
+                            "--reports", str(work / "reports"), "--report-key", str(report_key)],
+                           stdout=flog, stderr=subprocess.STDOUT))
         base = f"http://127.0.0.1:{http}"
         tables = []
         for i, t in enumerate(names):
@@ -83,10 +84,10 @@ def run_floor(args) -> int:
                    "--speed", str(args.speed), "--pause", str(args.pause), "--void-rate", str(args.void_rate),
                    "--workdir", str(work / t), "--http-port", str(ports[t]), "--nats", broker.url, "--site", SITE,
                    "--floor-key", str(key), "--wheel-serial", f"DEMO-{i + 1:04d}", "--croupier",
-                   ("Marie", "Lucas", "Inès", "Hugo")[i % 4]]
+                   ("Marie", "Lucas", "Inès", "Hugo")[i % 4], "--casino", args.casino]
             if args.linger is not None:
                 cmd += ["--linger"] + ([str(args.linger)] if args.linger else [])
-            tables.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT))
+            tables.append(spawn(cmd, stdout=log, stderr=subprocess.STDOUT))
             procs.append(tables[-1])
         end = time.monotonic() + 30
         while True:
@@ -105,6 +106,13 @@ def run_floor(args) -> int:
         for t in names:
             print(f"  table {t:4}    http://127.0.0.1:{ports[t]}/   (journal et pages de la table : {work / t})")
         print(f"{args.spins} coups par table ; chaque table écrit dans {work}/T*/demo.log", flush=True)
+        failed = started(names, tables, work)
+        if failed:
+            for t, why in failed.items():
+                print(f"La table {t} n'a pas démarré : {why}", file=sys.stderr, flush=True)
+            print("La démonstration s'arrête : " + ", ".join(failed) + " n'a pas démarré (voir ci-dessus).",
+                  file=sys.stderr, flush=True)
+            return 1
         for t, p in zip(names, tables):
             # a lingering table never exits: its spins are over once it says it stays open
             while p.poll() is None and not (args.linger is not None and _lingering(work / t / "demo.log")):
@@ -118,15 +126,33 @@ def run_floor(args) -> int:
                 pass
         return 0 if all(p.returncode in (0, None) for p in tables) else 1
     finally:
-        for p in reversed(procs):
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+        stop_all(procs, timeout=15)
         broker.close()
         print(f"Les fichiers de la salle (journaux des tables, floor.sqlite, rapports) restent dans {work}")
+
+
+def started(names, tables, work, timeout=120.0) -> dict:
+    """Wait until every table's demo says it is up (its first line, demo/table.py) or has stopped;
+    {table: why} for those that did not start, from their own words."""
+    pending = dict(zip(names, tables))
+    failed = {}
+    end = time.monotonic() + timeout
+    while pending and time.monotonic() < end:
+        for t, p in list(pending.items()):
+            log = work / t / "demo.log"
+            text = log.read_text(errors="replace") if log.exists() else ""
+            if "Démonstration Cylindre :" in text:
+                print(f"  table {t} prête", flush=True)
+                del pending[t]
+            elif p.poll() is not None:
+                lines = [ln for ln in text.splitlines() if ln.strip()]
+                failed[t] = (lines[-1].split(" : ", 1)[-1] if lines else f"arrêtée (code {p.returncode}) sans un mot") \
+                    + f" ({log})"
+                del pending[t]
+        time.sleep(0.2)
+    for t in pending:
+        failed[t] = f"pas prête en {timeout:.0f} s ({work / t / 'demo.log'})"
+    return failed
 
 
 def _lingering(log) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import random
+import shlex
 import shutil
 import signal
 import sqlite3
@@ -26,13 +27,16 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from host_tools.demo.children import TablePty, spawn, stop_all
 from host_tools.demo.workdir import workdir
+from host_tools.table import libelles
 from host_tools.table.libelles import euros, nombre, pourcent
 
 HELP = "run the whole table on a simulated wheel with simulated players, then print the result"
 EVEN = ("rouge", "noir", "pair", "impair", "manque", "passe")
 # the daemon's refusals, as the demo's players hear them (the API's own messages are English)
 REFUSAL = {"wheel_not_heard": "le cylindre n'a pas encore confirmé que les jeux sont ouverts",
+           "no_more_bets": "rien ne va plus : la mise est jouée", "not_your_bet": "ce n'est pas sa mise",
            "poussette": "poussette: la mise arrive après rien ne va plus",
            "table_closed": "la table est fermée", "link_down": "liaison avec le cylindre coupée"}
 OUTCOME = {"won": "gagne", "lost": "perd", "imprisoned": "en prison", "released": "libérée",
@@ -43,7 +47,10 @@ def add_arguments(p):
     p.add_argument("--spins", type=int, default=20, help="spins to play (default 20, about a minute)")
     p.add_argument("--speed", type=float, default=20.0, help="simulated seconds per real second (default 20)")
     p.add_argument("--pause", type=float, default=1.0, help="real seconds between spins (default 1)")
-    p.add_argument("--seed", type=int, default=1, help="wheel and players (default 1: three zeros in 20 spins)")
+    p.add_argument("--seed", type=int, default=1, help="wheel and players (default 1); the same seed deals the same "
+                                                          "numbers in the same order")
+    p.add_argument("--casino", default="Casino de démonstration",
+                   help="the casino's name on the report and the pages (default: Casino de démonstration)")
     p.add_argument("--void-rate", type=float, default=0.1, help="share of misspins (default 0.1)")
     p.add_argument("--workdir", help="keep the key, journal and logs here (default: a new folder under var/demo/)")
     p.add_argument("--http-port", type=int, default=0, help="API port (default: a free one)")
@@ -147,8 +154,10 @@ class Players:
         if self.rng.random() < 0.3:     # Alice changes her mind about a bet
             st, body = self.place("Alice", {"type": "carre", "numbers": [1, 2, 4, 5], "stake": 500})
             if st == 201:
-                st2, _ = self.api.call("DELETE", f"/bets/{body['id']}")
-                self.say(f"  Alice  retire carré 1/2/4/5 ({'ok' if st2 == 200 else st2})")
+                self.say(f"  Alice  mise {body['label']}: {_eur(body['stake'])}")
+                st2, out = self.api.call("DELETE", f"/bets/{body['id']}")
+                self.say(f"  Alice  retire {body['label']} : " + ("mise retirée, rendue" if st2 == 200 else
+                         f"refusé ({REFUSAL.get(out.get('error'), out.get('message'))})"))
 
     def late_bet(self):
         st, body = self.api.call("POST", "/bets", {"player": "Eve", "type": "plein", "numbers": [self.rng.randrange(37)], "stake": 10000})
@@ -215,26 +224,24 @@ def run(args) -> int:
             print(text, file=out, flush=True)
 
     try:
-        pty_file = work / "wheel.pty"
-        if pty_file.exists():
-            pty_file.unlink()
+        # the table's pty, its host end locked from its birth and handed to the daemon (children.py)
+        try:
+            line = TablePty()
+        except OSError as e:
+            print(f"cylindre demo : table {args.wheel} : {e}", file=sys.stderr)
+            return 1
+        pty = line.path
         wheel_log = open(work / "wheel.log", "w")
-        wheel = subprocess.Popen([py, "-m", "host_tools.sim.ptywheel", "--key", str(key), "--wheel", args.wheel,
-                                  "--spins", str(args.spins),
-                                  "--speed", str(args.speed), "--pause", str(args.pause), "--seed", str(args.seed),
-                                  "--void-rate", str(args.void_rate), "--path-file", str(pty_file),
-                                  "--closed"],     # the croupier waits for the demo to open the table
-                                 stdout=wheel_log, stderr=subprocess.STDOUT)
+        wheel = spawn([py, "-m", "host_tools.sim.ptywheel", "--key", str(key), "--wheel", args.wheel,
+                       "--spins", str(args.spins), "--pty-fd", str(line.master),
+                       "--speed", str(args.speed), "--pause", str(args.pause), "--seed", str(args.seed),
+                       "--void-rate", str(args.void_rate),
+                       "--closed"]      # the croupier waits for the demo to open the table
+                      + (["--serial", args.wheel_serial] if args.wheel_serial else []),   # the wheel says it
+                      stdout=wheel_log, stderr=subprocess.STDOUT, pass_fds=(line.master,))
         procs.append(wheel)
-        end = time.monotonic() + 30
-        while not pty_file.exists():
-            if wheel.poll() is not None or time.monotonic() > end:
-                print("cylindre demo: the simulated wheel did not start; see " + str(work / "wheel.log"), file=sys.stderr)
-                return 1
-            time.sleep(0.05)
-        pty = pty_file.read_text().split()[0]
         # the daemon's port is a link of the demo's own, gone with its wheel: a daemon lingering
-        # after its wheel must not reopen /dev/pts/N once another program has been given N
+        # after its wheel finds no port (and keeps its pty's number: no other program gets it)
         wheel_line = work / "ttyCYL"
         if wheel_line.is_symlink() or wheel_line.exists():
             wheel_line.unlink()
@@ -245,16 +252,18 @@ def run(args) -> int:
         pages = {"display": issue(work / "journal.sqlite", "demo-marquee", "display"),
                  "chef": issue(work / "journal.sqlite", "demo-pit", "chef")}
         since = _last_event_id(work / "journal.sqlite")
-        daemon = subprocess.Popen([py, "-m", "host_tools.table", "--port", str(wheel_line), "--key", str(key),
-                                   "--journal", str(work / "journal.sqlite"), "--http", f"127.0.0.1:{port}",
-                                   "--log", str(work / "daemon.log"), "--wheel", args.wheel]
-                                  + (["--nats", args.nats, "--site", args.site] if args.nats else [])
-                                  + (["--floor-key", args.floor_key] if args.floor_key else [])
-                                  + (["--wheel-serial", args.wheel_serial] if args.wheel_serial else []),
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        daemon = spawn([py, "-m", "host_tools.table", "--port", str(wheel_line), "--port-fd", str(line.slave),
+                        "--key", str(key), "--journal", str(work / "journal.sqlite"), "--http", f"127.0.0.1:{port}",
+                        "--log", str(work / "daemon.log"), "--wheel", args.wheel,
+                        "--casino", args.casino, "--table-name", f"Table {args.wheel}"]
+                       + (["--nats", args.nats, "--site", args.site] if args.nats else [])
+                       + (["--floor-key", args.floor_key] if args.floor_key else [])
+                       + (["--wheel-serial", args.wheel_serial] if args.wheel_serial else []),
+                       stdout=subprocess.DEVNULL, stderr=open(work / "daemon.err", "w"), pass_fds=(line.slave,))
         procs.append(daemon)
+        line.handed_over()
         api = Api(base, token)
-        end = time.monotonic() + 30
+        end = time.monotonic() + 90              # three tables starting at once on a busy machine
         while True:
             try:
                 st, state = api.call("GET", "/state", timeout=2)
@@ -264,18 +273,22 @@ def run(args) -> int:
                     break
             except (urllib.error.URLError, OSError):
                 pass
-            if daemon.poll() is not None or time.monotonic() > end:
-                print("cylindre demo: the daemon did not come up; see " + str(work / "daemon.log"), file=sys.stderr)
+            if daemon.poll() is not None or wheel.poll() is not None or time.monotonic() > end:
+                print(f"cylindre demo : table {args.wheel} : {why_not_up(work, daemon, wheel)}", file=sys.stderr)
                 return 1
             time.sleep(0.1)
+        if args.croupier:
+            api.call("PUT", "/table/croupier", {"croupier": args.croupier})
+        was_open = state["table"]["phase"] != "closed"
+        # the table opens before its pages are printed (a bet typed on seeing them is taken); the
+        # stream, read from the last event before the opening, misses none of the game
+        api.call("POST", "/table/open")
         say(f"Démonstration Cylindre : cylindre {args.wheel} sur {pty}, API du démon {base} (explorateur : {base}/docs)")
         say(f"{args.spins} coups, temps simulé ×{nombre(args.speed, 0 if args.speed == int(args.speed) else 1)} ; "
             f"journal et traces dans {work}")
         for line in page_urls(base, pages):
             say(line)
         say("")
-        if args.croupier:
-            api.call("PUT", "/table/croupier", {"croupier": args.croupier})
 
         rng = random.Random(args.seed)
         players = Players(api, rng, say)
@@ -309,28 +322,28 @@ def run(args) -> int:
                             + (f" ({_eur(r['imprisoned'])})" if r["outcome"] == "imprisoned"
                                else f", en prison {_eur(r['imprisoned'])}" if r["imprisoned"] else ""))
                 t = data["totals"]
-                say(f"  (coup {data['spin']}: misé {_eur(t['staked'])}, payé {_eur(t['paid'])}, perdu {_eur(t['lost'])})\n")
+                say(f"  (coup {data['spin']} : misé {_eur(t['staked'])}, payé {_eur(t['paid'])}, perdu {_eur(t['lost'])})\n")
                 with cv:
                     rounds["settled"] += 1
                     cv.notify()
             elif kind == "wheel" and data.get("ev") == "launch":
+                rounds["launches"] = rounds.get("launches", 0) + 1
                 say(f"— lancer, coup {data['spin']} —")
 
-        # the table opens only now, the listener started: the wheel launches on the table's
-        # opening, and the stream, read from the last event before it, misses none of the game
         listener = threading.Thread(target=_sse, args=(base + "/events", on_event, stop, token, str(since)),
                                     daemon=True)
         listener.start()
-        if state["table"]["phase"] != "closed":
+        if was_open:
             with cv:
                 todo.append("bet")  # a reused journal's table, open already: no "faites vos jeux" comes
-        api.call("POST", "/table/open")
         while True:
             with cv:
                 cv.wait_for(lambda: todo or wheel.poll() is not None, timeout=0.5)
                 jobs, todo[:] = list(todo), []
             for job in jobs:
-                if job == "bet":
+                if job == "bet" and rounds.get("launches", 0) >= args.spins:
+                    pass                    # the wheel's last launch is done: no bet for a spin that will not come
+                elif job == "bet":
                     players.place_round(lambda: wheel.poll() is not None)
                 else:
                     players.late_bet()
@@ -350,16 +363,31 @@ def run(args) -> int:
             linger(args.linger, base, pages, say, daemon)
         return 0
     finally:
-        for p in reversed(procs):
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+        stop_all(procs)
         print(f"Journal conservé : {work / 'journal.sqlite'} (les journaux de bord à côté) ; "
               f"statistiques du cylindre (graphiques et rapport PDF dans {work / 'rapport'}) :\n"
-              f"  {_this_command()} stats --journal {work / 'journal.sqlite'} --out {work / 'rapport'}", flush=True)
+              f"  {_this_command()} stats --journal {work / 'journal.sqlite'} --out {work / 'rapport'} "
+              f"--casino {shlex.quote(args.casino)} --table {shlex.quote('Table ' + args.wheel)}", flush=True)
+
+
+def why_not_up(work, daemon, wheel) -> str:
+    """Why a table did not come up, in words, from its processes and their logs."""
+    if daemon.poll() is not None:
+        err = _tail(work / "daemon.err") or _tail(work / "daemon.log")
+        return f"le démon s'est arrêté (code {daemon.returncode})" + (f" : {err}" if err else "") + f" ; voir {work / 'daemon.log'}"
+    if wheel.poll() is not None:
+        return f"le cylindre simulé s'est arrêté (code {wheel.returncode}) ; voir {work / 'wheel.log'}"
+    why = [ln for ln in _tail(work / "daemon.log", 40).splitlines() if "WARNING" in ln or "ERROR" in ln]
+    return ("le démon ne joint pas le cylindre simulé en 90 s" + (f" : {why[-1].split(': ', 1)[-1]}" if why else "")
+            + f" ; voir {work / 'daemon.log'}")
+
+
+def _tail(path, n=3) -> str:
+    try:
+        lines = [ln for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    return "\n".join(lines[-n:])
 
 
 def _unlink_when_gone(proc, path):
@@ -446,7 +474,23 @@ def summarize(settlements):
             "expected": expected, "imprisoned_at_end": pending}
 
 
+def leftovers(api, say):
+    """Bets still on the layout when the wheel stops (its last launch void: they stay in play for the
+    next spin), said with why and what becomes of them, so every stake is accounted for."""
+    st, bets = api.call("GET", "/bets?status=open&limit=10000")
+    if st != 200 or not bets:
+        return
+    st, games = api.call("GET", "/games?limit=1")
+    last = games[0] if st == 200 and games else None
+    why = (f"le dernier lancer (coup {last['spin']}) est nul : {libelles.void_fr(last['void'])}, et le cylindre s'arrête là"
+           if last and last.get("void") else "le cylindre s'est arrêté avant leur coup")
+    total = sum(b["stake"] for b in bets)
+    say(f"Mises restées sur le tapis : {len(bets)} pour {_eur(total)} — {why}. Ni gagnées ni perdues : le journal "
+        "les garde, elles joueront au prochain coup quand la table reprendra.")
+
+
 def report(api, players, say):
+    leftovers(api, say)
     st, hist = api.call("GET", "/history?limit=10000")
     settlements = []
     for h in sorted(hist, key=lambda h: h["spin"]):

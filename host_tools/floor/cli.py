@@ -22,9 +22,17 @@ def add_arguments(p):
     p.add_argument("words", nargs="*", help="token: add NAME | list | revoke NAME; report: DAY; verify: FILE; new-key: PATH")
     p.add_argument("--db", default="floor.sqlite", help="the floor's store: a SQLite file (default floor.sqlite) "
                                                         "or postgresql://user@host/db")
-    p.add_argument("--nats", default="nats://127.0.0.1:4222", help="the broker (default nats://127.0.0.1:4222)")
+    p.add_argument("--nats", default="nats://127.0.0.1:4222", help="the broker, or a cluster's nodes comma-separated "
+                   "(tls://nats1:4222,tls://nats2:4222,tls://nats3:4222; default nats://127.0.0.1:4222)")
     p.add_argument("--nats-creds", help="the floor's NATS credentials file (production, docs/floor/security.md)")
-    p.add_argument("--nats-ca", help="the CA certificate of the broker's TLS (production)")
+    p.add_argument("--nats-tls-ca", "--nats-ca", dest="nats_tls_ca", metavar="FILE",
+                   help="the CA certificate the broker's TLS certificate is checked against (as the daemon's)")
+    p.add_argument("--replicas", type=int, choices=(1, 3, 5), help="replicas of the stream and the bucket (3 on the "
+                   "cluster): created so, raised to it if fewer, never lowered (default: 1 when created, else as is)")
+    p.add_argument("--no-live", dest="live", action="store_false", help="hear the tables through the stream only "
+                   "(without the live path that stores a result as it is published: docs/floor/ (the live path))")
+    p.add_argument("--update-broker", action="store_true", help="apply the floor's configuration to a stream or "
+                   "bucket that differs from it (never lowering replicas); without it they are only reported")
     p.add_argument("--http", default="127.0.0.1:8090", help="address of the page and API (default 127.0.0.1:8090)")
     p.add_argument("--floor-key", help="the command key shared with the tables (64 hex); without it no commands")
     p.add_argument("--layout", help="TOML: [tables.T1] pit = \"Pit A\", url = \"http://...\", target = 40")
@@ -97,22 +105,31 @@ def new_key(args) -> int:
 
 
 def report(args) -> int:
-    from .gamingday import GamingDay
+    from host_tools.floor.link.gamingday import GamingDay
     from .reports import write_day
     from .signing import load_private
     from .store import Store
     if not args.report_key:
         return _fail("report needs --report-key (cylindre floor new-key PATH makes one)")
+    from .reports import NotReconciled
     gday = GamingDay(args.day_start, args.tz)
     day = gday.parse(args.words[0] if args.words else "yesterday", time.time())
-    files = write_day(Store(args.db), gday, day, args.out or args.reports or "reports", load_private(args.report_key))
+    try:
+        files = write_day(Store(args.db), gday, day, args.out or args.reports or "reports", load_private(args.report_key))
+    except NotReconciled as e:
+        print(f"cylindre floor: NON SIGNÉ : la journée du {day.isoformat()} ne se réconcilie pas avec les tables :",
+              file=sys.stderr)
+        for table, r in sorted(e.result["tables"].items()):
+            if not r["ok"]:
+                print(f"  {table} : " + " ; ".join(r["why"]), file=sys.stderr)
+        return 1
     for f in files:
         print(f"{f}  (+ {f.name}.sig)")
     return 0
 
 
 def verify(args) -> int:
-    from .signing import SignatureError, load_public, verify_file
+    from .signing import SignatureError, describe, load_public, verify_file
     if len(args.words) != 1 or not args.pub:
         return _fail("verify FILE --pub floor-report.pub")
     try:
@@ -120,7 +137,8 @@ def verify(args) -> int:
     except (SignatureError, OSError) as e:
         print(f"INVALIDE : {e}")
         return 1
-    print(f"valide : {Path(args.words[0]).name} signé par la clé {doc['key']} (sha256 {doc['sha256']})")
+    print(f"valide : {Path(args.words[0]).name} ({doc['place']}) : {describe(doc)} ; signé par la clé {doc['key']} "
+          f"(sha256 {doc['sha256']})")
     return 0
 
 
@@ -133,9 +151,15 @@ def connect_options(args) -> dict:
         except CredsError as e:
             raise SystemExit(f"cylindre floor: {e}") from None
         opts["user"], opts["password"] = creds["user"], creds["password"]
-    if args.nats_ca:
+    ca = getattr(args, "nats_tls_ca", None) or getattr(args, "nats_ca", None)
+    if ca:
         import ssl
-        opts["tls"] = ssl.create_default_context(cafile=args.nats_ca)
+        if not Path(ca).is_file():
+            raise SystemExit(f"cylindre floor: --nats-tls-ca {ca} does not exist")
+        opts["tls"] = ssl.create_default_context(cafile=ca)
+    elif any(u.strip().startswith("tls://") for u in str(getattr(args, "nats", "") or "").split(",")):
+        import ssl
+        opts["tls"] = ssl.create_default_context()          # the system's CAs
     return opts
 
 
@@ -152,9 +176,20 @@ def serve(args) -> int:
     if args.report_key:
         from .signing import load_private
         report_key = load_private(args.report_key)
+    import logging
+    from .ingest import servers
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        urls = servers(args.nats)
+    except ValueError as e:
+        return _fail(f"--nats: {e}")
+    bad = [u for u in urls if not u.startswith(("nats://", "tls://"))]
+    if bad:
+        return _fail(f"--nats: {bad[0]!r} is no nats:// or tls:// URL (a cluster's nodes are comma-separated)")
     svc = FloorService.build(args.db, args.nats, key, load_layout(args.layout), args.day_start, args.tz,
                              args.escalate_after, connect=connect_options(args), stats_days=args.stats_days,
-                             stats_every_s=args.stats_every)
+                             stats_every_s=args.stats_every, replicas=args.replicas, update_broker=args.update_broker,
+                             live=args.live)
     host, _, port = args.http.rpartition(":")
     app = create_app(svc, args.reports, report_key)
     svc.start()

@@ -96,7 +96,8 @@ class Commands:
         table, setting, value, requester, ref, outcome = rows[0]
         if outcome is not None:
             raise CommandRefused("already_decided", f"demande déjà traitée ({outcome})", 409)
-        if who.name == requester:
+        from host_tools.table.api.twoperson import person
+        if person(who.name) == person(requester):      # BOB is bob: another person, not another spelling
             self.access.record(who, "cmd.approve_setting", f"{table}/{setting}", after={"pending": pending_id},
                                done=False, answer={"error": "same_person"})
             raise CommandRefused("same_person", "une autre personne que le demandeur doit approuver", 409)

@@ -109,11 +109,15 @@ class SimTable:
 
 
 class Fleet:
-    """Many SimTables publishing over a few NATS connections (`conns`), each table in order."""
+    """Many SimTables publishing over a few NATS connections (`conns`), each table in order. `url`
+    may list a cluster's nodes (comma-separated), `connect` adds to the client's options (TLS);
+    `live`: a result or void is also published the moment it is played, as the daemon does
+    (publisher.py `_live`)."""
 
     def __init__(self, url, tables: int, conns: int = 20, site="CASINO", game_s=6.0, heartbeat_s=5.0, seed=1,
-                 via=None, via_tables=0, prefix="T"):
+                 via=None, via_tables=0, prefix="T", connect=None, live=True):
         self.url, self.conns = url, max(1, min(conns, tables))
+        self.connect, self.live = dict(connect or {}), live
         self.via, self.via_tables = via, via_tables          # the first via_tables tables reach the broker through `via`
         self.tables = [SimTable(site, f"{prefix}{i + 1}", f"W{seed}-{i + 1:04d}", seed * 100_003 + i, game_s,
                                 heartbeat_s=heartbeat_s) for i in range(tables)]
@@ -133,12 +137,12 @@ class Fleet:
         async def quiet(e):                             # reconnect errors are expected here: counted, not logged
             pass
         opts = dict(error_cb=quiet, max_reconnect_attempts=-1, reconnect_time_wait=0.25, connect_timeout=2, allow_reconnect=True,
-                    ping_interval=2, max_outstanding_pings=2)
+                    ping_interval=2, max_outstanding_pings=2, **self.connect)
 
         async def connect(url):
             while not self._stop.is_set():
                 try:
-                    return await nats.connect(url, **opts)
+                    return await nats.connect([u.strip() for u in url.split(",")], **opts)
                 except Exception:                      # noqa: BLE001 - broker not there yet: the table waits
                     await asyncio.sleep(0.5)
         direct = [await connect(self.url) for _ in range(self.conns)]
@@ -146,7 +150,7 @@ class Fleet:
         tasks = []
         for i, t in enumerate(self.tables):
             nc = proxied if (proxied is not None and i < self.via_tables) else direct[i % len(direct)]
-            tasks.append(asyncio.create_task(self._table(t, nc.jetstream(timeout=2.0))))
+            tasks.append(asyncio.create_task(self._table(t, nc.jetstream(timeout=2.0), nc)))
         await self._stop.wait()
         for task in tasks:
             task.cancel()
@@ -160,15 +164,42 @@ class Fleet:
     def stop(self):
         self._stop.set()
 
-    async def _table(self, t: SimTable, js):
+    async def _table(self, t: SimTable, js, nc=None):
+        """A table: its coups played on time whatever the broker does (and published at once with
+        `live`), its heartbeat, and its outbox publishing in order from the cursor."""
+        woken = asyncio.Event()
+        outbox = asyncio.create_task(self._outbox(t, js, woken))
+        try:
+            while True:
+                now = time.time()
+                if t.renew_asked and not t.pending():
+                    t.renew()
+                    t.renew_asked = False
+                if self.producing and now >= t.next_game:
+                    played = len(t.journal)
+                    t.play(now)
+                    t.next_game += t.game_s
+                    woken.set()
+                    if self.live and nc is not None and nc.is_connected:
+                        for ev in t.journal[played:]:
+                            if ev[1] in ("result", "void"):
+                                subj, data, mid = t.message(ev)
+                                try:
+                                    await nc.publish(subj, data, headers={E.MSG_ID: mid})
+                                except Exception:      # noqa: BLE001 - the outbox's turn sends it
+                                    pass
+                if now >= t.next_beat:
+                    t.next_beat += t.heartbeat_s
+                    subj, data, mid = t.heartbeat(now)
+                    beat = asyncio.ensure_future(js.publish(subj, data, headers={E.MSG_ID: mid}))
+                    beat.add_done_callback(lambda f: f.cancelled() or f.exception())   # not resent: its fate is not waited for
+                wake = min(t.next_game if self.producing else now + 0.5, t.next_beat)
+                await asyncio.sleep(max(0.01, min(wake - time.time(), 0.5)))
+        finally:
+            outbox.cancel()
+
+    async def _outbox(self, t: SimTable, js, woken: asyncio.Event):
         while True:
-            now = time.time()
-            if t.renew_asked and not t.pending():
-                t.renew()
-                t.renew_asked = False
-            if self.producing and now >= t.next_game:
-                t.play(now)
-                t.next_game += t.game_s
             for ev in t.pending():
                 subj, data, mid = t.message(ev)
                 try:
@@ -181,15 +212,12 @@ class Fleet:
                 self.published += 1
                 if ev[1] == "result":
                     self.acked.append((ev[2], time.time()))
-            if now >= t.next_beat:
-                t.next_beat += t.heartbeat_s
-                subj, data, mid = t.heartbeat(now)
+            if not t.pending():
+                woken.clear()
                 try:
-                    await js.publish(subj, data, headers={E.MSG_ID: mid})
-                except Exception:                      # noqa: BLE001 - a heartbeat is not resent
+                    await asyncio.wait_for(woken.wait(), 0.5)
+                except asyncio.TimeoutError:
                     pass
-            wake = min(t.next_game if self.producing else now + 0.5, t.next_beat)
-            await asyncio.sleep(max(0.01, min(wake - time.time(), 0.5)) if not t.pending() else 0)
 
 
 class Proxy:

@@ -13,6 +13,12 @@ from collections import deque
 
 from cylindre.rules import wheel as W
 
+from host_tools.table.game import money as M
+
+# the last state's fields a tile takes, and the types it takes them of (anything else: ignored)
+STATE = {"open": bool, "phase": str, "link": str, "backlog": int, "clock": (int, float), "croupier": str,
+         "limits": dict, "serial": str}
+from host_tools.table.game.annonce import UNKNOWN, annonce
 LAST = 12                 # numbers shown on a tile
 SILENT_S = 20.0           # no heartbeat for this long: the table's link is shown lost
 
@@ -27,6 +33,7 @@ class Tile:
         self.serial = None
         self.open = None
         self.phase = None
+        self.refusing = UNKNOWN                   # the table's window on a bet now (its heartbeat); None: taken
         self.link = None
         self.backlog = None
         self.heard_at = None
@@ -36,18 +43,22 @@ class Tile:
         self.numbers = deque(maxlen=LAST)          # (number, at), newest last
         self.from_snapshot = False                 # numbers from a last state, replaced by the first result
         self.recent = deque()                      # result times within the last hour
-        self.games = self.voids = self.staked = self.paid = 0
+        self.games = self.voids = 0
+        self.money = M.Totals()                    # today's, as money.py counts it
 
     def view(self, now, alerts=0):
         while self.recent and self.recent[0] < now - 3600:
             self.recent.popleft()
         silent = self.heard_at is None or now - self.heard_at > SILENT_S
+        refusing = "silent" if silent else self.refusing
         return {"table": self.table, "site": self.site, "pit": self.pit, "url": self.url, "serial": self.serial,
                 "open": self.open, "phase": self.phase, "link": "silent" if silent else self.link,
+                # "faites vos jeux" only while the table would take a bet: the rule POST /bets applies
+                "annonce": annonce(self.phase, refusing), "refusing": refusing,
                 "backlog": self.backlog, "heard_at": self.heard_at, "croupier": self.croupier, "limits": self.limits,
                 "numbers": [{"n": n, "colour": colour(n)} for n, _ in reversed(self.numbers)],
                 "games_per_hour": len(self.recent), "target": self.target,
-                "games": self.games, "voids": self.voids, "turnover": self.staked, "result": self.staked - self.paid,
+                "games": self.games, "voids": self.voids, "turnover": self.money.turnover, "result": self.money.win,
                 "alerts": alerts}
 
 
@@ -71,7 +82,8 @@ class Tiles:
         """At the turn of the gaming day, today's totals start again."""
         self.day_start = day_start
         for t in self.tiles.values():
-            t.games = t.voids = t.staked = t.paid = 0
+            t.games = t.voids = 0
+            t.money = M.Totals()
 
     def state(self, site, table, st: dict, heard_at: float):
         """The last state from a heartbeat or the key-value bucket."""
@@ -79,9 +91,13 @@ class Tiles:
         if t.heard_at is not None and heard_at < t.heard_at:
             return
         t.heard_at = heard_at
-        for k in ("open", "phase", "link", "backlog", "clock", "croupier", "limits", "serial"):
-            if k in st and st[k] is not None:
-                setattr(t, k, st[k])
+        for k, types in STATE.items():
+            if k in st and st[k] is not None and isinstance(st[k], types) and not (types is int and st[k] is True):
+                setattr(t, k, st[k] if not isinstance(st[k], str) else st[k][:200])
+        if "refusing" in st:                        # a heartbeat's verdict (None: a bet would be taken)
+            t.refusing = st["refusing"][:200] if isinstance(st["refusing"], str) else None if st["refusing"] is None else UNKNOWN
+        elif "phase" in st:                         # a state without one: nobody said bets are taken
+            t.refusing = UNKNOWN
         if isinstance(st.get("last_numbers"), list) and (not t.numbers or t.from_snapshot):
             t.numbers.clear()                       # newest first in the state
             for n in reversed(st["last_numbers"][:LAST]):
@@ -94,6 +110,8 @@ class Tiles:
         t = self.tile(env["table"], env["site"])
         if env.get("serial"):
             t.serial = env["serial"]
+        if not isinstance(b, dict):
+            return
         if kind == "heartbeat":
             self.state(env["site"], env["table"], b, float(env["at"]))
             return
@@ -105,14 +123,14 @@ class Tiles:
                 t.from_snapshot = False
             t.numbers.append((b["number"], at))
             t.recent.append(at)
-            if b.get("croupier"):
-                t.croupier = b["croupier"]
+            if isinstance(b.get("croupier"), str) and b["croupier"]:
+                t.croupier = b["croupier"][:64]
             t.games += today
         elif kind == "void":
             t.voids += today
-        elif kind == "settlement" and today:
-            t.staked += _cents(b.get("staked"))
-            t.paid += _cents(b.get("paid"))
+        elif kind == "settlement" and M.settled_at(b, at) >= self.day_start:
+            turnover, paid, _ = M.of_settlement(b)
+            t.money.add(turnover, paid)
         elif kind == "table":
             what, after = b.get("what"), b.get("after")
             if what in ("open", "close"):
@@ -120,14 +138,12 @@ class Tiles:
             elif isinstance(after, dict) and "open" in after:
                 t.open = bool(after["open"])
             if what == "croupier":
-                t.croupier = after if isinstance(after, str) else (after or {}).get("croupier", t.croupier)
-            elif what == "limits":
+                c = after if isinstance(after, str) else (after.get("croupier") if isinstance(after, dict) else None)
+                t.croupier = c[:64] if isinstance(c, str) else t.croupier
+            elif what == "limits" and isinstance(after, dict):
                 t.limits = after
 
     def views(self, open_alerts: dict, now=None):
         now = time.time() if now is None else now
         return [t.view(now, open_alerts.get(k, 0)) for k, t in sorted(self.tiles.items(), key=lambda kv: (kv[1].pit, kv[0]))]
 
-
-def _cents(v):
-    return v if isinstance(v, int) and not isinstance(v, bool) else 0

@@ -9,6 +9,7 @@ trail director. A refused attempt at a privileged action is audited too.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from .access import RANK
 from .alerts import AlertError
-from .store import table_alert
+from .store import is_floors, table_alert
 
 ASSETS = Path(__file__).resolve().parent / "assets"
 TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
@@ -37,6 +38,30 @@ class KindLimit(BaseModel):
 class Setting(BaseModel):
     setting: str
     value: int | bool
+
+
+DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+FILE = re.compile(r"^(rapport|permanence-[A-Za-z0-9_-]{1,32})\.(json|csv|pdf)(\.sig)?$")
+
+
+def _days(reports_dir) -> list[dict]:
+    if reports_dir is None or not Path(reports_dir).is_dir():
+        return []
+    out = []
+    for d in sorted(Path(reports_dir).iterdir(), reverse=True):
+        if d.is_dir() and DAY.match(d.name):
+            files = [{"name": f.name, "size": f.stat().st_size, "signed": (d / (f.name + ".sig")).is_file()}
+                     for f in sorted(d.iterdir()) if FILE.match(f.name) and not f.name.endswith(".sig")]
+            if files:
+                out.append({"day": d.name, "files": files})
+    return out
+
+
+def _report_file(reports_dir, day, name):
+    if reports_dir is None or not DAY.match(day) or not FILE.match(name):
+        return None
+    f = Path(reports_dir) / day / name
+    return f if f.is_file() else None
 
 
 def create_app(svc, reports_dir=None, report_key=None) -> FastAPI:
@@ -128,9 +153,38 @@ def create_app(svc, reports_dir=None, report_key=None) -> FastAPI:
             d = svc.gday.parse(day, time.time())
         except ValueError:
             raise HTTPException(400, {"error": "bad_day", "message": "jour attendu AAAA-MM-JJ"}) from None
-        files = write_day(svc.store, svc.gday, d, reports_dir, report_key)
+        from .reports import NotReconciled
+        try:
+            files = write_day(svc.store, svc.gday, d, reports_dir, report_key)
+        except NotReconciled as e:
+            bad = {t: r for t, r in e.result["tables"].items() if not r["ok"]}
+            svc.access.record(ident, "report.write", d.isoformat(), done=False,
+                              answer={"error": "not_reconciled", "tables": sorted(bad)})
+            with svc.lock:
+                svc.version += 1
+            return JSONResponse({"error": "not_reconciled", "message": "rapport non signé : la journée ne se réconcilie "
+                                 "pas avec " + ", ".join(sorted(bad)) + " (" + " ; ".join(
+                                     f"{t} : {' / '.join(r['why'])}" for t, r in sorted(bad.items())) + ")",
+                                 "tables": bad}, status_code=409)
         svc.access.record(ident, "report.write", d.isoformat(), after={"files": [f.name for f in files]})
-        return {"day": d.isoformat(), "files": [str(f) for f in files]}
+        return {"day": d.isoformat(), "files": [f.name for f in files]}
+
+    @app.get("/floor/api/reports")
+    def reports_list(ident=Depends(need("surveillance"))):
+        """The signed reports written so far, newest day first: each file, its size, and whether its
+        signature is beside it."""
+        return {"days": _days(reports_dir)}
+
+    @app.get("/floor/api/reports/{day}/{name}")
+    def report_file(day: str, name: str, ident=Depends(need("surveillance"))):
+        """One signed file (or its .sig) to download; only what the floor wrote in its reports folder."""
+        f = _report_file(reports_dir, day, name)
+        if f is None:
+            raise HTTPException(404, {"error": "not_found", "message": "pas de tel fichier de rapport"})
+        kind = {".json": "application/json", ".csv": "text/csv; charset=utf-8", ".pdf": "application/pdf",
+                ".sig": "application/json"}.get(f.suffix, "application/octet-stream")
+        return Response(f.read_bytes(), media_type=kind,
+                        headers={"Content-Disposition": f'attachment; filename="{f.name}"', "Cache-Control": "no-store"})
 
     @app.get("/floor/api/audit")
     def audit(limit: int = 100, ident=Depends(need("director"))):
@@ -144,7 +198,9 @@ def create_app(svc, reports_dir=None, report_key=None) -> FastAPI:
         except AlertError as e:
             return JSONResponse({"error": e.code, "message": str(e)}, status_code=404 if e.code == "not_found" else 409)
         told = "non transmis (commandes désactivées)"
-        if svc.commands is not None:
+        if is_floors(alert_id):
+            told = "alerte de la salle : rien à dire à la table"
+        elif svc.commands is not None:
             ans = svc.commands.send(ident, table, "ack_alert", dict(table_alert(alert_id), comment=body.comment),
                                     audit_target=f"{table}/{alert_id}")
             told = "transmis" if ans.get("ok") else f"refusé par la table: {ans.get('error')} {ans.get('message', '')}".strip()

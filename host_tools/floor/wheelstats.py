@@ -37,14 +37,19 @@ def _int(v, lo=None, hi=None):
     return v
 
 
+def _at(v, fallback):
+    """A time the body gives, if it is one; the envelope's otherwise."""
+    return float(v) if type(v) in (int, float) and v == v and abs(v) < 1e11 else float(fallback)
+
+
 def launches(events) -> dict:
     """Per wheel: its launches (games and voids) in order, as the table statistics read them."""
     wheels = defaultdict(list)
     for e in sorted(events, key=lambda e: (e["at"], e["table"], e["event_id"])):
         if e["kind"] not in ("result", "void"):
             continue
-        b = e["body"]
-        g = {"table": e["table"], "spin": _int(b.get("spin")), "at": float(b.get("at") or e["at"]), "kind": e["kind"],
+        b = e["body"] if isinstance(e["body"], dict) else {}
+        g = {"table": e["table"], "spin": _int(b.get("spin")), "at": _at(b.get("at"), e["at"]), "kind": e["kind"],
              "number": _int(b.get("number"), 0, 36) if e["kind"] == "result" else None,
              "rotor_dir": DIRS.get(b.get("rotor_dir"), 0), "ball_dir": DIRS.get(b.get("ball_dir"), 0),
              "rotor_rpm_x10": _int(b.get("rotor_rpm_x10"), 0), "launch_lap_us": _int(b.get("lap_us"), 1),
@@ -57,7 +62,7 @@ def launches(events) -> dict:
              "source": "event"}
         if e["kind"] == "result" and g["number"] is None:
             continue
-        wheels[e["serial"] or e["table"]].append(g)
+        wheels[e.get("wheel") or e["serial"] or e["table"]].append(g)
     for seq in wheels.values():
         _article53(seq)
     return wheels

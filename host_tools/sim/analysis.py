@@ -174,7 +174,8 @@ def judge(truth: dict, events: list[dict], bound_us: int | None = None, rule_us:
         # number is paid wrongly
         rec["caught"] = result is not None and result.get("number") == truth["number"] or "void:restart" in labels
         rec["paid"] = result is not None and result.get("number") != truth["number"]
-        rec["outcome"] = "caught" if rec["caught"] else ("paid" if rec["paid"] else "missed")
+        rec["outcome"] = "caught" if rec["caught"] else ("paid" if rec["paid"] else (
+            "other_void" if any(l.startswith("void:") for l in labels) else "missed"))
     else:
         expected = EXPECTED.get(fault or "", ())
         rec["caught"] = any(l in expected for l in labels)

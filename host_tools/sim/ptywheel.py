@@ -22,8 +22,11 @@ VOID_SCENARIOS = ("same_direction", "few_laps", "void_button", "ball_off_wheel")
 
 def add_arguments(p):
     p.add_argument("--port", help="use this serial device instead of creating a pseudo-terminal")
+    p.add_argument("--pty-fd", type=int, metavar="FD",
+                   help="the board's end (master) of a pseudo-terminal its caller made and passed on (the demo)")
     p.add_argument("--key", default="keys/T1.key", help="the wheel key file (same as the daemon's)")
     p.add_argument("--wheel", default="T1", help="wheel id (default T1)")
+    p.add_argument("--serial", help="the board serial the wheel reports in its WELCOME (default sim-<wheel>)")
     p.add_argument("--spins", type=int, default=0, help="stop after this many spins (0: run until killed)")
     p.add_argument("--speed", type=float, default=20.0, help="simulated seconds per real second (default 20)")
     p.add_argument("--pause", type=float, default=1.0, help="real seconds between spins, for bets (default 1)")
@@ -57,15 +60,31 @@ def add_arguments(p):
                         "leaves), result_unacked (sent, not yet acknowledged) or after_rnvp; repeatable")
 
 
-class PtyPort:
-    """The board's end of a pseudo-terminal; the other end (printed path) is the host's port."""
+def _pts_name(master) -> str:
+    """/dev/pts/N of a pty's master end (Linux: TIOCGPTN)."""
+    import fcntl
+    import struct
+    import termios
+    try:
+        return "/dev/pts/%d" % struct.unpack("I", fcntl.ioctl(master, getattr(termios, "TIOCGPTN", 0x80045430), b"\0" * 4))[0]
+    except (AttributeError, OSError):
+        return "pty (fd %d)" % master
 
-    def __init__(self):
-        self.master, self.slave = os.openpty()
-        tty.setraw(self.slave)
+
+class PtyPort:
+    """The board's end of a pseudo-terminal; the other end (printed path) is the host's port.
+    `master`: the board's end of a pty its caller made (`--pty-fd`: the demo makes each table's
+    pty and hands its other end, locked, to the daemon, so no other program can take it)."""
+
+    def __init__(self, master=None):
+        if master is None:
+            self.master, self.slave = os.openpty()
+            tty.setraw(self.slave)
+        else:
+            self.master, self.slave = master, None
         tty.setraw(self.master)
         os.set_blocking(self.master, False)
-        self.path = os.ttyname(self.slave)
+        self.path = os.ttyname(self.slave) if self.slave is not None else _pts_name(self.master)
 
     def write(self, data):
         """A frame goes whole or not at all: with the host's buffer full (no reader, or a host too
@@ -115,7 +134,7 @@ class SimulatedBoard:
     """The simulator, the firmware's Replay/Controller and its DeviceLink, on one clock."""
 
     def __init__(self, port, key, wheel="T1", seed=1, speed=20.0, pause=1.0, void_rate=0.0,
-                 cammegh=None, log=None, clock=time.monotonic, capacity=64, store=None):
+                 cammegh=None, log=None, clock=time.monotonic, capacity=64, store=None, serial=None):
         from cylindre.link.device import DeviceLink
         from cylindre.replay import Replay
         from host_tools.sim.wheel import WheelSimulator
@@ -128,7 +147,7 @@ class SimulatedBoard:
         self.clock = clock
         self.sim = WheelSimulator(seed=seed)
         self._new_link = lambda: DeviceLink(self._write, self._ms, key, wheel, fw="cylindre-fw (simulated board)",
-                                            cammegh=cammegh, capacity=capacity, serial="sim-" + wheel)
+                                            cammegh=cammegh, capacity=capacity, serial=serial or "sim-" + wheel)
         self.link = self._new_link()
         # the Pico's clock: from its boot; its flash record in RAM unless a store is given
         self.replay = Replay(self.sim.header(), self._emit, feed_clock=False, store=store)
@@ -359,7 +378,7 @@ def run(args) -> int:
         print(f"cylindre wheel: --power-cut: {e}", file=sys.stderr)
         return 2
     try:
-        port = SerialDevice(args.port) if args.port else PtyPort()
+        port = SerialDevice(args.port) if args.port else PtyPort(args.pty_fd)
     except Exception as e:      # pyserial's SerialException, OSError, a bad URL
         print(f"cylindre wheel: cannot open {args.port or 'a pseudo-terminal'}: {e}", file=sys.stderr)
         return 2
@@ -386,7 +405,8 @@ def run(args) -> int:
         from cylindre.board.store import FlashStore
         store = FlashStore(str(args.flash))
     board = SimulatedBoard(port, key, args.wheel, seed=args.seed, speed=args.speed, pause=args.pause,
-                           void_rate=args.void_rate, cammegh=cammegh, log=say, store=store)
+                           void_rate=args.void_rate, cammegh=cammegh, log=say, store=store,
+                           serial=getattr(args, "serial", None))
     boards.append(board)
     if args.closed:
         board.replay.ctl.table_open = False     # launches wait for the host's open_table

@@ -228,6 +228,7 @@ def analyse(rec: Record, alpha: float = ALPHA, hot: int = 5) -> dict:
            "numbers": freq, "arc": arc, "sectors": sectors, "runs": runs, "serial": serial, "drop": drop, "pace": pace,
            "voids": voids, "article53": article53, "croupiers": croupiers, "family": family,
            "alarms": [f["test"] for f in family if f["significant"]]}
+    out["provenance"] = getattr(rec, "provenance", None)
     out["tests"] = wording.tests(out, MINIMUM)
     out["verdict"] = wording.verdict(out, out["tests"])
     out["period"] = wording.periode(out)

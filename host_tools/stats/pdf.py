@@ -15,6 +15,8 @@ import os
 from pathlib import Path
 
 from . import analysis as A
+from host_tools.table.libelles import accepted_by
+
 from .wording import cadence, motif, periode, nombre, p_valeur, pluriel, signe, SECTEURS
 
 LEVEL_COLOURS = {"alarme": ("#fbe3e6", "#c8102e"), "ok": ("#e3f3e8", "#00843d"), "insuffisant": ("#fff4d6", "#9a6b00")}
@@ -98,7 +100,69 @@ def _image(fig, width):
     return Image(buf, width=width, height=width * h / w)
 
 
-def story(a: dict, figs, casino: str | None, table: str | None, now: float) -> list:
+def _when(at) -> str:
+    return dt.datetime.fromtimestamp(at).strftime("%d/%m/%Y %H:%M:%S") if at else "—"
+
+
+def _provenance_rows(a, casino, table, signer) -> list:
+    """The title block's rows on where the report comes from: the wheel, the software, the journal."""
+    pv = a.get("provenance") or {}
+    seal, wheels = pv.get("seal") or {}, pv.get("wheels") or []
+    serials = ", ".join(dict.fromkeys(w["serial"] for w in wheels if w.get("serial"))) or "non annoncé par le cylindre"
+    fw = "; ".join(f"{f['firmware']} ({pluriel(f['boots'], 'démarrage')})" for f in pv.get("firmware") or []) \
+        or "aucun démarrage du cylindre dans la période"
+    rows = [["Cylindre", f"{a['wheel'] or '—'} — numéro de série : {serials}"],
+            ["Logiciels", f"table : {pv.get('software') or '—'} (qui a fait ce rapport) ; cylindre : {fw}"]]
+    if seal:
+        until = seal.get("until")
+        rows.append(["Journal", f"empreinte SHA-256 {seal['sha256']} de {pluriel(seal['events'], 'événement')}, "
+                                f"{pluriel(seal['settlements'], 'règlement')} et {pluriel(seal['duty'], 'relève')} de "
+                                f"croupier, du {_when(seal['first_at'])} au {_when(seal['last_at'])}. À vérifier sur une "
+                                f"copie du journal : cylindre stats --journal FICHIER --wheel {a['wheel']} --until "
+                                f"{until!r} redonne cette empreinte."])
+    if signer:
+        rows.append(["Signature", f"ce fichier est signé (Ed25519, clé {signer}) : la signature est le fichier de même "
+                                  "nom suivi de .sig ; à vérifier par cylindre floor verify CE_FICHIER.pdf --pub "
+                                  "CLÉ_PUBLIQUE.pub"])
+    return rows
+
+
+def _wheel_history(a, S, W):
+    """The wheels the table has known under this id, one row each (a board changed, a counter reset)."""
+    from reportlab.lib.units import mm
+    from reportlab.platypus import Paragraph
+    wheels = (a.get("provenance") or {}).get("wheels") or []
+    out = [Paragraph("Le cylindre à cette table", S["h2"])]
+    if not wheels:
+        return out + [Paragraph("Aucun cylindre n'est enregistré dans ce journal sous cet identifiant (journal tenu "
+                                "avant l'identification des cylindres, ou cylindre jamais entendu).", S["small"])]
+    rows = [["N°", "Numéro de série", "Clé (empreinte)", "Compteur", "Depuis", "Accepté par", "Premier coup"]]
+    for w in wheels:
+        rows.append([str(w["n"]), w.get("serial") or "—", w.get("key") or "—", w.get("epoch") or "—",
+                     _when(w.get("since")), accepted_by(w.get("accepted_by")),
+                     str(w["first_spin"]) if w.get("first_spin") is not None else "—"])
+    return out + [_table(_right(rows, (0, 6)), [10 * mm, 30 * mm, 30 * mm, 24 * mm, 30 * mm, 26 * mm, 20 * mm])]
+
+
+def _approval(S, W):
+    """The approval block: who made, checked and approved the report, by hand, on paper."""
+    from reportlab.lib import colors
+    from reportlab.lib.units import mm
+    from reportlab.platypus import KeepTogether, Paragraph, Table, TableStyle
+    st = S["cell"]
+    head = [Paragraph(_esc(t), st) for t in ("", "Nom", "Fonction", "Date", "Signature")]
+    rows = [head] + [[Paragraph(_esc(t), st), "", "", "", ""] for t in ("Établi par", "Contrôlé par", "Approuvé par")]
+    t = Table(rows, colWidths=[28 * mm, 40 * mm, 36 * mm, 24 * mm, 42 * mm], rowHeights=[None, 16 * mm, 16 * mm, 16 * mm])
+    t.setStyle(TableStyle([("GRID", (0, 0), (-1, -1), 0.6, colors.HexColor("#555555")),
+                           ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#e8e8e8")),
+                           ("FONT", (0, 0), (-1, -1), FONT, 8.5), ("VALIGN", (0, 0), (-1, -1), "TOP")]))
+    return KeepTogether([Paragraph("Visa", S["h1"]),
+                         Paragraph("Le rapport est établi à partir du journal de la table désigné ci-dessus (son "
+                                   "empreinte), contrôlé et approuvé par les personnes habilitées du casino.", S["small"]),
+                         t])
+
+
+def story(a: dict, figs, casino: str | None, table: str | None, now: float, signer: str | None = None) -> list:
     """The report's flowables, in reading order."""
     from reportlab.lib import colors
     from reportlab.lib.units import mm
@@ -109,18 +173,22 @@ def story(a: dict, figs, casino: str | None, table: str | None, now: float) -> l
     figs = dict(figs)
     out = [Paragraph("Rapport d'intégrité du cylindre", S["title"])]
     v = a["voids"]
+    if not casino or not table:
+        raise ValueError("a report to file names its casino and its table (casino, table_name)")
     title = [
-        ["Casino", casino or "non renseigné (--casino, ou le réglage casino du démon)"],
-        ["Table", table or a["wheel"] or "—"],
-        ["Cylindre", a["wheel"] or "—"],
+        ["Casino", casino],
+        ["Table", table],
+        *_provenance_rows(a, casino, table, signer)[:1],
         ["Période", periode(a)],
-        ["Coups", f"{pluriel(a['games'], 'coup')} avec un numéro; {pluriel(v['launches'], 'lancer')}, "
+        ["Coups", f"{pluriel(a['games'], 'coup')} avec un numéro ; {pluriel(v['launches'], 'lancer')}, "
                   f"{pluriel(v['voids'], 'coup nul', 'coups nuls')}"],
         ["Seuil", f"α = {nombre(a['alpha'], 2)} pour l'ensemble des tests (correction de Holm)"],
+        *_provenance_rows(a, casino, table, signer)[1:],
         ["Édité le", dt.datetime.fromtimestamp(now).strftime("%d/%m/%Y à %H:%M")],
     ]
     out.append(_table(title, [30 * mm, W - 30 * mm], header=False))
-    out.append(Spacer(1, 6 * mm))
+    out += _wheel_history(a, S, W)
+    out.append(Spacer(1, 5 * mm))
 
     bg, fg = LEVEL_COLOURS[a["verdict"]["level"]]
     box = Table([[Paragraph(_esc(a["verdict"]["text"]), S["verdict"])]], colWidths=[W])
@@ -146,6 +214,7 @@ def story(a: dict, figs, casino: str | None, table: str | None, now: float) -> l
             shade[i] = "#f4f4f4"
     out.append(_table(_right(rows, (1, 2, 3)), [56 * mm, 24 * mm, 19 * mm, 19 * mm, 52 * mm], shade=shade))
 
+    out.append(_approval(S, W))
     if a["games"]:
         out += _details(a, figs, S, W)
     out.append(PageBreak())
@@ -262,28 +331,48 @@ def _method(a, S):
     ]
 
 
-def write(a: dict, figs, path, casino: str | None = None, table: str | None = None, now: float | None = None) -> Path:
-    """Lay out the report into `path` (A4 portrait, every page)."""
+def write(a: dict, figs, path, casino: str | None = None, table: str | None = None, now: float | None = None,
+          signer: str | None = None) -> Path:
+    """Lay out the report into `path` (A4 portrait, every page, "page N sur M" at the foot).
+    ValueError without the casino's and the table's names: a report to file names both.
+    `signer`: the fingerprint of the key that will sign it, said on page 1."""
     from reportlab.lib.pagesizes import A4
     from reportlab.lib.units import mm
+    from reportlab.pdfgen.canvas import Canvas
     from reportlab.platypus import SimpleDocTemplate
 
     _fonts()
     now = now if now is not None else dt.datetime.now().timestamp()
     wheel = a["wheel"] or "?"
+    digest = ((a.get("provenance") or {}).get("seal") or {}).get("sha256")
 
-    def footer(canvas, doc):
-        canvas.saveState()
-        canvas.setFont(FONT, 7.5)
-        canvas.setFillColorRGB(0.35, 0.35, 0.35)
-        canvas.drawString(20 * mm, 12 * mm, f"Cylindre — rapport d'intégrité du cylindre {wheel}"
-                          + (f" — {casino}" if casino else ""))
-        canvas.drawRightString(A4[0] - 20 * mm, 12 * mm, f"page {doc.page}")
-        canvas.restoreState()
+    class Numbered(Canvas):
+        """Pages held until the last is laid out, so each can say "page N sur M"."""
+
+        def __init__(self, *args, **kw):
+            super().__init__(*args, **kw)
+            self._pages = []
+
+        def showPage(self):
+            self._pages.append(dict(self.__dict__))
+            self._startPage()
+
+        def save(self):
+            total = len(self._pages)
+            for state in self._pages:
+                self.__dict__.update(state)
+                self.setFont(FONT, 7.5)
+                self.setFillColorRGB(0.35, 0.35, 0.35)
+                self.drawString(20 * mm, 12 * mm, f"Cylindre — rapport d'intégrité du cylindre {wheel} — {table} — {casino}")
+                self.drawRightString(A4[0] - 20 * mm, 12 * mm, f"page {self._pageNumber} sur {total}")
+                if digest:
+                    self.drawString(20 * mm, 8.5 * mm, f"journal : SHA-256 {digest}")
+                super().showPage()
+            super().save()
 
     path = Path(path)
     doc = SimpleDocTemplate(os.fspath(path), pagesize=A4, leftMargin=20 * mm, rightMargin=20 * mm, topMargin=18 * mm,
                             bottomMargin=20 * mm, title=f"Rapport d'intégrité du cylindre {wheel}",
                             author=casino or "Cylindre", subject="statistiques du cylindre", lang="fr")
-    doc.build(story(a, figs, casino, table, now), onFirstPage=footer, onLaterPages=footer)
+    doc.build(story(a, figs, casino, table, now, signer), canvasmaker=Numbered)
     return path

@@ -21,6 +21,10 @@ def text(a: dict) -> str:
     """The summary `cylindre stats` prints: the verdict first, then one block per test."""
     L = [f"Cylindre {a['wheel'] or '?'} — {pluriel(a['games'], 'coup')}, {periode(a)}"
          + (f"; {pluriel(a['skipped'], 'événement illisible ignoré', 'événements illisibles ignorés')}" if a["skipped"] else "")]
+    seal = (a.get("provenance") or {}).get("seal")
+    if seal:
+        L.append(f"Journal : empreinte SHA-256 {seal['sha256']} ({pluriel(seal['events'], 'événement')}, "
+                 f"{pluriel(seal['settlements'], 'règlement')}, jusqu'à {seal['until']!r})")
     L.append("")
     L.append(a["verdict"]["text"])
     if not a["games"]:
@@ -216,19 +220,48 @@ def _pace(ax, a):
     ax.tick_params(labelsize=7)
 
 
-def write(a: dict, out_dir, casino: str | None = None, table: str | None = None) -> list[Path]:
-    """A PNG per figure and report.pdf into out_dir; the paths written."""
-    from . import pdf
+class NeedsNames(ValueError):
+    """A report to file names its casino and its table: say where to set them."""
 
+
+def write_plots(a: dict, out_dir, figs=None) -> list[Path]:
+    """A PNG per figure into out_dir; the paths written."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    figs = figures(a)
     paths = []
-    for name, fig in figs:
+    for name, fig in figs or figures(a):
         p = out / f"{name}.png"
         fig.savefig(p, dpi=130)
         paths.append(p)
-    p = out / "report.pdf"
-    pdf.write(a, figs, p, casino=casino, table=table)
-    paths.append(p)
     return paths
+
+
+def write_report(a: dict, out_dir, casino: str | None, table: str | None, sign_key=None, figs=None) -> list[Path]:
+    """report.pdf into out_dir, and report.pdf.sig beside it when `sign_key` (an Ed25519 private
+    key: table/journal/seal.py, the floor's format) is given; NeedsNames without both names."""
+    from . import pdf
+    from host_tools.table.journal.seal import fingerprint, sign_file
+    if not (casino and casino.strip()) or not (table and table.strip()):
+        missing = " et ".join(w for w, v in (("du casino", casino), ("de la table", table)) if not (v and v.strip()))
+        raise NeedsNames(f"le rapport à déposer demande le nom {missing}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    p = out / "report.pdf"
+    signer = fingerprint(sign_key.public_key()) if sign_key is not None else None
+    pdf.write(a, figs or figures(a), p, casino=casino.strip(), table=table.strip(), signer=signer)
+    paths = [p]
+    if sign_key is not None:
+        seal = (a.get("provenance") or {}).get("seal") or {}
+        subject = {"kind": "rapport statistique du cylindre", "site": casino.strip(), "tables": [table.strip()],
+                   "wheel": a.get("wheel"), "journal_sha256": seal.get("sha256"),
+                   "period": [seal.get("first_at"), seal.get("until")]}
+        # signed by its name alone: the report travels (a download, a regulator's folder) with its .sig
+        paths.append(sign_file(p, sign_key, subject, place=p.name))
+    return paths
+
+
+def write(a: dict, out_dir, casino: str | None = None, table: str | None = None, sign_key=None) -> list[Path]:
+    """The PNG plots and report.pdf (signed when `sign_key`) into out_dir; the paths written.
+    NeedsNames (after the plots) when the casino's or the table's name is missing."""
+    figs = figures(a)
+    return write_plots(a, out_dir, figs) + write_report(a, out_dir, casino, table, sign_key, figs)

@@ -103,6 +103,13 @@ def test_label(name: str) -> str:
     return name
 
 
+def is_main(name: str) -> bool:
+    """The main tests: those on the whole wheel (the 37 numbers, the hottest arc, the sectors, the
+    even chances' runs, one spin to the next). A clean verdict needs every one of them run; the
+    croupiers' signatures come on top."""
+    return not name.startswith("croupier:")
+
+
 def tests(a: dict, minimum: dict) -> list[dict]:
     """Every test the analysis knows, run or not: name, label, n (games it had), needed, ran,
     p, p_holm, significant, and `status` in words. `minimum` maps a test name to its N."""
@@ -119,7 +126,7 @@ def tests(a: dict, minimum: dict) -> list[dict]:
         else:
             status = "pas d'écart"
         rows.append({"test": name, "label": test_label(name), "n": n, "needed": needed, "ran": ran,
-                     "p": p, "p_holm": f["p_holm"] if ran else None,
+                     "p": p, "p_holm": f["p_holm"] if ran else None, "main": is_main(name),
                      "significant": bool(ran and f["significant"]), "status": status})
 
     n = a["games"]
@@ -158,6 +165,21 @@ def verdict(a: dict, rows: list[dict]) -> dict:
                 "text": f"Pas assez de coups pour conclure : {pluriel(a['games'], 'coup')}, aucun test n'a "
                         f"l'échantillon qu'il lui faut (le premier en demande {nombre(least)}). "
                         "Ce rapport ne dit rien encore de l'intégrité du cylindre."}
+    main_waiting = [r for r in waiting if r["main"]]
+    if main_waiting:
+        # no clean bill of health until every main test has its games: the 37-number test above all
+        most = max(r["needed"] for r in main_waiting)
+        names = ", ".join(r["label"] for r in main_waiting)
+        return {"level": "insuffisant",
+                "short": f"insuffisant : {nombre(a['games'])} coups sur les {nombre(most)} des tests principaux",
+                "text": f"Insuffisant pour conclure : {pluriel(a['games'], 'coup')}. Aucun écart significatif sur "
+                        f"{pluriel(len(ran), 'test fait', 'tests faits')} (seuil α = {alpha}, correction de Holm), mais "
+                        f"{pluriel(len(main_waiting), 'test principal', 'tests principaux')} n'ont pas encore leurs coups "
+                        f"({names} ; jusqu'à {nombre(most)} coups). Le verdict attend ces tests."
+                        if len(main_waiting) > 1 else
+                        f"Insuffisant pour conclure : {pluriel(a['games'], 'coup')}. Aucun écart significatif sur "
+                        f"{pluriel(len(ran), 'test fait', 'tests faits')} (seuil α = {alpha}, correction de Holm), mais "
+                        f"le test principal « {names} » n'a pas encore ses {nombre(most)} coups. Le verdict l'attend."}
     text = (f"Aucun écart significatif sur {pluriel(len(ran), 'test fait', 'tests faits')} "
             f"(seuil α = {alpha} pour l'ensemble, correction de Holm).")
     if waiting:

@@ -39,6 +39,10 @@ KEYS = {
     "cors_origins": (list, [], "origins allowed to call the API from a browser (CORS); none: CORS off"),
     "max_body": (int, 16384, "largest request body in bytes (413 above)"),
     "casino": (str, None, "the casino's name, on the title block of the statistics report (/stats, its PDF)"),
+    "table_name": (str, None, "the table's name on the marquee and the statistics report (default: the wheel's id)"),
+    "marquee_history": (int, 500, "games the marquee's figures cover (its ?n= overrides; 10..10000)"),
+    "report_key": (str, None, "Ed25519 private key (PEM, mode 0600) that signs the statistics report (report.pdf.sig, "
+                              "checked by cylindre floor verify); none: the report is not signed"),
     "alerts": (dict, {}, "[alerts] table: the pit's alert thresholds (docs/pit/alerts.md); every key optional"),
     "nats": (str, None, "URL of the casino floor's NATS broker (nats://HOST:4222, tls://...; a cluster's nodes "
                         "comma-separated); none: no floor (docs/floor/table-side.md)"),
@@ -47,6 +51,9 @@ KEYS = {
     "nats_tls_ca": (str, None, "PEM CA certificate the broker's TLS certificate is checked against"),
     "floor_key": (str, None, "the floor's command key file (64 hex chars, mode 0600): floor commands are taken "
                              "only signed with it; none: no commands from the floor"),
+    "day_start": (str, "06:00", "local hour the casino's gaming day starts (HH:MM): the day totals the table publishes "
+                                "to the floor cut there, as the floor's --day-start"),
+    "tz": (str, "Europe/Paris", "the casino's time zone (the floor's --tz)"),
     "wheel_serial": (str, None, "the wheel's board serial, sent with every floor event when the wheel does not "
                                 "report one"),
 }
@@ -102,6 +109,8 @@ def validate(c: dict) -> dict:
         raise ConfigError(f"log_format must be one of {', '.join(LOG_FORMATS)}, got {c['log_format']!r}")
     if not 2500 <= c["silence_ms"] <= 60000:
         raise ConfigError("silence_ms must be 2500 to 60000 (the wheel speaks at least every second)")
+    if not 10 <= c["marquee_history"] <= 10000:
+        raise ConfigError("marquee_history must be 10 to 10000 games")
     if not 1024 <= c["max_body"] <= 1 << 20:
         raise ConfigError("max_body must be 1024 to 1048576 bytes")
     from host_tools.table.alerts.rules import ConfigError as AlertsError, thresholds
@@ -111,6 +120,11 @@ def validate(c: dict) -> dict:
         raise ConfigError(str(e)) from None
     if bool(c["tls_cert"]) != bool(c["tls_key"]):
         raise ConfigError("tls_cert and tls_key go together")
+    try:
+        from host_tools.floor.link.gamingday import GamingDay
+        GamingDay(c["day_start"], c["tz"])
+    except (ValueError, KeyError) as e:
+        raise ConfigError(f"day_start {c['day_start']!r} / tz {c['tz']!r}: {e}") from None
     if c["nats"] is not None:
         from host_tools.floor.link.envelope import TOKEN
         for k in ("site", "wheel"):

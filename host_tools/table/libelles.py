@@ -109,6 +109,12 @@ RNVP_WHY = {
     "unseen": "bille plus vue par les capteurs de piste",
 }
 PHASE = {"closed": "table fermée", "betting": "faites vos jeux", "no_more_bets": "rien ne va plus"}
+# What the table says now (game/annonce.py): "faites vos jeux" only while a bet would be taken.
+ANNONCE = {"betting": "faites vos jeux", "no_more_bets": "rien ne va plus", "closed": "table fermée",
+           "suspended": "mises suspendues", "unknown": "état inconnu"}
+# Why an open table takes no bet now (the window's refusal, `table.refusing`), as a screen says it.
+SUSPENDU = {"wheel_not_heard": "en attente du cylindre", "wheel_unknown": "cylindre inconnu de la table",
+            "unknown": "état de la table inconnu", "silent": "la table ne publie plus rien"}
 CROUPIER = {"gauche": "croupier de gauche", "droite": "croupier de droite"}
 
 # Frames the link refused (docs/integrators/link-protocol.md `reject.reason`).
@@ -122,12 +128,17 @@ REJECT = {
 
 TABLES = {"void": VOID, "fault": FAULT, "alert": ALERT, "level": LEVEL, "bet": BET, "status": STATUS,
           "outcome": OUTCOME, "refusal": REFUSAL, "state": STATE, "sensor": SENSOR, "rnvp_why": RNVP_WHY,
-          "phase": PHASE, "croupier": CROUPIER, "reject": REJECT}
+          "phase": PHASE, "annonce": ANNONCE, "suspendu": SUSPENDU, "croupier": CROUPIER, "reject": REJECT}
 
 
 def label(table: str, code) -> str:
     """The French label of `code` in `table`; an unknown code is shown as it is (never hidden)."""
     return TABLES[table].get(code, str(code))
+
+
+def accepted_by(who) -> str:
+    """Who accepted a wheel at the table (identity.py): a token's name, or the table's own first contact."""
+    return "au premier contact" if who == "first contact" else (who or "—")
 
 
 def void_fr(reason) -> str:

@@ -79,7 +79,9 @@ def test_judging_fault_spins():
     tr = _truth(1, 0, 1, fault="power_cut", number=5)
     assert judge(tr, [{"ev": "void", "t": 1, "reason": "restart"}])["outcome"] == "caught"
     assert judge(tr, [{"ev": "void", "t": 1, "reason": "rotor_slow"}])["outcome"] == "other_void"
-    assert judge(tr, [{"ev": "result", "t": 1, "number": 5}])["outcome"] == "paid"
+    # after the boot the ball's own number is the coup's result: right is caught, another number paid wrongly
+    assert judge(tr, [{"ev": "result", "t": 1, "number": 5}])["outcome"] == "caught"
+    assert judge(tr, [{"ev": "result", "t": 1, "number": 6}])["outcome"] == "paid"
     assert judge(tr, [])["outcome"] == "missed"
     st_ = judge(_truth(2, 0, 1, fault="sensor_stuck"), [{"ev": "fault", "t": 1, "code": "sensor_stuck"},
                                                        {"ev": "result", "t": 2, "number": 1}])
@@ -105,7 +107,7 @@ def test_aggregate_counts_and_table():
     assert f["latency_over_bound_us"]["min"] == 5 and f["latency_below_bound"] == 0
     assert f["faults"]["void_button"] == {"spins": 2, "caught": 1, "other_void": 0, "paid": 0, "missed": 1,
                                           "with_result": 0, "reports": {"void:void_button": 1, "(nothing)": 1}}
-    assert f["faults"]["power_cut"]["paid"] == 1
+    assert f["faults"]["power_cut"]["caught"] == 1 and f["faults"]["power_cut"]["paid"] == 0
     assert f["latency_by_rotor_rpm"] == {"20-25": {"n": 4, "latency_median_us": 25, "bound_median_us": 5,
                                                    "bound_max_us": 5, "rule_median_us": None}}
     assert f["result_rule_bound_us"]["n"] == 0 and f["latency_rule_unknown"] == 4

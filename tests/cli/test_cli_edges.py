@@ -30,7 +30,7 @@ def test_token_refuses_a_journal_that_does_not_exist(tmp_path, capsys, action):
     typo = tmp_path / "jornal.sqlite"
     assert main(["token", "--journal", str(typo)] + action) == 2       # (before: 0, an empty journal made)
     assert not typo.exists()
-    assert "no journal at" in capsys.readouterr().err
+    assert "pas de journal à" in capsys.readouterr().err
 
 
 def test_token_creates_a_journal_when_asked(tmp_path, capsys):

@@ -197,7 +197,7 @@ def test_the_operators_quick_start(tmp_path):
         except ProcessLookupError:
             pass
     assert proc.returncode == 0, (out[-2000:], err[-2000:])
-    assert re.search(r"^link\s+UP on /dev/pts/\d+", out, re.M), out
+    assert re.search(r"^liaison\s+ÉTABLIE sur /dev/pts/\d+", out, re.M), out
     shown = json.loads(re.search(r'^\s*(\{"id":"B000001".*\})$', page.read_text(encoding="utf-8"), re.M).group(1))
     placed = json.loads(next(line for line in out.splitlines() if line.startswith('{"id"')))
     same_fields(shown, placed, "POST /bets")

@@ -43,7 +43,8 @@ def test_a_fresh_install_without_extras_runs(tmp_path):
     t = subprocess.run([str(cyl), "token", "--journal", str(tmp_path / "j.sqlite"), "add", "pit", "--role", "display", "--create"],
                        capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert t.returncode == 0 and t.stdout.startswith("cyl_")
-    st = subprocess.run([str(cyl), "stats", "--journal", str(tmp_path / "j.sqlite"), "--out", str(tmp_path / "stats")],
+    st = subprocess.run([str(cyl), "stats", "--journal", str(tmp_path / "j.sqlite"), "--out", str(tmp_path / "stats"),
+                         "--casino", "Casino d'essai", "--table", "Table 1"],
                         capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert st.returncode == 0, st.stderr                    # the plots and the PDF: matplotlib is installed
     assert (tmp_path / "stats" / "report.pdf").stat().st_size > 1000

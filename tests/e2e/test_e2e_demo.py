@@ -37,7 +37,7 @@ def test_a_one_spin_demo_sees_its_whole_game(tmp_path):
                        cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     out = p.stdout
-    assert "Croupier : faites vos jeux" in out and "— lancer, coup 1 —" in out and "(coup 1: misé" in out, out
+    assert "Croupier : faites vos jeux" in out and "— lancer, coup 1 —" in out and "(coup 1 : misé" in out, out
     assert "Fin de partie : 1 coup payé" in out
 
 

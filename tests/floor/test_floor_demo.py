@@ -24,6 +24,11 @@ def test_a_floor_of_two_tables(tmp_path):
     for table, counts in got.items():
         journal, floor = map(int, counts.split(" / "))
         assert journal >= 1 and journal == floor, (table, counts, out.stdout)
+    # each simulated wheel reports the demo's --wheel-serial itself (it said sim-<table> whatever was asked)
+    import sqlite3
+    with sqlite3.connect(tmp_path / "floor.sqlite") as db:
+        serials = set(db.execute("SELECT table_id, serial FROM events WHERE kind='result'").fetchall())
+    assert serials == {("T1", "DEMO-0001"), ("T2", "DEMO-0002")}, serials
 
 
 def _alive_with(marker: str) -> list[str]:

@@ -14,7 +14,7 @@ from host_tools.table.api.auth import TokenError
 from host_tools.floor.access import Access, Identity
 from host_tools.floor.alerts import AlertError, Alerts
 from host_tools.floor.ingest import Link
-from host_tools.floor.store import BadEnvelope, Store, parse
+from host_tools.floor.store import BadEnvelope, DeadLetter, Store, parse
 from host_tools.floor.link import envelope as E
 
 from floorkit import db_url, postgres, wait  # noqa: F401 - fixtures
@@ -44,8 +44,15 @@ def test_bad_messages_are_refused_with_a_reason_and_kept(db_url):
         parse(json.dumps({"v": 1, "site": "S", "table": "T1", "serial": None, "event_id": "7", "kind": "result",
                           "at": 1.0, "body": {}}).encode())
     s = Store(db_url)
-    s.ingest([], rejects=[("cylindre.S.T1.result", "not JSON", b"\xff\xfe")])
-    assert s.query("SELECT subject, reason FROM rejects") == [("cylindre.S.T1.result", "not JSON")]
+    s.ingest([], dead=[DeadLetter("cylindre.S.T1.result", "not JSON", b"\xff\xfe\x00")])
+    rows = s.query("SELECT table_id, subject, reason, data, size FROM dead_letters")
+    assert [(r[0], r[1], r[2], bytes(r[3]), r[4]) for r in rows] == [("T1", "cylindre.S.T1.result", "not JSON",
+                                                                     b"\xff\xfe\x00", 3)]
+    alert = [a for a in Alerts(s, Access(s)).list() if a["code"] == "dead_letter"]
+    assert len(alert) == 1 and alert[0]["table"] == "T1" and alert[0]["open"]
+    s.ingest([], dead=[DeadLetter("cylindre.S.T1.audit", "x", b"")])     # one open alert per table, told the count
+    alert = [a for a in Alerts(s, Access(s)).list() if a["code"] == "dead_letter"]
+    assert len(alert) == 1 and alert[0]["message"].startswith("2 ")
     s.close()
 
 
@@ -131,17 +138,52 @@ def test_the_consumer_stores_every_table_on_each_engine(db_url, tmp_path):
 
 
 class FailingStore(Store):
-    """A store whose first commits fail (a full disk, a lost PostgreSQL connection)."""
+    """A store whose first commits fail (a full disk, a lost PostgreSQL connection): its probe
+    write fails too, so nothing is set aside."""
 
     def __init__(self, url, failures):
         super().__init__(url)
         self.failures = failures
 
-    def ingest(self, envelopes, rejects=()):
+    def ingest(self, envelopes, dead=()):
         if envelopes and self.failures > 0:
             self.failures -= 1
             raise OSError("disk full (test)")
-        return super().ingest(envelopes, rejects)
+        return super().ingest(envelopes, dead)
+
+    def ping(self):
+        if self.failures > 0:
+            raise OSError("disk full (test)")
+        return super().ping()
+
+
+class PickyStore(Store):
+    """A store that refuses one event whatever it is tried with (a value its engine cannot take),
+    and takes everything else."""
+
+    def __init__(self, url, refused):
+        super().__init__(url)
+        self.refused, self.tries = refused, 0
+
+    def ingest(self, envelopes, dead=()):
+        if any(e["event_id"] == self.refused for e in envelopes):
+            self.tries += 1
+            raise ValueError("value out of range (test)")
+        return super().ingest(envelopes, dead)
+
+
+def publish(url, rows):
+    """Results (table, event id, with a Nats-Msg-Id) published to the broker at `url`."""
+    async def go():
+        import nats
+        nc = await nats.connect(url)
+        js = nc.jetstream()
+        for table, eid, with_id in rows:
+            data = E.build("S", table, "W" + table, eid, "result", time.time(), {"spin": eid, "number": eid % 37})
+            await js.publish(E.subject("S", table, "result"), data,
+                             headers={E.MSG_ID: E.msg_id(table, eid)} if with_id else None)
+        await nc.close()
+    asyncio.run(go())
 
 
 def test_a_batch_the_store_refused_is_not_acknowledged_and_comes_back(tmp_path):
@@ -149,19 +191,35 @@ def test_a_batch_the_store_refused_is_not_acknowledged_and_comes_back(tmp_path):
     store = FailingStore(str(tmp_path / "floor.sqlite"), failures=2)
     link = Link(srv.url, store).start()
     try:
-        async def publish():
-            import nats
-            nc = await nats.connect(srv.url)
-            js = nc.jetstream()
-            for i in range(1, 31):
-                data = E.build("S", "T1", "W1", i, "result", time.time(), {"spin": i, "number": i % 37})
-                await js.publish(E.subject("S", "T1", "result"), data, headers={E.MSG_ID: E.msg_id("T1", i)})
-            await nc.close()
         wait(lambda: link.connected, "the floor's link", 20)
-        asyncio.run(publish())
+        publish(srv.url, [("T1", i, True) for i in range(1, 31)])
         wait(lambda: store.count() == 30, "every event stored once the store takes them again", 30)
         assert store.failures == 0 and link.store_error is None
         assert [e["event_id"] for e in store.events()] == list(range(1, 31))
+        assert store.query("SELECT COUNT(*) FROM dead_letters")[0][0] == 0     # the store's fault: nothing aside
+    finally:
+        link.stop()
+        store.close()
+        srv.close()
+
+
+def test_a_message_the_store_refuses_is_set_aside_after_its_tries_and_blocks_nobody(tmp_path):
+    """Event 7 of T1 is one the store cannot take: the events around it and T2's are stored at once,
+    7 is tried MAX_TRIES times, then kept aside with its bytes and an alert naming T1."""
+    from host_tools.floor.ingest import MAX_TRIES
+    srv = natsrv.Server(tmp_path / "js").start()
+    store = PickyStore(str(tmp_path / "floor.sqlite"), refused=7)
+    link = Link(srv.url, store).start()
+    try:
+        wait(lambda: link.connected, "the floor's link", 20)
+        publish(srv.url, [(t, i if t == "T1" else 100 + i, False) for i in range(1, 21) for t in ("T1", "T2")])
+        wait(lambda: store.count() == 39, "every other event stored", 20)
+        wait(lambda: store.query("SELECT COUNT(*) FROM dead_letters")[0][0] == 1, "event 7 set aside", 20)
+        (table, reason, data, tries), = store.query("SELECT table_id, reason, data, tries FROM dead_letters")
+        assert table == "T1" and "value out of range" in reason and tries == MAX_TRIES
+        assert E.parse(bytes(data))["event_id"] == 7
+        assert link.store_error is None
+        assert [a["table"] for a in Alerts(store, Access(store)).list() if a["code"] == "dead_letter"] == ["T1"]
     finally:
         link.stop()
         store.close()
@@ -189,3 +247,19 @@ def test_a_silent_broker_is_told_within_seconds(tmp_path):
         link.stop()
         store.close()
         srv.close()
+
+
+def test_a_broker_the_floor_cannot_reach_is_logged_and_told(tmp_path, caplog):
+    """`--nats a,b` with neither up: the floor says so in its log (not once a second) and its link is down."""
+    import logging
+    store = Store(str(tmp_path / "floor.sqlite"))
+    url = f"nats://127.0.0.1:{natsrv.free_port()},nats://127.0.0.1:{natsrv.free_port()}"
+    with caplog.at_level(logging.WARNING, logger="cylindre.floor"):
+        link = Link(url, store).start()
+        try:
+            wait(lambda: any("cannot reach" in r.getMessage() for r in caplog.records), "a line in the log", 20)
+            assert not link.connected and link.servers == url.split(",")
+        finally:
+            link.stop()
+            store.close()
+    assert sum("cannot reach" in r.getMessage() for r in caplog.records) <= 2

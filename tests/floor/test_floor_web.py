@@ -61,7 +61,8 @@ class Table:
         await msg.respond(json.dumps(C.ok(result)).encode())
 
     async def publish(self, eid, kind, body):
-        data = E.build(self.site, self.table, "W-17", eid, kind, time.time(), body)
+        serial = "W-17" if self.table == "T1" else "W-" + self.table      # each table its own wheel
+        data = E.build(self.site, self.table, serial, eid, kind, time.time(), body)
         await self.js.publish(E.subject(self.site, self.table, kind), data, headers={E.MSG_ID: E.msg_id(self.table, eid)})
 
 
@@ -156,6 +157,18 @@ def test_a_regulatory_setting_needs_a_second_person(floor):
     p = call(client, tokens, "surveillance", "GET", "/floor/api/state")[1]["pending"][0]
     assert (p["requested_by"], p["approved_by"], p["outcome"]) == ("director-1", "director-2", "applied")
     assert call(client, tokens, "director", "POST", "/floor/api/tables/T1/settings", {"setting": "speed", "value": 4})[0] == 400
+
+
+def test_a_name_in_capitals_is_the_same_person(floor):
+    """The review's attempt: `BOB` approved `bob`'s request, at the floor and over NATS."""
+    svc, client, tokens, table, bg, _ = floor
+    bg.submit(table.publish(1, "result", {"spin": 1, "number": 5})).result(5)
+    wait(lambda: svc.store.count() == 1, "the table known to the floor")
+    tokens["bob"], tokens["BOB"] = svc.access.add("bob", "director"), svc.access.add("BOB", "director")
+    st, ans = call(client, tokens, "bob", "POST", "/floor/api/tables/T1/settings", {"setting": "min_laps", "value": 5})
+    assert st == 200
+    st, ans = call(client, tokens, "BOB", "POST", f"/floor/api/pending/{ans['pending']}/approve")
+    assert (st, ans["error"]) == (409, "same_person") and table.taken[-1]["op"] == "request_setting"
 
 
 @pytest.mark.parametrize("knows_ack", [True, False])

@@ -2,6 +2,9 @@
 
 import json
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 import pytest
 
 from host_tools.floor.link import command as C
@@ -46,6 +49,47 @@ def test_envelope_round_trip_and_refusals():
         E.parse(json.dumps({k: v for k, v in good.items() if k != "body"}))
     with pytest.raises(ValueError):
         E.build("S", "T1", None, 1, "result", float("nan"), {})
+
+
+def test_what_no_store_takes_is_refused_by_the_contract():
+    good = json.loads(E.build("S", "T1", "PICO-1", 7, "result", 1.5, {"spin": 3, "number": 17}))
+    deep = 1
+    for _ in range(E.MAX_DEPTH + 1):
+        deep = [deep]
+    deep = {"a": deep}
+    for field, value in (("event_id", 2 ** 63), ("event_id", 2 ** 64), ("prev", -1), ("prev", 2 ** 63),
+                         ("serial", "a\u0000b"), ("serial", "\ud800"), ("serial", "x" * 65), ("serial", "é"),
+                         ("table", "T1\n"), ("body", deep)):
+        with pytest.raises(E.EnvelopeError):
+            E.parse(json.dumps({**good, field: value}))
+    assert E.parse(json.dumps({**good, "event_id": 2 ** 63 - 1, "prev": 5}))["prev"] == 5
+    with pytest.raises(E.EnvelopeError, match="bytes"):
+        E.parse(json.dumps({**good, "body": {"pad": "x" * E.MAX_PAYLOAD}}))
+    with pytest.raises(E.EnvelopeError, match="JSON"):
+        E.parse(b'[' * 100_000)                         # too deep for any parser: refused, not a crash
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.binary(max_size=400), st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4),
+    max_leaves=30).map(lambda v: json.dumps(v).encode())))
+def test_no_payload_raises_anything_but_a_refusal(payload):
+    """Whatever bytes a table publishes, the contract answers an envelope or EnvelopeError."""
+    try:
+        E.parse(payload)
+    except E.EnvelopeError:
+        pass
+
+
+def test_a_tables_message_ids_are_its_own():
+    """With its NATS password a table's ids carry a tag no other table can make; the same event
+    gets the same id after a restart (the broker still drops a resend)."""
+    mine = E.msg_id("T2", 42, "0123456789abcdef", "secret-of-T2")
+    assert mine.startswith("T2:0123456789abcdef:42:") and len(mine.rsplit(":", 1)[1]) == 32
+    assert mine == E.msg_id("T2", 42, "0123456789abcdef", "secret-of-T2")
+    assert mine != E.msg_id("T2", 42, "0123456789abcdef", "secret-of-T1")
+    assert E.msg_id("T2", 42, "", "s").startswith("T2:42:")
 
 
 def test_command_signed_verified_once_and_fresh():

@@ -1,8 +1,10 @@
 """The floor page in a real browser (Debian's Chromium through playwright, tests/browserkit.py):
 three tables in two pits fed through a real nats-server, their tiles with the last numbers in
 their colours, the alerts list, an alert acknowledged with a comment from the page (audited at the
-floor, told to the table), a table closed from its tile, and what a surveillance user is not
-offered. Screenshots in build/screenshots/floor*.png. About 15 s."""
+floor, told to the table), a table closed from its tile, the day's report refused while a table's
+own totals disagree, then signed and downloaded, and what a surveillance user is not offered; the
+page's own token form (no browser prompt), a wall of 1920 px filled. Screenshots in
+build/screenshots/floor*.png. About 20 s."""
 
 import socket
 import threading
@@ -24,6 +26,20 @@ from floorkit import wait
 from test_floor_web import Table
 
 playwright = pytest.importorskip("playwright.sync_api")
+
+
+def svc_day():
+    from host_tools.floor.link.gamingday import GamingDay
+    return GamingDay()
+
+
+def told(gday, settlements, turnover, paid):
+    """A table's own totals of the day in progress, as its heartbeat carries them."""
+    now = time.time()
+    day = gday.of(now)
+    a, b = gday.bounds(day)
+    return [{"day": day.isoformat(), "from": a, "to": b, "as_of": now + 1, "ledger": "", "journals": [""],
+             "settlements": settlements, "turnover": turnover, "paid": paid}]
 
 
 @pytest.fixture
@@ -51,17 +67,23 @@ def floor(tmp_path):
         for i, n in enumerate(nums):
             bg.submit(t.publish(2 * i + 1, "result", {"spin": i + 1, "number": n, "croupier": "ana", "rotor_dir": "cw",
                                                       "ball_dir": "ccw"})).result(5)
-            bg.submit(t.publish(2 * i + 2, "settlement", {"spin": i + 1, "number": n, "staked": 20000, "paid": 7200 * (n == 17),
-                                                          "result": 0, "bets": 5})).result(5)
+            bg.submit(t.publish(2 * i + 2, "settlement", {"spin": i + 1, "number": n, "staked": 20000, "turnover": 20000,
+                                                          "paid": 7200 * (n == 17), "result": 0, "bets": 5,
+                                                          "settled_at": time.time()})).result(5)
         link = "up" if t.table != "T3" else "port /dev/ttyACM0 absent ([Errno 2] No such file or directory)"
         bg.submit(t.publish(100, "heartbeat", {"link": link, "phase": "betting", "open": t.table != "T3",
-                                               "backlog": 0, "clock": now, "last_event_id": 12})).result(5)
+                                               "backlog": 0, "clock": now, "last_event_id": 12,
+                                               "days": told(svc_day(), len(nums), 20000 * len(nums),
+                                                            7200 * nums.count(17) + (2000 if t.table == "T2" else 0))}
+                            )).result(5)
     bg.submit(tables[1].publish(50, "alert", {"id": "a7", "code": "misspin_streak", "message": "trois annulations de suite",
                                               "level": "warning", "raised_at": now, "acked_at": None, "acked_by": None,
                                               "comment": None})).result(5)
     wait(lambda: svc.store.count("alert") == 1 and len(svc.tiles.tiles) == 3, "the floor fed")
     svc.refresh_stats()                                  # the statistics thread computes them again now
     wait(lambda: (svc.wheel_stats() or {}).get("wheels"), "the per-wheel statistics")
+    global bg_publish
+    bg_publish = lambda t, eid, kind, body: bg.submit(t.publish(eid, kind, body)).result(5)   # noqa: E731
     yield svc, "http://127.0.0.1:%d" % sock.getsockname()[1], tokens, tables, tmp_path
     http.should_exit = True
     svc.stop()
@@ -106,16 +128,54 @@ def test_the_floor_page(floor):
         wait(lambda: [a["action"] for a in svc.access.rows()][:3] == ["cmd.close", "cmd.ack_alert", "alert.ack"],
              "the close command and the acknowledgement audited at the floor")
         assert tables[0].taken[-1]["op"] == "close" and tables[0].taken[-1]["who"] == "pit_boss-1"
-        page.click("#report")
+        # T2 says it paid 20 € more than the floor saw: the day is not signed, the page says who and why
+        page.click("#report-form button")
+        page.wait_for_function("() => document.querySelector('#error').textContent.includes('ne se réconcilie pas')")
+        assert "T2" in page.locator("#error").inner_text() and not (tmp / "reports").exists()
+        bg_publish(tables[1], 101, "heartbeat", {"link": "up", "phase": "betting", "open": True, "clock": time.time() + 2,
+                                                 "days": told(svc_day(), 3, 60000, 0)})
+        wait(lambda: not svc.store.query("SELECT 1 FROM table_days WHERE table_id='T2' AND paid <> 0"), "T2's totals")
+        page.click("#report-form button")
         page.wait_for_function("() => document.querySelector('#error').textContent.startsWith('rapport signé')")
         day = next((tmp / "reports").iterdir())
         assert sorted(f.name for f in day.iterdir() if f.suffix == ".pdf") == \
             ["permanence-T1.pdf", "permanence-T2.pdf"]
+        page.wait_for_selector(f"#reports li[data-day='{day.name}'] a[data-file='permanence-T1.pdf']")
+        with page.expect_download() as got:
+            page.click(f"#reports li[data-day='{day.name}'] a[data-file='permanence-T1.pdf']")
+        assert got.value.suggested_filename == "permanence-T1.pdf"
+        assert open(got.value.path(), "rb").read() == (day / "permanence-T1.pdf").read_bytes()
         shot(page, "floor-acked", full=True)
         watcher = b.new_page(viewport={"width": 1200, "height": 800})
         watcher.goto(base + "/floor#token=" + tokens["surveillance"])
         watcher.wait_for_selector(".tile[data-table='T1']")
         assert watcher.locator("button.stop").count() == 0 and not watcher.locator("#setting-form").is_visible()
+        assert not watcher.locator("#report-form").is_visible()         # surveillance reads the reports, signs none
+        watcher.wait_for_selector("#reports a[data-file='rapport.json']")
+        # a 0,00 € result is no gain: not green
+        assert watcher.locator(".tile[data-table='T3'] b.nil").inner_text().startswith("0,00")
+        # no token, then a wrong one: the page's own form, never a browser prompt
+        stranger = b.new_page(viewport={"width": 1200, "height": 800})
+        stranger.on("dialog", lambda d: (_ for _ in ()).throw(AssertionError("a browser dialog: " + d.message)))
+        stranger.goto(base + "/floor")
+        stranger.wait_for_selector("#login:not([hidden])")
+        stranger.fill("#login input[name=token]", "cyl_not-a-token")
+        stranger.click("#login button")
+        stranger.wait_for_function("() => document.querySelector('#login-why').textContent.includes('jeton refusé')")
+        stranger.fill("#login input[name=token]", tokens["surveillance"])
+        stranger.click("#login button")
+        stranger.wait_for_selector(".tile[data-table='T1']")
+        stranger.wait_for_function("() => document.querySelector('#wheels').textContent.includes('W-17')")
+        assert "corrigés ensemble" in stranger.locator("#wheels").inner_text()
+        # a wall of 1920 px: the pits side by side, the tiles across most of the width
+        wall = b.new_page(viewport={"width": 1920, "height": 1080})
+        wall.goto(base + "/floor#token=" + tokens["surveillance"])
+        wall.wait_for_selector(".tile[data-table='T3']")
+        boxes = [wall.locator(f".tile[data-table='{t}']").bounding_box() for t in ("T1", "T2", "T3")]
+        pits = wall.locator("#pits").bounding_box()
+        assert len({round(bx["y"]) for bx in boxes}) == 1                       # one row
+        assert max(bx["x"] + bx["width"] for bx in boxes) - min(bx["x"] for bx in boxes) >= 0.6 * pits["width"]
+        shot(wall, "floor-1920", full=True)
         # a director on a 1024x768 tablet: the settings form (its long select spilled 3 px out of its
         # box), the tiles and the amounts fit; the role in French, not the code
         director = b.new_page(viewport={"width": 1024, "height": 768})

@@ -142,3 +142,55 @@ def test_pit_refunds_a_held_bet_and_acknowledges_the_alert_of_the_outage(table):
         assert table.api("GET", "/state")[1]["table"]["phase"] == "no_more_bets"
         print(f"\npit: load {load_ms:.0f} ms; settlement to the new game's row on the page {update_ms:.0f} ms")
         b.close()
+
+
+def test_each_token_sees_what_its_role_may_and_void_spins_have_their_place(tmp_path):
+    """A display token on the pit: the table and its last games, no bet, no alert, no control, and
+    not one request refused; a croupier: the bets and the recall, no control. The last games list a
+    void spin in its place with its reason. Numbers sit right-aligned under right-aligned headers."""
+    t = Table(tmp_path, pause=0.2, speed=60.0).start()
+    try:
+        t.board.void_rate = 0.5
+        t.play(8)
+        t.wait(lambda: t.board.spins >= 8, "8 spins", 120)
+        voids = [r["spin"] for r in t.daemon.j.query("SELECT spin FROM events WHERE wheel='T1' AND ev='void'")]
+        assert voids, "no void in 8 spins at a rate of one in two"
+        with pw.sync_playwright() as p:
+            b = browser(p)
+            for role, shown, hidden in (("display", ["#s-money", "#s-games"], ["#s-bets", "#s-alerts", "#s-held", "#b-close",
+                                                                               "#f-croupier", "#games button"]),
+                                        ("croupier", ["#s-bets", "#s-held", "#games button"], ["#s-alerts", "#b-close",
+                                                                                               "#f-croupier"])):
+                page = b.new_page(viewport={"width": 1024, "height": 768}, bypass_csp=True)
+                refused = []
+                page.on("response", lambda r: refused.append(r.url) if r.status in (401, 403) else None)
+                page.goto(t.base + f"/pit#token={t.tokens[role]}")
+                page.wait_for_selector("body[data-loaded]")
+                page.wait_for_timeout(1500)                         # the stream and a refresh or two
+                for sel in shown:
+                    assert page.locator(sel).first.is_visible(), (role, sel)
+                for sel in hidden:
+                    assert not page.locator(sel).first.is_visible(), (role, sel)
+                assert refused == [], (role, refused)
+                assert page.locator("#error").inner_text() == ""
+                assert f"({'afficheur' if role == 'display' else 'croupier'})" in page.locator("#role-note").inner_text()
+                shot(page, f"pit_{role}", full=True)
+                assert overflows(page, PANELS, scroll_y=True) == []
+                page.close()
+            page = b.new_page(viewport={"width": 1024, "height": 768}, bypass_csp=True)
+            page.goto(t.base + f"/pit#token={t.tokens['chef']}")
+            page.wait_for_selector("body[data-loaded]")
+            row = page.locator(f"#games tr[data-spin='{voids[-1]}']")
+            assert "coup nul : " in row.inner_text(), row.inner_text()
+            spins = [int(x) for x in page.locator("#games tr td:first-child").all_inner_texts()]
+            assert spins == sorted(spins, reverse=True) and spins == list(range(spins[0], spins[0] - len(spins), -1))
+            # a number's right edge on its header's right edge, in every table of figures
+            for table in ("#s-money", "#s-games"):
+                edges = page.locator(f"{table} th.n").evaluate_all("es => es.map((e) => [e.cellIndex, Math.round(e.getBoundingClientRect().right)])")
+                for col, right in edges:
+                    cells = page.locator(f"{table} tbody tr:not(.void) td.n").evaluate_all(
+                        "(es, c) => es.filter((e) => e.cellIndex === c).map((e) => Math.round(e.getBoundingClientRect().right))", col)
+                    assert cells and all(abs(c - right) <= 1 for c in cells), (table, col, right, cells)
+            b.close()
+    finally:
+        t.close()

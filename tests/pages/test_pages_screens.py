@@ -5,6 +5,8 @@ token told on the screen in French and retried quietly, never a dialog; the API 
 from the daemon's own files, with every request to anywhere else blocked; one version number."""
 
 import re
+import threading
+import time
 from urllib.parse import urlparse
 
 import pytest
@@ -57,6 +59,19 @@ def test_the_marquee_fits_every_screen_with_its_strip_full(table, chromium):
         assert min(width for _, width in chips) >= 0.04 * min(w, h), (w, h, chips)      # readable from afar
         page.wait_for_function("() => [...document.querySelectorAll('.bars span')].some((s) => s.textContent.includes('%'))")
     page.close()
+    # the bilingual board for the casino's foreign players: French and English, still uncut everywhere
+    page = b.new_page(viewport={"width": 1920, "height": 1080}, bypass_csp=True)
+    page.goto(table.base + "/marquee?lang=fr,en#token=" + table.tokens["display"])
+    page.wait_for_selector("#link.up")
+    page.wait_for_function("() => document.getElementById('phase-en').textContent.length > 0")
+    assert "Hot" in page.locator("#h-hot").inner_text()
+    for w, h in SIZES:
+        page.set_viewport_size({"width": w, "height": h})
+        page.wait_for_function("([w, h]) => innerWidth === w && innerHeight === h", arg=[w, h])
+        page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        shot(page, f"marquee_fr_en_{w}x{h}")
+        assert overflows(page, PANELS) == [], (w, h)
+    page.close()
 
 
 def test_a_refused_token_is_told_on_screen_and_retried_quietly(table, chromium):
@@ -108,6 +123,9 @@ def test_the_api_explorer_is_served_by_the_daemon_with_no_outside_request(table,
     for path in ("/bets", "/state", "/history", "/spins/{spin}", "/health"):
         assert any(o.replace("\u200b", "") == path for o in ops), (path, ops[:5])
     assert version() in page.locator(".info .version").first.inner_text()
+    # the routes grouped by who uses them, none left under "default"
+    groups = [t.split("\n")[0].strip() for t in page.locator(".opblock-tag").all_inner_texts()]
+    assert groups == ["table", "pit", "operations"], groups
     shot(page, "docs")
     assert outside == [] and broken == [], (outside, broken)
     ctx.close()
@@ -124,7 +142,24 @@ def test_a_cut_link_is_told_on_the_marquee_and_the_pit(table, chromium):
     pit.goto(table.base + "/pit#token=" + table.tokens["chef"])
     pit.wait_for_selector("body[data-loaded]")
     assert pit.locator("#t-link").inner_text() == "liaison établie"
+    marquee.wait_for_function("() => document.getElementById('phase').textContent === 'Faites vos jeux'")
+    pit.wait_for_function("() => document.getElementById('t-open').textContent === 'ouverte — faites vos jeux'")
     table.board._mute = True                                   # nothing leaves the wheel: a cut cable
+    # "faites vos jeux" leaves both screens when POST /bets starts refusing, not when the link is declared down
+    t0, refused, gone = time.monotonic(), None, {}
+    while time.monotonic() - t0 < 10 and (refused is None or len(gone) < 2):
+        now = time.monotonic() - t0
+        if refused is None and not table.api("GET", "/state")[1]["table"]["accepting_bets"]:
+            refused = now
+        if "marquee" not in gone and marquee.locator("#phase").text_content() != "Faites vos jeux":
+            gone["marquee"] = now
+        if "pit" not in gone and "faites vos jeux" not in pit.locator("#t-open").inner_text():
+            gone["pit"] = now
+        time.sleep(0.05)
+    assert refused is not None and refused < 3, refused
+    assert set(gone) == {"marquee", "pit"} and all(at < refused + 1.0 for at in gone.values()), (refused, gone)
+    assert marquee.locator("#phase").text_content() == "Mises suspendues — en attente du cylindre"
+    assert pit.locator("#t-open").inner_text() == "ouverte — mises suspendues (en attente du cylindre)"
     table.wait(lambda: not table.api("GET", "/state")[1]["link"]["session"], "the daemon never saw the link go", 30)
     notice = marquee.locator("#cyl-notice [data-notice='link']")
     notice.wait_for(timeout=15000)
@@ -140,6 +175,32 @@ def test_a_cut_link_is_told_on_the_marquee_and_the_pit(table, chromium):
         assert overflows(marquee, PANELS) == [], size
     pit.wait_for_function("() => document.getElementById('t-link').textContent.startsWith('liaison coupée')", timeout=20000)
     assert "bad" in pit.locator("#t-link").get_attribute("class")
+    assert marquee.locator("#phase").text_content() == "Mises suspendues — en attente du cylindre"   # never back to FVJ
     shot(pit, "pit_link_cut", full=True)
     marquee.close()
     pit.close()
+
+
+def test_a_daemon_that_never_heard_a_wheel_says_no_bet_is_taken(tmp_path_factory, chromium):
+    """No wheel on its port: no "faites vos jeux" (a bet would be refused wheel_not_heard), and no
+    figures made up (no equal thirds, no green zero of 33 %)."""
+    t = Table(tmp_path_factory.mktemp("nowheel"))
+    t.daemon.start()
+    threading.Thread(target=t.srv.run, kwargs={"sockets": [t._sock]}, daemon=True).start()
+    t.wait(lambda: t.srv.started, "the HTTP server never started")
+    try:
+        assert t.api("GET", "/state")[1]["table"]["refusing"] == "wheel_not_heard"
+        page = chromium.new_page(viewport={"width": 1366, "height": 768}, bypass_csp=True)
+        page.goto(t.base + "/marquee#token=" + t.tokens["display"])
+        page.wait_for_function("() => document.getElementById('marquee').dataset.phase === 'suspended'")
+        assert page.locator("#phase").text_content() == "Mises suspendues — en attente du cylindre"
+        for bar in ("b-colour", "b-parity", "b-dozen", "b-sector"):
+            assert "empty" in page.locator("#" + bar).get_attribute("class")
+            assert page.locator(f"#{bar} span").evaluate_all("es => es.map((e) => e.textContent).join('')") == ""
+        assert page.locator("#over").inner_text().startswith("aucun coup encore")
+        shot(page, "marquee_no_wheel")
+        assert overflows(page, PANELS) == []
+        page.close()
+    finally:
+        t.stop_board.set()
+        t.close()

@@ -36,6 +36,7 @@ def test_stats_page_and_every_page_under_its_policy(table):
         page.wait_for_selector("body[data-loaded]", timeout=60000)
         load_ms = (time.time() - t0) * 1000
         assert page.locator("#t-games").inner_text() == "3 coups"
+        assert page.locator("#t-counts").inner_text().startswith("3 lancers, dont 0 coup nul")
         verdict = page.locator("#t-verdict")
         assert verdict.inner_text().startswith("pas assez de coups (3 sur ")       # never a green badge on 0 tests
         assert "ok" not in verdict.get_attribute("class").split()
@@ -48,15 +49,25 @@ def test_stats_page_and_every_page_under_its_policy(table):
         # a croupier's p before its sample is said in words (was a bare "—"), and no "test(s)"
         assert "pas assez de coups" in page.locator("#croupiers tr").first.inner_text()
         assert page.locator("#alpha").inner_text().startswith("Aucun test fait sur ")
-        plots = page.locator("#plots img")
-        assert plots.count() >= 4 and all(plots.nth(i).get_attribute("src").startswith("blob:") for i in range(plots.count()))
+        charts = page.locator("#plots figure svg.chart")          # drawn in the page from the one analysis
+        assert charts.count() >= 5
+        assert "(3 coups)" in page.locator("#plots figure[data-plot='numeros'] title").first.text_content()
+        # the report to file names its casino and its table: without the table's name, refused, saying where
+        page.locator("#pdf").click()
+        page.wait_for_function("() => document.getElementById('error').textContent.includes('table_name')")
+        assert "nom du casino et celui de la table" in page.locator("#error").inner_text()
+        refused = [m for m in broken if "409" in m]
+        assert len(refused) == 1, broken                   # that one answer, logged by the browser
+        broken.remove(refused[0])
+        table.pit.table_name = "Table 4"                 # the daemon's `table_name` setting
         with page.expect_download() as d:
             page.locator("#pdf").click()
         assert d.value.suggested_filename == "cylindre-T1-statistiques.pdf"
         assert open(d.value.path(), "rb").read(5) == b"%PDF-"
         pdfium = pytest.importorskip("pypdfium2")
         first = pdfium.PdfDocument(d.value.path())[0].get_textpage().get_text_range()
-        assert "Casino de Test" in first and "Pas assez de coups pour conclure" in first
+        assert "Casino de Test" in first and "Table 4" in first and "Pas assez de coups pour conclure" in first
+        assert "page 1 sur " in first
         shot(page, "stats", full=True)
 
         page.goto(table.base + "/")

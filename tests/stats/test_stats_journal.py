@@ -82,9 +82,11 @@ def test_stats_without_the_new_wheel_fields_say_what_is_missing(tmp_path, capsys
 def test_stats_command_writes_plots_and_a_report_and_exits_1_on_an_alarm(tmp_path, capsys):
     rec = synth.play(1500, seed=7, dealer=("bruno", 10, 0.3, 1))
     synth.write_journal(tmp_path / "j.sqlite", rec)
-    assert main(["stats", "--journal", str(tmp_path / "j.sqlite"), "--out", str(tmp_path / "out")]) == 1
+    assert main(["stats", "--journal", str(tmp_path / "j.sqlite"), "--out", str(tmp_path / "out"),
+                 "--casino", "Casino de Test", "--table", "Table 4"]) == 1
     out = capsys.readouterr().out
-    assert out.splitlines()[2].startswith("ÉCART SIGNIFICATIF") and "Signature de bruno" in out
+    assert out.splitlines()[1].startswith("Journal : empreinte SHA-256 ")
+    assert out.splitlines()[3].startswith("ÉCART SIGNIFICATIF") and "Signature de bruno" in out
     for name in ("numeros", "secteurs", "chute", "cadence", "croupiers"):
         assert (tmp_path / "out" / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (tmp_path / "out" / "report.pdf").read_bytes()[:5] == b"%PDF-"
@@ -95,9 +97,18 @@ def test_stats_command_writes_plots_and_a_report_and_exits_1_on_an_alarm(tmp_pat
 
 def test_an_empty_journal_has_nothing_to_test(tmp_path, capsys):
     Journal(tmp_path / "j.sqlite").close()
-    assert main(["stats", "--journal", str(tmp_path / "j.sqlite"), "--out", str(tmp_path / "out")]) == 0
+    assert main(["stats", "--journal", str(tmp_path / "j.sqlite"), "--out", str(tmp_path / "out"),
+                 "--casino", "Casino de Test", "--table", "Table 4"]) == 0
     assert "Aucun coup dans ce journal" in capsys.readouterr().out
     assert (tmp_path / "out" / "report.pdf").is_file()
+
+
+def test_a_report_to_file_is_not_written_without_the_casino_and_the_table(tmp_path, capsys):
+    synth.write_journal(tmp_path / "j.sqlite", synth.play(20, seed=1))
+    assert main(["stats", "--journal", str(tmp_path / "j.sqlite"), "--out", str(tmp_path / "out"), "--table", "T"]) == 2
+    err = capsys.readouterr().err
+    assert "demande le nom du casino" in err and "--casino" in err
+    assert (tmp_path / "out" / "numeros.png").is_file() and not (tmp_path / "out" / "report.pdf").exists()
 
 
 def test_stats_refuses_what_is_not_a_journal(tmp_path, capsys):
@@ -105,4 +116,4 @@ def test_stats_refuses_what_is_not_a_journal(tmp_path, capsys):
     (tmp_path / "x.sqlite").write_bytes(b"hello")
     assert main(["stats", "--journal", str(tmp_path / "x.sqlite")]) == 2
     assert main(["stats", "--journal", str(tmp_path / "x.sqlite"), "--alpha", "2"]) == 2
-    assert "cylindre stats:" in capsys.readouterr().err
+    assert "cylindre stats :" in capsys.readouterr().err

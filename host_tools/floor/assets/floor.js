@@ -1,6 +1,7 @@
-/* The floor page: tiles grouped by pit, every table's alerts, and the commands a pit boss sends.
-   Long polling of /floor/api/state (answers as soon as the floor changes); the token comes once in
-   the address (#token=...) and is kept for this tab only. */
+/* The floor page: tiles grouped by pit, every table's alerts, the statistics of each wheel, the
+   signed reports to download, and the commands a pit boss sends. Long polling of /floor/api/state
+   (answers as soon as the floor changes); the token comes once in the address (#token=...) or from
+   the page's own form, and is kept for this tab only. */
 (function () {
   "use strict";
   const KEY = "cylindre.floor.token";
@@ -14,9 +15,21 @@
       sessionStorage.setItem(KEY, decodeURIComponent(m[1]));
       history.replaceState(null, "", location.pathname + location.search);
     }
-    let t = sessionStorage.getItem(KEY);
-    if (!t) { t = window.prompt("Jeton d'accès (token) de la salle :") || ""; sessionStorage.setItem(KEY, t); }
-    return t;
+    return sessionStorage.getItem(KEY) || "";
+  }
+  // no token, or one refused: the page's own form asks for it (never a browser prompt), then starts again
+  function login(why) {
+    document.querySelector("main").hidden = true;
+    const f = document.getElementById("login");
+    document.getElementById("login-why").textContent = why || "";
+    f.hidden = false;
+    return new Promise(done => f.addEventListener("submit", ev => {
+      ev.preventDefault();
+      sessionStorage.setItem(KEY, String(new FormData(f).get("token")).trim());
+      f.hidden = true;
+      document.querySelector("main").hidden = false;
+      done();
+    }, { once: true }));
   }
   async function api(method, path, body) {
     const r = await fetch(path, { method, headers: { "Authorization": "Bearer " + token(), "Content-Type": "application/json" },
@@ -38,6 +51,8 @@
   const hhmm = at => new Date(at * 1000).toLocaleTimeString("fr-FR", { hour: "2-digit", minute: "2-digit" });
   const PHASE = { betting: "faites vos jeux", spinning: "la bille tourne", no_more_bets: "rien ne va plus", result: "résultat",
     idle: "au repos", closed: "fermée", settling: "paiement" };
+  // what the table says now: "faites vos jeux" only while it would take a bet (host_tools/table/game/annonce.py)
+  const ANNONCE = { betting: "faites vos jeux", no_more_bets: "rien ne va plus", closed: "fermée", suspended: "mises suspendues" };
   const may = role => ROLE_RANK[me.role] >= ROLE_RANK[role];
   function say(text, info) {
     const e = document.getElementById("error");
@@ -70,10 +85,10 @@
     if (!t.numbers.length) nums.append(el("span", { class: "muted small" }, "aucun numéro"));
     const gph = t.games_per_hour, pct = Math.min(100, Math.round(100 * gph / Math.max(1, t.target)));
     const bar = el("div", { class: "bar" + (pct < 80 ? " low" : "") }, el("div", { style: "width:" + pct + "%" }));
-    const res = el("b", { class: t.result >= 0 ? "pos" : "neg" }, euros(t.result));
+    const res = el("b", { class: t.result > 0 ? "pos" : t.result < 0 ? "neg" : "nil" }, euros(t.result));
     const node = el("div", { class: cls, "data-table": t.table },
       el("h3", {}, title, el("span", { class: "tag " + (t.open ? "ok" : "") }, t.open ? "ouverte" : (t.open === false ? "fermée" : "?"))),
-      el("div", { class: "row" }, el("span", {}, PHASE[t.phase] || t.phase || "—"), link,
+      el("div", { class: "row" }, el("span", { "data-annonce": t.annonce || "" }, ANNONCE[t.annonce] || PHASE[t.phase] || t.phase || "—"), link,
         t.backlog ? el("span", { class: "tag warn", title: "événements en attente d'envoi" }, "en attente " + t.backlog) : null),
       nums,
       el("div", { class: "row" }, el("span", {}, "coups/h " + gph + " / " + t.target), el("span", {}, "coups du jour " + t.games)),
@@ -163,7 +178,7 @@
   function pendingItem(p) {
     const li = el("li", { class: p.outcome ? "done" : "" }, el("b", {}, p.table), ` · ${p.setting} = ${JSON.stringify(p.value)} · demandé par ${p.requested_by}`);
     if (p.outcome) li.append(el("div", { class: "small muted" }, `${p.outcome} (approuvé par ${p.approved_by})`));
-    else if (may("director") && p.requested_by !== me.name) {
+    else if (may("director") && p.requested_by.toLowerCase() !== me.name.toLowerCase()) {
       li.append(el("div", {}, el("button", { class: "go", onclick: async () => answer(await api("POST", `/floor/api/pending/${p.id}/approve`)) }, "Approuver")));
     } else li.append(el("div", { class: "small muted" }, "en attente d'une seconde personne (directeur)"));
     return li;
@@ -179,43 +194,77 @@
   });
 
   const pc = x => x === null || x === undefined ? "—" : (100 * x).toLocaleString("fr-FR", { maximumFractionDigits: 1 }) + " %";
+  const plural = (n, one, many) => n + " " + (n > 1 ? many : one);
   async function wheels() {
+    const box = document.getElementById("wheels");
     const r = await api("GET", "/floor/api/wheels");
-    if (r.status === 202) { setTimeout(wheels, 3000); return; }
-    if (r.status !== 200) return;
+    if (r.status === 202) { box.replaceChildren(el("li", { class: "muted" }, "statistiques en cours de calcul…")); return; }
+    if (r.status !== 200) { box.replaceChildren(el("li", { class: "muted" }, "statistiques indisponibles (" + r.status + ")")); return; }
     const s = r.data;
     const items = s.wheels.map(w => el("li", { class: w.alarms.length ? "critical" : "" },
-      el("div", {}, el("b", {}, w.wheel), ` · ${w.games} coups · ${w.tables.join(", ")}`),
+      el("div", {}, el("b", {}, w.wheel), ` · ${plural(w.games, "coup", "coups")} · ${w.tables.length > 1 ? "tables" : "table"} ${w.tables.join(", ")}`),
       el("div", { class: "small" + (w.alarms.length ? "" : " muted") }, w.alarms.length ? "alarme : " + w.alarms.join(", ")
-        : `aucune alarme · art. 53 ${pc(w.article53.rate)} · annulations ${pc(w.voids.rate)}`)));
-    items.push(el("li", { class: "small muted" }, `${s.family_size} test${s.family_size > 1 ? "s" : ""}, Holm à ${String(s.alpha).replace(".", ",")} sur tous les cylindres · `
-      + `${s.days} jours, calculé à ${hhmm(s.computed_at)} (${String(s.compute_s).replace(".", ",")} s)`));
-    document.getElementById("wheels").replaceChildren(...items);
+        : `aucune alarme · art. 53 respecté ${pc(w.article53.rate)} · annulations ${pc(w.voids.rate)}`)));
+    if (!s.wheels.length) items.push(el("li", { class: "muted" }, "aucun coup encore sur les " + s.days + " derniers jours : "
+      + "chaque cylindre apparaît avec ses premiers coups"));
+    else items.push(el("li", { class: "small muted" }, `${plural(s.family_size, "test", "tests")} sur ${plural(s.wheels.length, "cylindre", "cylindres")}, `
+      + `corrigés ensemble (Holm, risque ${pc(s.alpha)} pour toute la salle) · ${s.days} derniers jours · calculé à ${hhmm(s.computed_at)} `
+      + `en ${String(s.compute_s).replace(".", ",")} s`));
+    box.replaceChildren(...items);
   }
 
+  // the signed reports: each day's files, downloaded with the token (a plain link would carry none)
+  async function download(day, name) {
+    const r = await fetch(`/floor/api/reports/${day}/${encodeURIComponent(name)}`, { headers: { "Authorization": "Bearer " + token() } });
+    if (r.status !== 200) { say("téléchargement refusé (" + r.status + ")"); return; }
+    const a = el("a", { href: URL.createObjectURL(await r.blob()), download: name });
+    document.body.append(a); a.click(); a.remove();
+  }
+  const kb = n => (n / 1024).toLocaleString("fr-FR", { maximumFractionDigits: 1 }) + " ko";
+  async function reports() {
+    const r = await api("GET", "/floor/api/reports");
+    const box = document.getElementById("reports");
+    if (r.status !== 200) { box.replaceChildren(el("li", { class: "muted" }, "rapports indisponibles (" + r.status + ")")); return; }
+    box.replaceChildren(...(r.data.days.length ? r.data.days.slice(0, 14).map(d => el("li", { "data-day": d.day },
+      el("div", {}, el("b", {}, "journée du " + d.day.split("-").reverse().join("/"))),
+      el("div", { class: "small files" }, ...d.files.flatMap(f => [
+        el("a", { href: "#", "data-file": f.name, onclick: ev => { ev.preventDefault(); download(d.day, f.name); } }, f.name),
+        f.signed ? el("a", { href: "#", class: "muted", title: "la signature (cylindre floor verify)",
+          onclick: ev => { ev.preventDefault(); download(d.day, f.name + ".sig"); } }, " (.sig)") : el("span", { class: "neg" }, " (non signé)"),
+        el("span", { class: "muted" }, " " + kb(f.size) + " · ")]))))
+      : [el("li", { class: "muted" }, "aucun rapport signé")]));
+  }
+  document.getElementById("report-form").addEventListener("submit", async ev => {
+    ev.preventDefault();
+    const day = new FormData(ev.target).get("day");
+    const r = await api("POST", `/floor/api/report/${day}/files`);
+    if (r.status === 200) { say("rapport signé : " + r.data.files.length + " fichiers", true); reports(); }
+    else answer(r);
+  });
+
   async function loop() {
-    const r = await api("GET", "/floor/api/me");
-    if (r.status !== 200) { say("jeton refusé : rechargez la page avec #token=..."); return; }
+    let r = await (token() ? api("GET", "/floor/api/me") : Promise.resolve({ status: 0 }));
+    while (r.status !== 200) {
+      await login(r.status === 401 ? "jeton refusé (inconnu ou révoqué) : entrez-en un autre"
+        : r.status ? "la salle ne répond pas (" + r.status + ")" : "");
+      r = await api("GET", "/floor/api/me");
+    }
     me = r.data;
     const m = document.getElementById("me");
     m.textContent = me.name + " (" + (ROLE_FR[me.role] || me.role) + ")";
     if (!may("director")) document.getElementById("setting-form").hidden = true;
-    const rep = document.getElementById("report");
-    if (may("pit_boss")) {
-      rep.hidden = false;
-      rep.addEventListener("click", async () => {
-        const r = await api("POST", "/floor/api/report/today/files");
-        if (r.status === 200) say("rapport signé : " + r.data.files.length + " fichiers dans " + r.data.files[0].replace(/\/[^/]*$/, ""), true);
-        else answer(r);
-      });
-    }
+    document.getElementById("report-form").hidden = !may("pit_boss");
     wheels();
-    setInterval(wheels, 60000);
+    setInterval(wheels, 20000);
+    reports();
     for (;;) {
       try {
         const s = await api("GET", `/floor/api/state?since=${version}&wait=20`);
+        if (s.status === 401) { await login("jeton révoqué : entrez-en un autre"); continue; }
         if (s.status === 200) {
           version = s.data.version;
+          const d = document.getElementById("report-day");
+          if (!d.value) d.value = s.data.day;
           render(s.data);
           await new Promise(res => setTimeout(res, 1000));   // a busy floor changes every few ms: once a second is enough
         }

@@ -24,9 +24,12 @@ OPS = ("open", "close", "set_limits", "request_setting", "approve_setting", "ack
 # the floor's roles as the table's: a pit boss is a chef de table, a director an admin,
 # surveillance reads only (its commands are refused)
 ROLES = {"pit_boss": "chef", "director": "admin", "surveillance": "display"}
-# the regulatory settings of the wheel (firmware spin settings) changed by two people (request, approve):
-# minimum laps, Article 53 voiding (rotor not reversed, ball the same way), rien ne va plus lead
-SETTINGS = ("min_laps", "void_rotor_not_reversed", "void_same_direction", "rnvp_lead_laps_x10")
+# THE list of the wheel's regulatory settings (firmware spin settings), changed by two people (a
+# request, another person's approval) wherever they are changed: at the floor, and at the table's
+# API (host_tools/table/api/twoperson.py): minimum laps, Article 53 voiding (rotor not reversed, ball
+# the same way), the rien ne va plus lead, and how a number is confirmed (sightings, sensors, span)
+SETTINGS = ("min_laps", "void_rotor_not_reversed", "void_same_direction", "rnvp_lead_laps_x10",
+            "confirm_sightings", "confirm_sensors", "confirm_span_us")
 NAME = re.compile(r"^[A-Za-z0-9._@-]{1,64}$")
 KEY_HEX = 64
 
@@ -81,7 +84,7 @@ def check_shape(req, signed=True) -> None:
         raise CommandError("unknown_op", f"unknown op {req['op']!r} (known: {', '.join(OPS)})")
     if not isinstance(req["args"], dict):
         raise CommandError("bad_request", "args must be an object")
-    if not isinstance(req["who"], str) or not NAME.match(req["who"]):
+    if not isinstance(req["who"], str) or not NAME.fullmatch(req["who"]):
         raise CommandError("bad_request", "who must be 1 to 64 of A-Z a-z 0-9 . _ @ -")
     if req["role"] not in ROLES:
         raise CommandError("bad_request", f"unknown floor role {req['role']!r} (known: {', '.join(ROLES)})")

@@ -49,7 +49,15 @@ def create_app(host, conf: dict | None = None) -> FastAPI:
                               "token (a public screen's) reads what a tote board shows, never a bet. A bet is "
                               "withdrawn by the token that placed it, a chef or an admin. An address that sends "
                               "too many unknown tokens is answered 429 with Retry-After.",
-                  docs_url=None, redoc_url=None, openapi_url="/openapi.json")
+                  docs_url=None, redoc_url=None, openapi_url="/openapi.json",
+                  openapi_tags=[
+                      {"name": "table", "description": "For tills, betting terminals and tote boards (integrators): the "
+                                                       "table's state, bets, results, live events. Croupier or display tokens."},
+                      {"name": "pit", "description": "For the chef de table: open and close, held bets and consents, "
+                                                     "alerts, the croupier on duty, the last games, the wheel's statistics "
+                                                     "and their report, the audit. Chef tokens."},
+                      {"name": "operations", "description": "For the technical team: health, metrics, the wheel's settings, "
+                                                            "status and clock, the table limits. Admin tokens for changes."}])
     audit = host.audit
 
     known_of: dict[int, frozenset] = {}        # a route's query parameters, found at its first request
@@ -97,7 +105,7 @@ def create_app(host, conf: dict | None = None) -> FastAPI:
     def metrics(who=display):
         return Response(host.metrics.render(), media_type=CONTENT_TYPE)
 
-    @app.get("/state", response_model=State, responses=ERRORS, summary="the link, the wheel and the table now")
+    @app.get("/state", tags=["table"], response_model=State, responses=ERRORS, summary="the link, the wheel and the table now")
     def state(who=display):
         st = host.state()
         if not who.may("croupier"):         # a public screen: no bet id, no stake of a player's bet
@@ -106,42 +114,42 @@ def create_app(host, conf: dict | None = None) -> FastAPI:
                 table[key] = [{k: v for k, v in p.items() if k not in ("id", "stake", "player")} for p in table[key]]
         return st
 
-    @app.get("/bets", response_model=list[BetRow], responses=ERRORS, summary="bets, newest first (croupier: a display "
+    @app.get("/bets", tags=["table"], response_model=list[BetRow], responses=ERRORS, summary="bets, newest first (croupier: a display "
              "token, a public screen's, reads no bet)")
     def bets(who=croupier, status: Optional[str] = Query(None, max_length=20), spin: Optional[int] = Query(None, ge=0, le=10**9),
              player: Optional[str] = Query(None, max_length=64), limit: int = Query(500, ge=1, le=100000)):
         return host.bets(status=status, spin=spin, player=player, limit=limit)
 
-    @app.get("/bets/{bid}", response_model=BetRow, responses={**ERRORS, 404: E}, summary="one bet with its result once settled (croupier)")
+    @app.get("/bets/{bid}", tags=["table"], response_model=BetRow, responses={**ERRORS, 404: E}, summary="one bet with its result once settled (croupier)")
     def bet(who=croupier, bid: str = Path(pattern=BET_ID)):
         return host.bet(bid)
 
-    @app.get("/history", response_model=list[HistoryRow], responses=ERRORS, summary="settled spins, newest first")
+    @app.get("/history", tags=["table"], response_model=list[HistoryRow], responses=ERRORS, summary="settled spins, newest first")
     def history(who=display, limit: int = Query(10, ge=1, le=10000)):
         return host.history(limit)
 
-    @app.get("/spins/{spin}", response_model=Recall, responses={**ERRORS, 404: E},
+    @app.get("/spins/{spin}", tags=["table"], response_model=Recall, responses={**ERRORS, 404: E},
              summary="game recall: the wheel's events with their frames, the bets, the settlement, the audit rows "
                      "(croupier)")
     def recall(who=croupier, spin: int = Path(ge=-10**12, le=10**12)):
         return host.recall(spin)
 
-    @app.get("/wheel/settings", response_model=dict[str, Any], responses={**ERRORS, 502: E, 504: E},
+    @app.get("/wheel/settings", tags=["operations"], response_model=dict[str, Any], responses={**ERRORS, 502: E, 504: E},
              summary="the wheel's spin settings")
     def settings(who=display):
         return host.wheel("get_settings")
 
-    @app.get("/wheel/status", response_model=dict[str, Any], responses={**ERRORS, 502: E, 504: E},
+    @app.get("/wheel/status", tags=["operations"], response_model=dict[str, Any], responses={**ERRORS, 502: E, 504: E},
              summary="the wheel's status and link figures, asked now")
     def wheel_status(who=display):
         return host.wheel("status")
 
-    @app.get("/wheel/history", response_model=list[dict[str, Any]], responses={**ERRORS, 502: E, 504: E},
+    @app.get("/wheel/history", tags=["operations"], response_model=list[dict[str, Any]], responses={**ERRORS, 502: E, 504: E},
              summary="the wheel's last 10 games, oldest first")
     def wheel_history(who=display):
         return host.wheel("history") or []
 
-    @app.get("/events", tags=["events"], response_class=StreamingResponse,
+    @app.get("/events", tags=["table"], response_class=StreamingResponse,
              responses={200: {"description": "Server-Sent Events: `id:` (journaled kinds), `event:` kind, `data:` JSON",
                               "content": {"text/event-stream": {"schema": {"type": "string"}}}}, **ERRORS},
              summary="live events; with Last-Event-ID the journaled ones after it first. kinds=a,b (default all but "
@@ -169,7 +177,7 @@ def create_app(host, conf: dict | None = None) -> FastAPI:
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     # -- bets (croupier) -------------------------------------------------------------------------------
-    @app.post("/bets", status_code=201, response_model=Placed, responses={**ERRORS, 409: {"model": RefusedBet}, 422: {"model": RefusedBet}},
+    @app.post("/bets", tags=["table"], status_code=201, response_model=Placed, responses={**ERRORS, 409: {"model": RefusedBet}, 422: {"model": RefusedBet}},
               summary="place a bet (plain or called); 409 when refused (table_closed, poussette, wheel_not_heard: "
                       "recorded); an unknown field or one the table sets (carried, status, consent, ...) is 400; "
                       "a retry with the same Idempotency-Key gets the first answer, with another request 422 "
@@ -188,57 +196,57 @@ def create_app(host, conf: dict | None = None) -> FastAPI:
         except Refused as e:
             return JSONResponse({"error": e.code, "message": e.message, "bet": e.bet}, e.http)
 
-    @app.delete("/bets/{bid}", response_model=Cancelled, responses={**ERRORS, 404: E, 409: E},
+    @app.delete("/bets/{bid}", tags=["table"], response_model=Cancelled, responses={**ERRORS, 404: E, 409: E},
                 summary="withdraw an open bet: the token that placed it, a chef or an admin (403 not_your_bet "
                         "otherwise, audited)")
     def cancel(bid: str = Path(pattern=BET_ID), who=Depends(need("croupier", "bet_cancel"))):
         return host.cancel(bid, who)
 
     # -- the table (chef) ------------------------------------------------------------------------------
-    @app.post("/table/open", response_model=TableChange, responses=ERRORS, summary="open the table (tells the wheel)")
+    @app.post("/table/open", tags=["pit"], response_model=TableChange, responses=ERRORS, summary="open the table (tells the wheel)")
     def table_open(who=Depends(need("chef", "table_open"))):
         return host.set_open(True, who)
 
-    @app.post("/table/close", response_model=TableChange, responses=ERRORS,
+    @app.post("/table/close", tags=["pit"], response_model=TableChange, responses=ERRORS,
               summary="close the table (tells the wheel; a spin in progress is void)")
     def table_close(who=Depends(need("chef", "table_close"))):
         return host.set_open(False, who)
 
-    @app.post("/table/call", response_model=TableChange, responses=ERRORS,
+    @app.post("/table/call", tags=["table"], response_model=TableChange, responses=ERRORS,
               summary="rien ne va plus, called by the croupier: the table takes no bet from now whatever the wheel's "
                       "sensors say (tells the wheel: it calls the spin on its track, or the next one it sees); audited")
     def table_call(who=Depends(need("croupier", "table_call"))):
         return host.call(who)
 
-    @app.post("/wheel/accept", response_model=WheelAccepted, responses={**ERRORS, 409: E},
+    @app.post("/wheel/accept", tags=["pit"], response_model=WheelAccepted, responses={**ERRORS, 409: E},
               summary="accept the wheel that answers and that the table does not know (another board, key or "
                       "counter: docs/operators/wheel-identity.md, swapping the wheel); audited")
     def wheel_accept(body: Optional[WheelAcceptIn] = None, who=Depends(need("chef", "wheel_accept"))):
         return host.accept_wheel(who, body.model_dump() if body is not None else None)
 
-    @app.get("/table/limits", response_model=dict[str, KindLimit], responses=ERRORS,
+    @app.get("/table/limits", tags=["table"], response_model=dict[str, KindLimit], responses=ERRORS,
              summary="the table limits in force, by kind: " + ", ".join(LIMIT_KINDS) + " (cents)")
     def limits(who=display):
         return host.table.limits.to_json()
 
-    @app.put("/table/limits", response_model=dict[str, KindLimit], responses={**ERRORS, 409: E},
+    @app.put("/table/limits", tags=["operations"], response_model=dict[str, KindLimit], responses={**ERRORS, 409: E},
              summary="change the limits of some kinds ({kind: {min, max}}, cents; even-chance names mean simple), "
                      "between spins only (409 spin_in_progress); audited before -> after")
     def set_limits(body: dict[str, KindLimitIn], who=Depends(need("admin", "table_limits"))):
         return host.set_limits({k: v.model_dump(exclude_none=True) for k, v in body.items()}, who)
 
-    @app.post("/bets/{bid}/resolve", response_model=BetRow, responses={**ERRORS, 404: E, 409: E},
+    @app.post("/bets/{bid}/resolve", tags=["pit"], response_model=BetRow, responses={**ERRORS, 404: E, 409: E},
               summary="the supervisor's decision on a held bet: refund, or play the next spin")
     def resolve(body: ResolveIn, bid: str = Path(pattern=BET_ID), who=Depends(need("chef", "bet_resolve"))):
         return host.resolve(bid, body.action, who)
 
-    @app.post("/bets/{bid}/consent", response_model=BetRow, responses={**ERRORS, 404: E, 409: E},
+    @app.post("/bets/{bid}/consent", tags=["pit"], response_model=BetRow, responses={**ERRORS, 404: E, 409: E},
               summary="the chef de table's consent to a straddle awaiting it (two dozens or two columns): "
                       "the bet joins the layout; 409 not_awaiting_consent otherwise")
     def consent(bid: str = Path(pattern=BET_ID), who=Depends(need("chef", "bet_consent"))):
         return host.consent(bid, who)
 
-    @app.get("/audit", response_model=list[AuditRow], responses=ERRORS, summary="privileged actions, newest first")
+    @app.get("/audit", tags=["pit"], response_model=list[AuditRow], responses=ERRORS, summary="privileged actions, newest first")
     def audit_rows(who=Depends(need("chef")), limit: int = Query(100, ge=1, le=10000),
                    before: Optional[int] = Query(None, ge=1, le=2**62, description="rows with a smaller id"),
                    spin: Optional[int] = Query(None, ge=-10**12, le=10**12),
@@ -247,9 +255,19 @@ def create_app(host, conf: dict | None = None) -> FastAPI:
         return audit.rows(limit=limit, before_id=before, spin=spin, who=by, action=action)
 
     # -- the wheel (admin) -----------------------------------------------------------------------------
-    @app.put("/wheel/settings", response_model=dict[str, Any], responses={**ERRORS, 502: E, 504: E},
-             summary="change one setting; the wheel enforces safe bounds (502 when it refuses)")
+    @app.put("/wheel/settings", tags=["operations"], response_model=dict[str, Any], responses={**ERRORS, 202: {"model": dict[str, Any]},
+             502: E, 504: E}, summary="change one setting; the wheel enforces safe bounds (502 when it refuses); a "
+             "regulatory setting is only requested (202): another admin approves it")
     def set_setting(body: SettingIn, who=Depends(need("admin", "wheel_setting"))):
+        from host_tools.table.api.twoperson import TwoPersonError, is_regulatory
+        if is_regulatory(body.name):
+            try:
+                out = host.two_person.request(body.name, body.value, who, via="api")
+            except TwoPersonError as e:
+                raise ApiError(e.status, e.code, e.message) from None
+            return JSONResponse(dict(out, message="réglage réglementaire : appliqué quand une autre personne "
+                                     f"l'approuve (POST /wheel/settings/requests/{out['request']}/approve)"),
+                                status_code=202)
         before = None
         try:
             before = (host.wheel("get_settings") or {}).get(body.name)
@@ -265,7 +283,23 @@ def create_app(host, conf: dict | None = None) -> FastAPI:
                      answer={"ok": True})
         return out
 
-    @app.post("/wheel/time", response_model=dict[str, Any], responses={**ERRORS, 502: E, 504: E},
+    @app.get("/wheel/settings/requests", tags=["operations"], response_model=list[dict[str, Any]], responses=ERRORS,
+             summary="the regulatory settings requested, pending or decided, newest first")
+    def setting_requests(who=Depends(need("admin"))):
+        return host.two_person.list()
+
+    @app.post("/wheel/settings/requests/{rid}/approve", tags=["operations"], response_model=dict[str, Any],
+              responses={**ERRORS, 502: E, 504: E}, summary="approve another person's request: applied to the wheel")
+    def approve_setting(rid: str = Path(max_length=64), who=Depends(need("admin", "setting_approve"))):
+        from host_tools.table.api.twoperson import TwoPersonError
+        try:
+            return host.two_person.approve(rid, who, host.wheel_setting)
+        except TwoPersonError as e:
+            audit.record(who.name, who.role, "setting_approve", rid, answer={"refused": e.code, "message": e.message},
+                         done=False)
+            raise ApiError(e.status, e.code, e.message) from None
+
+    @app.post("/wheel/time", tags=["operations"], response_model=dict[str, Any], responses={**ERRORS, 502: E, 504: E},
               summary="set the wheel's clock to the host's")
     def set_time(who=Depends(need("admin", "wheel_time"))):
         epoch_ms = int(time.time() * 1000)

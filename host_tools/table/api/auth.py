@@ -71,7 +71,7 @@ def lookup_digest(secret: str | None) -> str | None:
 
 def check_new(name: str, role: str, roles) -> None:
     """A new token's name and role, or TokenError saying what is wrong (the table's and the floor's)."""
-    if not NAME.match(name or ""):
+    if not NAME.fullmatch(name or ""):
         raise TokenError("a token name is 1 to 64 letters, digits or . _ @ -")
     if role not in roles:
         raise TokenError(f"role must be one of {', '.join(roles)}, got {role!r}")

@@ -117,6 +117,12 @@ class TableState(Model):
     croupier: Optional[str] = Field(default=None, description="the croupier on duty, as the chef set it (PUT /table/croupier)")
     croupier_since: Optional[float] = None
     session_since: Optional[float] = Field(default=None, description="when the table last opened (None while closed)")
+    accepting_bets: bool = Field(False, description="a bet arriving now would be taken (POST /bets' own window)")
+    refusing: Optional[str] = Field(None, description="why a bet arriving now would be refused (the 409 code), null when taken")
+    annonce: str = Field("suspended", description="what every screen says of the table now: betting (faites vos jeux, "
+                                                   "only while a bet would be taken), no_more_bets, closed, or suspended "
+                                                   "(open, but no bet taken: the wheel not heard or unknown)")
+    open_for_ms: int = Field(0, description="how long accepting_bets stays true without another status from the wheel (ms)")
 
 
 class LinkProblem(Model):

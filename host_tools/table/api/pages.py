@@ -12,12 +12,15 @@ per state of the journal.
 
 from __future__ import annotations
 
+import json
 import logging
 import queue
 import shutil
 import tempfile
 import threading
+import hashlib
 import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Optional
 
@@ -36,7 +39,7 @@ from host_tools.table.alerts.store import AlertStore
 log = logging.getLogger("cylindre.pit")
 CSP = ("default-src 'self'; img-src 'self' blob: data:; style-src 'self'; script-src 'self'; "
        "connect-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'none'")
-FILE_NAME = r"^[a-z]{1,20}\.(png|pdf)$"
+FILE_NAME = r"^[a-z]{1,20}\.(png|pdf|pdf\.sig)$"
 
 
 class Pit:
@@ -54,9 +57,12 @@ class Pit:
         self._thread = None
         self._q = None                          # the watch's subscription (stop() wakes it)
         self._stats_lock = threading.Lock()
-        self._stats = None              # (journal key, analysis, folder of its files or None)
+        self._stats = None              # (journal key, analysis, None): the last analysis, for the alerts
+        self._snapshots = OrderedDict()  # snapshot id -> (analysis, folder of its files or None)
         self._stats_at = 0.0
         self.casino = None                      # the casino's name on the report (config `casino`)
+        self.table_name = None                  # the table's name on the report (config `table_name`)
+        self.report_key = None                  # the key that signs the report (config `report_key`), or None
         host.metrics.registry.register(_AlertCollector(self.store))
 
     # -- the table, as the pages need it -------------------------------------------------------------
@@ -82,6 +88,25 @@ class Pit:
             self.host.audit.record(who.name, who.role, "croupier_duty", name or None, before, name or None,
                                     spin=self.host.table.st.get("spin"))
         return self.on_duty()
+
+    def games(self, limit: int) -> list[dict]:
+        """The last `limit` games, settled or void, newest first: a void spin is a game the pit sees
+        (its reason beside it), not a hole between two numbers. A void of a spin settled since is
+        not one (a restart's void after the result: the result stands)."""
+        w = self.host.d.wheel
+        rows = [dict(r, void=None) for r in self.host.history(limit)]
+        voids = self.host.j.query(
+            "SELECT e.spin, MAX(e.at) AS at, e.body FROM events e WHERE e.wheel=? AND e.ev='void' AND e.spin IS NOT NULL "
+            "AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.wheel=e.wheel AND s.spin=e.spin) "
+            "GROUP BY e.spin ORDER BY e.spin DESC LIMIT ?", (w, limit))
+        for v in voids:
+            try:
+                reason = json.loads(v["body"]).get("reason") or "unknown"
+            except (ValueError, AttributeError):
+                reason = "unknown"
+            rows.append({"spin": v["spin"], "at": v["at"], "number": None, "void": str(reason), "staked": 0, "paid": 0})
+        rows.sort(key=lambda r: (r["spin"], r["void"] is None), reverse=True)
+        return rows[:limit]
 
     # -- alerts --------------------------------------------------------------------------------------
     def check(self, now: float | None = None, stats: bool = False) -> list:
@@ -159,6 +184,11 @@ class Pit:
             self.host.events.unsubscribe(q)
 
     # -- the wheel statistics ------------------------------------------------------------------------
+    # One analysis per state of the journal (a snapshot): every figure, chart, plot and the report
+    # of one page come from the same one, named by its `snapshot`; the last few are kept so a page
+    # still gets its own report after the wheel has played on.
+    KEEP_SNAPSHOTS = 4
+
     def _journal_key(self):
         w = self.host.d.wheel
         e = self.host.j.one("SELECT COUNT(*) AS n, MAX(at) AS at FROM events WHERE wheel=?", (w,))
@@ -166,12 +196,15 @@ class Pit:
         return (e["n"], e["at"], c["n"])
 
     def analysis(self) -> dict:
-        """The statistics of this wheel's journal (host_tools.stats), recomputed only when it changed."""
+        """The statistics of this wheel's journal (host_tools.stats), recomputed only when it
+        changed; its `snapshot` names that state of the journal."""
         from host_tools.stats import analysis, games
         with self._stats_lock:
             key = self._journal_key()
-            if self._stats is not None and self._stats[0] == key:
-                return self._stats[1]
+            snap = _snapshot_id(key)
+            if snap in self._snapshots:
+                self._snapshots.move_to_end(snap)
+                return self._snapshots[snap][0]
             path = self.host.j.path
             if path != ":memory:":
                 db = games.open_ro(path)        # its own connection: the money path is not held up
@@ -183,36 +216,68 @@ class Pit:
                 with self.host.j.lock:
                     rec = games.read_db(self.host.j.db, self.host.d.wheel)
             a = analysis.analyse(rec, alpha=self.th["p_value"])
-            self._drop_files()
+            a["snapshot"] = snap
+            self._snapshots[snap] = (a, None)
+            while len(self._snapshots) > self.KEEP_SNAPSHOTS:
+                _, (_, folder) = self._snapshots.popitem(last=False)
+                if folder is not None:
+                    shutil.rmtree(folder, ignore_errors=True)
             self._stats = (key, a, None)
             return a
 
-    def stats_file(self, name: str) -> Path | None:
-        """A PNG plot or report.pdf of the current statistics (written on first ask)."""
-        from host_tools.stats import report
-        a = self.analysis()
+    def snapshot(self, snap: str | None) -> dict | None:
+        """The analysis named `snap` (None: the current one), or None once it is no longer kept."""
+        if snap is None:
+            return self.analysis()
         with self._stats_lock:
-            key, a, folder = self._stats
+            got = self._snapshots.get(snap)
+            return None if got is None else got[0]
+
+    def stats_file(self, name: str, snap: str | None = None) -> Path | None:
+        """A PNG plot or report.pdf of the snapshot `snap` (default the current one), written on
+        first ask; None if there is no such file or the snapshot is no longer kept."""
+        from host_tools.stats import report
+        a = self.snapshot(snap)
+        if a is None:
+            return None
+        with self._stats_lock:
+            got = self._snapshots.get(a["snapshot"])
+            if got is None:
+                return None
+            folder = got[1]
             if folder is None:
                 folder = Path(tempfile.mkdtemp(prefix="cylindre-stats-"))
-                report.write(a, folder, casino=self.casino)
-                self._stats = (key, a, folder)
-        f = folder / name
+                self._snapshots[a["snapshot"]] = (a, folder)
+            f = folder / name
+            if not f.is_file():
+                if name.endswith(".png"):
+                    report.write_plots(a, folder)
+                elif name.startswith("report.pdf"):
+                    # NeedsNames without the casino's and the table's names (the route says where to set them)
+                    report.write_report(a, folder, self.casino, self.table_name, sign_key=self.report_key)
         return f if f.is_file() else None
 
-    def stats_files(self) -> list[str]:
+    def stats_files(self, a=None) -> list[str]:
         from host_tools.stats import report
-        return [n + ".png" for n in report.names(self.analysis())] + ["report.pdf"]
+        return [n + ".png" for n in report.names(a or self.analysis())] + ["report.pdf"] \
+            + (["report.pdf.sig"] if self.report_key is not None else [])
 
     def _drop_files(self):
-        if self._stats is not None and self._stats[2] is not None:
-            shutil.rmtree(self._stats[2], ignore_errors=True)
+        for _, folder in self._snapshots.values():
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+        self._snapshots.clear()
 
     def close(self):
         self.stop()
         with self._stats_lock:
             self._drop_files()
             self._stats = None
+
+
+def _snapshot_id(key) -> str:
+    """A short name for one state of the journal (events, last event's time, duty rows)."""
+    return hashlib.sha256(repr(key).encode()).hexdigest()[:12]
 
 
 class _AlertCollector:
@@ -269,6 +334,30 @@ class OnDuty(BaseModel):
     set_by: Optional[str] = Field(default=None, description="the token of the chef who set it")
 
 
+class Display(BaseModel):
+    """What a tote board shows besides the numbers (the marquee)."""
+    table: str = Field(description="the table's name (setting table_name; default the wheel's id)")
+    casino: Optional[str] = Field(default=None, description="the casino's name (setting casino)")
+    history: int = Field(description="games the marquee's figures cover (setting marquee_history)")
+    sectors: dict[str, list[int]] = Field(description="the wheel's sectors, from the rules: voisins, tiers, orphelins")
+    columns: dict[str, list[int]] = Field(description="the three columns of the layout, from the rules")
+
+
+class Me(BaseModel):
+    name: str = Field(description="the token's name")
+    role: str = Field(description="display, croupier, chef or admin")
+    may: list[str] = Field(description="the roles this token covers (a page shows only what they may see or do)")
+
+
+class Game(BaseModel):
+    spin: int
+    at: float = Field(description="when the table settled or voided it (epoch s)")
+    number: Optional[int] = Field(default=None, description="the winning number; null for a void")
+    void: Optional[str] = Field(default=None, description="the void's reason code (docs/integrators/wheel-events.md); null when settled")
+    staked: int = Field(0, description="cents staked on it (0 for a void: its bets play the next spin)")
+    paid: int = Field(0, description="cents paid")
+
+
 class StatsTest(BaseModel):
     model_config = ConfigDict(extra="allow")
     test: str
@@ -287,6 +376,8 @@ class Stats(BaseModel):
     family: list[StatsTest]
     alarms: list[str]
     files: list[str] = Field(description="names under /stats/files/: PNG plots and report.pdf")
+    snapshot: str = Field(description="names this analysis (one state of the journal): /stats/files/NAME?snapshot= "
+                                      "gives the plots and the report of this one, not a later one")
 
 
 # -- the API explorer ------------------------------------------------------------------------------------
@@ -357,6 +448,10 @@ def add_pages(app: FastAPI, host, need, conf: dict) -> Pit:
     from host_tools.table.api.models import ERRORS, E
     pit = Pit(host, conf.get("alerts") or {})
     pit.casino = conf.get("casino")             # printed on the statistics report's title block
+    pit.table_name = conf.get("table_name")
+    if conf.get("report_key"):
+        from host_tools.table.journal.seal import load_private
+        pit.report_key = load_private(conf["report_key"])       # (cli.py checks it before the daemon starts)
     host.pit = pit
 
     def page(path: str):
@@ -377,6 +472,27 @@ def add_pages(app: FastAPI, host, need, conf: dict) -> Pit:
         app.router.routes.append(Route(route, serve, methods=["GET", "HEAD"]))
     app.router.routes.append(Route("/assets/{name}", serve, methods=["GET", "HEAD"]))
     add_docs(app)
+
+    @app.get("/table/display", response_model=Display, responses=ERRORS, tags=["table"],
+             summary="what a tote board shows besides the numbers: the table's name, how many games its figures "
+                     "cover, the wheel's sectors and the columns (display)")
+    def display(who=Depends(need("display"))):
+        from cylindre.rules import wheel as W
+        return {"table": conf.get("table_name") or host.d.wheel, "casino": conf.get("casino"),
+                "history": conf.get("marquee_history") or 500,
+                "sectors": {"voisins": sorted(W.VOISINS), "tiers": sorted(W.TIERS), "orphelins": sorted(W.ORPHELINS)},
+                "columns": {str(c): list(W.column_numbers(c)) for c in (1, 2, 3)}}
+
+    @app.get("/me", response_model=Me, responses=ERRORS, tags=["table"],
+             summary="the token's own name and role: a page shows only what that role may see or do")
+    def me(who=Depends(need("display"))):
+        from host_tools.table.api.auth import RANK
+        return {"name": who.name, "role": who.role, "may": [r for r in RANK if who.may(r)]}
+
+    @app.get("/games", response_model=list[Game], responses=ERRORS, tags=["pit"],
+             summary="the last games, settled or void (with the void's reason), newest first (display)")
+    def last_games(who=Depends(need("display")), limit: int = Query(10, ge=1, le=10000)):
+        return pit.games(limit)
 
     @app.get("/alerts", response_model=list[Alert], responses=ERRORS, tags=["pit"],
              summary="alerts, newest first (pending: not yet acknowledged only)")
@@ -400,20 +516,35 @@ def add_pages(app: FastAPI, host, need, conf: dict) -> Pit:
     @app.get("/stats/analysis", response_model=Stats, responses=ERRORS, tags=["pit"],
              summary="the wheel statistics of this journal (docs/pit/statistics.md), recomputed when it changed")
     async def stats(who=Depends(need("chef"))):
+        from cylindre.rules import wheel as W
+        from host_tools.stats.wording import SECTEURS
         a = await run_in_threadpool(pit.analysis)
-        files = await run_in_threadpool(pit.stats_files)
-        return {**a, "files": files}
+        # what the page draws its charts with, beside the figures: the wheel's order (the rules)
+        # and the sectors' names; every chart of the page from this one analysis (its snapshot)
+        return {**a, "files": pit.stats_files(a), "wheel_order": list(W.ORDER), "sector_names": SECTEURS}
 
     @app.get("/stats/files/{name}", response_class=FileResponse, tags=["pit"],
              responses={200: {"content": {"image/png": {"schema": {"type": "string", "format": "binary"}},
                                           "application/pdf": {"schema": {"type": "string", "format": "binary"}}}},
-                        **ERRORS, 404: E},
-             summary="a plot (PNG) or the report (report.pdf) of the current statistics")
-    async def stats_file(name: str = PathParam(pattern=FILE_NAME), who=Depends(need("chef"))):
-        f = await run_in_threadpool(pit.stats_file, name)
+                        **ERRORS, 404: E, 409: E, 410: E},
+             summary="a plot (PNG) or the report (report.pdf) of the current statistics, or of the snapshot named "
+                     "(410 once it is no longer kept)")
+    async def stats_file(name: str = PathParam(pattern=FILE_NAME), who=Depends(need("chef")),
+                         snapshot: Optional[str] = Query(None, pattern=r"^[0-9a-f]{12}$",
+                                                         description="the analysis the file shows (GET /stats/analysis's "
+                                                                     "snapshot); none: the current one")):
+        if snapshot is not None and pit.snapshot(snapshot) is None:
+            raise ApiError(410, "snapshot_gone", f"the statistics {snapshot} are no longer kept: reload the page")
+        from host_tools.stats.report import NeedsNames
+        try:
+            f = await run_in_threadpool(pit.stats_file, name, snapshot)
+        except NeedsNames:
+            raise ApiError(409, "report_needs_names", "a report to file names its casino and its table: set casino and "
+                           "table_name in the daemon's settings (its config file, or --casino and --table-name)") from None
         if f is None:
-            raise ApiError(404, "not_found", f"no file {name} in the statistics")
-        kind = "application/pdf" if name.endswith(".pdf") else "image/png"
+            raise ApiError(404, "not_found", f"no file {name} in the statistics"
+                           + (" (the report is not signed: set report_key in the daemon's settings)" if name.endswith(".sig") else ""))
+        kind = {"pdf": "application/pdf", "png": "image/png", "sig": "application/json"}[name.rsplit(".", 1)[1]]
         return FileResponse(f, media_type=kind, headers={"Cache-Control": "no-store"},
                             content_disposition_type="inline" if kind == "image/png" else "attachment",
                             filename=name)

@@ -25,18 +25,20 @@ def needs(host, throttle, audit):
         """The route's dependency on a token of `role` at least. On the event loop: the token is read
         on its own connection (auth.py), which never waits for the journal; the audit row of a
         refusal is written on a worker thread (it takes the journal). An address that presented
-        too many unknown tokens waits (429, throttle.py) before any token of it is read again; the
+        too many unknown tokens waits (429, throttle.py) before an unknown token of it is counted
+        again; a live token from it is served all the same (tokens are 256-bit secrets: the
+        throttle slows guessing and its logging, it never locks out the address's valid users). The
         address is the proxy's word for it only with --behind-proxy (uvicorn's proxy headers)."""
         async def check(request: Request, cred: Optional[HTTPAuthorizationCredentials] = Depends(bearer)) -> Identity:
             client = client_of(request.client.host if request.client else None)
-            wait, line = throttle.check(client)
-            if wait is not None:
-                if line:
-                    log.warning("%s", line)
-                raise ApiError(429, "too_many_failures", f"too many unknown tokens from {client}: retry in {wait} s",
-                               headers={"Retry-After": str(wait)})
             who = host.tokens.identify(cred.credentials if cred else None)
-            if who is None:
+            if who is None:                     # the throttle slows unknown tokens, never a live one
+                wait, line = throttle.check(client)
+                if wait is not None:
+                    if line:
+                        log.warning("%s", line)
+                    raise ApiError(429, "too_many_failures", f"too many unknown tokens from {client}: retry in {wait} s",
+                                   headers={"Retry-After": str(wait)})
                 if cred is not None and cred.credentials:       # a token given, and not a live one: a guess
                     line, throttled = throttle.failed(client)
                     if line:

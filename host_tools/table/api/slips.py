@@ -66,7 +66,7 @@ SLIP_BODY = {"type": "object", "required": ["player", "bets"], "additionalProper
 def add_slips(app, host, need):
     """POST /slips, GET /slips/{slip}, DELETE /slips/{slip}."""
 
-    @app.post("/slips", status_code=201, response_model=SlipPlaced, tags=["slips"],
+    @app.post("/slips", status_code=201, response_model=SlipPlaced, tags=["table"],
               responses={**ERRORS, 409: {"model": RefusedSlip}, 422: {"model": RefusedSlip}},
               summary="place a terminal's slip (up to 50 bets of one player) whole: 201 with every bet open after its "
                       "commit, or 409 with none (table_closed, poussette, wheel_not_heard: the slip is recorded "
@@ -82,12 +82,12 @@ def add_slips(app, host, need):
         except Refused as e:
             return JSONResponse({"error": e.code, "message": e.message, "slip": e.bet}, e.http)
 
-    @app.get("/slips/{sid}", response_model=Slip, responses={**ERRORS, 404: E}, tags=["slips"],
+    @app.get("/slips/{sid}", response_model=Slip, responses={**ERRORS, 404: E}, tags=["table"],
              summary="a slip and its bets with their results (a terminal: its own slips only)")
     def slip(sid: str = Path(pattern=SLIP_ID), who=Depends(need("terminal"))):
         return host.slip(sid, who)
 
-    @app.delete("/slips/{sid}", response_model=SlipWithdrawn, responses={**ERRORS, 404: E, 409: E}, tags=["slips"],
+    @app.delete("/slips/{sid}", response_model=SlipWithdrawn, responses={**ERRORS, 404: E, 409: E}, tags=["table"],
                 summary="withdraw every bet of an open slip on fresh word from the wheel, or none (409): the terminal "
                         "that placed it, a croupier, a chef or an admin (403 not_your_slip otherwise, audited)")
     def withdraw(sid: str = Path(pattern=SLIP_ID), who=Depends(need("terminal", "slip_cancel"))):

@@ -25,6 +25,10 @@ def add_arguments(p):
     # every setting defaults to None here: the config file's value, or its default, applies
     p.add_argument("--config", metavar="FILE", help="TOML file of settings (docs/operators/configuration.md); flags override it")
     p.add_argument("--port", help="serial device (/dev/ttyACM0), pseudo-terminal, or pyserial URL")
+    p.add_argument("--port-fd", type=int, metavar="FD",
+                   help="an inherited descriptor of --port that holds its exclusive lock (the demo's pseudo-terminals): "
+                        "the daemon keeps it, so no other program can take the port, and opens --port without "
+                        "locking it again")
     p.add_argument("--source", help="cylindre (default: the Cylindre link on --port) or cammegh:PORT (an installed "
                                     "Cammegh reader's lines at 9600 8N1, docs/integrators/cammegh-reader.md; no key needed)")
     p.add_argument("--key", help="the wheel's link key file (64 hex chars, mode 0600; default keys/T1.key)")
@@ -43,6 +47,10 @@ def add_arguments(p):
     p.add_argument("--cors-origin", dest="cors_origins", action="append", metavar="ORIGIN",
                    help="an origin allowed to call the API from a browser (repeatable; default: CORS off)")
     p.add_argument("--limits", help="JSON file of table limits (docs/integrators/rules-api.md), default the house limits")
+    p.add_argument("--casino", help="the casino's name, on the statistics report and the marquee")
+    p.add_argument("--table-name", help="the table's name on the marquee and the report (default: the wheel's id)")
+    p.add_argument("--report-key", metavar="FILE", help="Ed25519 private key (PEM, mode 0600) that signs the statistics "
+                                                       "report (cylindre floor new-key FILE makes one)")
     p.add_argument("--open", action="store_true", default=None, help="open the table at start")
     p.add_argument("--baud", type=int, help="serial speed (default 115200; 9600 with --source cammegh)")
     p.add_argument("--silence-ms", type=int,
@@ -58,6 +66,8 @@ def add_arguments(p):
     p.add_argument("--nats-tls-ca", metavar="FILE", help="CA certificate of the broker's TLS certificate")
     p.add_argument("--floor-key", metavar="FILE", help="the floor's command key (64 hex chars, mode 0600): take signed "
                                                        "commands from the floor; default: none taken")
+    p.add_argument("--day-start", metavar="HH:MM", help="local hour the gaming day starts (default 06:00; as the floor's)")
+    p.add_argument("--tz", help="the casino's time zone (default Europe/Paris; as the floor's)")
     p.add_argument("--wheel-serial", metavar="SERIAL", help="the wheel's board serial, when the wheel does not report one")
     p.add_argument("--dump-statuses", action="store_true",
                    help="print every status frame in --journal (rows and compressed blocks) as JSON lines and exit")
@@ -110,9 +120,9 @@ def run(args) -> int:
         try:
             new_key(args.new_key)
         except FileExistsError:
-            print(f"cylindre daemon: {args.new_key} exists; not overwriting a wheel key", file=sys.stderr)
+            print(f"cylindre daemon : {args.new_key} existe déjà : une clé de cylindre n'est jamais écrasée", file=sys.stderr)
             return 2
-        print(f"new wheel key written to {args.new_key} (copy it to the Pico as /wheel.key)")
+        print(f"nouvelle clé de cylindre écrite dans {args.new_key} (à copier sur le Pico sous /wheel.key)")
         return 0
     try:
         c = settings(args)
@@ -122,7 +132,7 @@ def run(args) -> int:
     if args.dump_statuses:
         return dump_statuses(c["journal"])
     if not c["port"]:
-        print("cylindre daemon: --port, --source cammegh:PORT (or port in the config) is required", file=sys.stderr)
+        print("cylindre daemon : --port ou --source cammegh:PORT (ou port dans le fichier de configuration) est requis", file=sys.stderr)
         return 2
     cammegh = c["source"] == "cammegh"
     os.umask(0o027)                     # the log 0640 at most; the journal and keys 0600 below
@@ -136,6 +146,13 @@ def run(args) -> int:
     except KeyError_ as e:
         print(f"cylindre daemon: {e}", file=sys.stderr)
         return 2
+    if c["report_key"]:
+        from host_tools.table.journal.seal import SignatureError, load_private
+        try:
+            load_private(c["report_key"])
+        except (OSError, ValueError, SignatureError) as e:
+            print(f"cylindre daemon: report_key {c['report_key']}: {e}", file=sys.stderr)
+            return 2
     limits = None
     if c["limits"]:
         from cylindre.rules.limits import Limits, LimitError
@@ -144,13 +161,40 @@ def run(args) -> int:
         except (OSError, ValueError, LimitError) as e:
             print(f"cylindre daemon: --limits {c['limits']}: {e}", file=sys.stderr)
             return 2
+    from host_tools.table.daemon.journal_lock import JournalBusy, JournalLock
+    host, port = parse_hostport(c["http"])
+    try:
+        # one daemon per journal: a second one stops here, naming the first (journal_lock.py)
+        lock = JournalLock(c["journal"]).acquire(http=f"{'https' if c['tls_cert'] else 'http'}://{host}:{port}/")
+    except JournalBusy as e:
+        print(f"cylindre daemon : {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"cylindre daemon : impossible de verrouiller le journal {c['journal']} ({lock_file(c['journal'])}) : {e}",
+              file=sys.stderr)
+        return 2
+    wheel_port = None
+    if getattr(args, "port_fd", None) is not None:
+        wheel_port = held_port(args.port_fd, c)
+        if wheel_port is None:
+            return 2
+    try:
+        return _serve(c, key, limits, lock, log, wheel_port)
+    finally:
+        lock.release()                  # (the process's end would drop it too: a test runs this in-process)
+
+
+def _serve(c, key, limits, lock, log, wheel_port=None) -> int:
+    """The daemon on its locked journal until SIGTERM or Ctrl-C."""
     from host_tools.table.api.app import create_app
     from host_tools.table.daemon.host import TableHost
+    from host_tools.table.wheel.keys import secure_file
     import sqlite3
+    cammegh = c["source"] == "cammegh"
     host, port = parse_hostport(c["http"])
     try:
         _create_private(c["journal"])
-        th = TableHost.build(c["port"], key, c["journal"], wheel=c["wheel"], limits=limits, open_table=c["open"],
+        th = TableHost.build(wheel_port or c["port"], key, c["journal"], wheel=c["wheel"], limits=limits, open_table=c["open"],
                             baud=c["baud"], silence_ms=c["silence_ms"], source=c["source"])
         d = th.d
         secure_file(c["journal"])
@@ -187,6 +231,7 @@ def run(args) -> int:
     web = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="cylindre-http", daemon=True)
     web.start()
     scheme = "https" if c["tls_cert"] else "http"
+    lock.tell(http=f"{scheme}://{host}:{sock.getsockname()[1]}/")        # the port a second daemon is told
     log.info("daemon up: wheel %s on %s (%s, %d baud), journal %s, API %s://%s:%d/ (OpenAPI at /openapi.json)",
              c["wheel"], c["port"], "a Cammegh reader" if cammegh else "the Cylindre link", c["baud"], c["journal"],
              scheme, host, sock.getsockname()[1])
@@ -218,8 +263,31 @@ def start_floor(th, c):
     if c["nats_tls_ca"] and not Path(c["nats_tls_ca"]).is_file():
         print(f"cylindre daemon: nats_tls_ca {c['nats_tls_ca']} does not exist", file=sys.stderr)
         return None
+    from host_tools.floor.link.gamingday import GamingDay
     return FloorLink(th, c["nats"], c["site"], table=c["wheel"], serial=c["wheel_serial"], creds=creds,
-                     tls_ca=c["nats_tls_ca"], floor_key=key)
+                     tls_ca=c["nats_tls_ca"], floor_key=key, gday=GamingDay(c["day_start"], c["tz"]))
+
+
+def held_port(fd: int, c):
+    """--port-fd: the port whose lock this daemon inherited, kept for its life (no other program can
+    take the port, and a pseudo-terminal's number cannot go to another program while it lives); the
+    port is opened without locking it again. None (and why, on stderr) if the descriptor is not that."""
+    import fcntl
+    from host_tools.table.daemon.service import SerialPort
+    try:
+        if not os.isatty(fd):
+            raise OSError(0, "pas un terminal")
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)      # already ours: a no-op; not ours: refused now
+    except OSError as e:
+        print(f"cylindre daemon : --port-fd {fd} n'est pas le port verrouillé qu'il doit être ({e.strerror or e})",
+              file=sys.stderr)
+        return None
+    return SerialPort(c["port"], c["baud"], exclusive=False)
+
+
+def lock_file(journal) -> str:
+    from host_tools.table.daemon.journal_lock import lock_path
+    return str(lock_path(journal))
 
 
 def _create_private(path):
@@ -238,7 +306,7 @@ def dump_statuses(path) -> int:
     from cylindre.link import frame as fr, status
     from host_tools.table.journal.store import Journal
     if not Path(path).exists():
-        print(f"cylindre daemon: no journal at {path}", file=sys.stderr)
+        print(f"cylindre daemon : pas de journal à {path}", file=sys.stderr)
         return 2
     try:
         j = Journal(path)

@@ -54,6 +54,8 @@ class TableHost:
         self.committer = Committer(self.table)
         self.pit = None                         # the pit's part (web_pages.Pit), set by create_app
         self.floor = None                       # the link to the casino floor (floor_publisher.FloorLink), if any
+        from host_tools.table.api.twoperson import TwoPerson
+        self.two_person = TwoPerson(self.j, self.audit)      # regulatory settings: a request, another's approval
         metrics.watch(daemon)
 
     def _start_limits(self, from_file: bool):
@@ -147,8 +149,9 @@ class TableHost:
         """Withdraw an open bet. A bet belongs to the token that placed it (`placed_by`): a croupier
         (a terminal, a croupier's tablet) withdraws its own; the chef and the admin any. A refusal is
         403 not_your_bet, audited (done false). The owner never changes, so it is read first."""
+        from host_tools.table.api.twoperson import person
         owner = (self.table.bet(bid).get("placed_by") or {}).get("name")
-        if not who.may("chef") and owner != who.name:
+        if not who.may("chef") and (owner is None or person(owner) != person(who.name)):     # Ana is ana
             self.audit.record(who.name, who.role, "bet_cancel", bid, answer={"refused": f"placed by {owner or 'no token'}"},
                               done=False)
             raise ApiError(403, "not_your_bet", f"bet {bid} was placed by {owner or 'no recorded token'}: "

@@ -49,7 +49,8 @@ class Observer:
 # pyserial's message names the port three times ("could not open port P: [Errno 2] No such file or
 # directory: 'P'"); the pit, the floor and `cylindre status` already name it: the cause in words.
 PORT_ERRORS = {errno.ENOENT: "introuvable", errno.EACCES: "accès refusé (droits sur le port, groupe dialout ?)",
-               errno.EBUSY: "occupé par un autre programme", errno.ENXIO: "périphérique absent",
+               errno.EBUSY: "occupé par un autre programme", errno.EAGAIN: "verrouillé par un autre programme",
+               errno.ENXIO: "périphérique absent",
                errno.ENODEV: "périphérique absent", errno.EIO: "erreur d'entrée-sortie"}
 
 
@@ -62,9 +63,10 @@ def port_error(e) -> str:
 class SerialPort:
     """pyserial for devices and pseudo-terminals; `None` from open() means "not there yet"."""
 
-    def __init__(self, url, baud=115200):
+    def __init__(self, url, baud=115200, exclusive=True):
         self.url = url
         self.baud = baud
+        self.exclusive = exclusive      # False: the caller already holds the port's lock (--port-fd)
         self.s = None
 
     def open(self):
@@ -73,7 +75,7 @@ class SerialPort:
             # exclusive: a second process on the same port (another daemon, a terminal left open)
             # would take half of the wheel's bytes; it is refused instead, and said
             self.s = serial.serial_for_url(self.url, baudrate=self.baud, timeout=0.02, write_timeout=1.0,
-                                           exclusive=True)
+                                           exclusive=self.exclusive)
             try:
                 self.s.reset_input_buffer()     # bytes queued before we came belong to no session of ours
             except Exception:
@@ -188,7 +190,7 @@ class Daemon:
                     continue
                 if not self.port.open():
                     err = getattr(self.port, "error", "")
-                    self.quiet("port", logging.WARNING, "port %s not available: %s", self.port.url, err)
+                    self.quiet("port", logging.WARNING, "port %s indisponible : %s", self.port.url, err)
                     self.watch.port(time.monotonic(), False, err)
                     self.connected = False
                     next_try = time.monotonic() + 1.0
@@ -266,7 +268,7 @@ class Daemon:
             cause = self.watch.cause(now)
             self.connected = False
             self._said_down = cause and cause[0]
-            log.warning("link down: %s", cause[1] if cause else "no session")
+            log.warning("liaison coupée : %s", cause[1] if cause else "aucune session")
             self.publish("link", {"up": False, "cause": cause and cause[0], "problem": cause and cause[1]})
 
     def _still_down(self, now):
@@ -279,7 +281,7 @@ class Daemon:
         if cause is None or cause[0] == self._said_down:
             return
         self._said_down = cause[0]
-        self.quiet(("link down", cause[0]), logging.WARNING, "link down: %s", cause[1])
+        self.quiet(("link down", cause[0]), logging.WARNING, "liaison coupée : %s", cause[1])
 
     def _compact(self):
         """Every 10 s, move old status frames into compressed blocks (journal.compact_statuses),
@@ -338,7 +340,9 @@ class Daemon:
             self.last_heard = time.time()
             if self.pending is None:
                 self.table.on_status(self.link.boot, rec["status"], self._taken)
-            self.publish("status", status)
+            # with what the table says now (annonce.py): a screen follows "faites vos jeux" at the
+            # wheel's pace, and stops saying it when its `open_for_ms` runs out with no status
+            self.publish("status", dict(status, table=self.table.now()))
         elif kind == "welcome":
             first = rec["info"].get("first")
             self._taken = first - 1             # the wheel holds nothing before `first` unacknowledged

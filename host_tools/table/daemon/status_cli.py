@@ -14,6 +14,8 @@ import time
 import urllib.error
 import urllib.request
 
+from host_tools.table import libelles as L
+
 HELP = "show the link, the wheel and the table of a running daemon"
 LINK_UP, LINK_DOWN, NO_DAEMON, NO_TOKEN, DAEMON_ERROR = 0, 1, 2, 3, 4
 
@@ -28,8 +30,16 @@ def add_arguments(p):
     p.add_argument("--https", action="store_true", help="the daemon serves HTTPS (tls_cert in its config)")
 
 
-def _eur(cents):
-    return f"{cents / 100:,.2f} €".replace(",", " ")
+def _ago(heard, now=None) -> str:
+    if not isinstance(heard, (int, float)):
+        return "jamais entendu"
+    ago = max(0.0, (now or time.time()) - heard)
+    return "à l'instant" if ago < 0.5 else f"il y a {L.nombre(ago, 1) if ago < 10 else L.nombre(ago)}\u202fs"
+
+
+def _or(value, none: str) -> str:
+    """A value as a person reads it; `none` in words when there is none (never "None")."""
+    return none if value is None else str(value)
 
 
 def run(args) -> int:
@@ -40,48 +50,75 @@ def run(args) -> int:
         with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=5) as r:
             st = json.loads(r.read())
     except urllib.error.HTTPError as e:
-        why = {401: "give a live token: --token or $CYLINDRE_TOKEN (cylindre token add)",
-               429: "too many unknown tokens from this address: retry later"}.get(e.code, e.reason)
-        print(f"cylindre status: {url}: {e.code} ({why})", file=sys.stderr)
+        why = {401: "donnez un jeton valide : --token ou $CYLINDRE_TOKEN (cylindre token add)",
+               403: "ce jeton n'a pas le rôle qu'il faut (display au moins)",
+               429: "trop de jetons inconnus depuis cette adresse : réessayez plus tard"}.get(e.code, e.reason)
+        print(f"cylindre status : {url} : {e.code} ({why})", file=sys.stderr)
         return NO_TOKEN if e.code in (401, 403, 429) else DAEMON_ERROR
     except (urllib.error.URLError, OSError, ValueError) as e:
-        print(f"cylindre status: no daemon at {url}: {e}", file=sys.stderr)
+        print(f"cylindre status : aucun démon à {url} : {e}", file=sys.stderr)
         return NO_DAEMON
     if args.json:
         print(json.dumps(st, indent=2, ensure_ascii=False))
         return LINK_UP if st["link"].get("up", st["link"].get("session")) else LINK_DOWN
+    for line in lines(st):
+        print(line)
+    link = st["link"]
+    return LINK_UP if link.get("up", link["session"]) else LINK_DOWN
+
+
+def lines(st: dict, now=None) -> list[str]:
+    """The state in French, numbers the French way, never "None" (pure: the test reads it)."""
     link, wheel, table = st["link"], st["wheel"], st["table"]
-    heard = link.get("last_heard")
-    ago = f"{time.time() - heard:.1f} s ago" if heard else "never"
     c = link["counts"]
     up = link.get("up", link["session"])
-    word = "UP" if up else "SLOW" if link.get("session") and (link.get("problem") or {}).get("code") == "slow_line" else "DOWN"
-    print(f"link   {word} on {link['port']} (port {'open' if link['port_open'] else 'closed'}); "
-          f"last heard {ago}; wheel boot {link['boot']}; events acked to {link['acked']}"
-          + (f"; round trip {link['rtt_ms']:.0f} ms" if link.get("rtt_ms") else ""))
+    slow = link.get("session") and (link.get("problem") or {}).get("code") == "slow_line"
+    word = "ÉTABLIE" if up else "LENTE" if slow else "COUPÉE"
+    n = L.nombre
+    out = [f"liaison  {word} sur {link['port']} (port {'ouvert' if link['port_open'] else 'fermé'}) ; "
+           f"dernier signal {_ago(link.get('last_heard'), now)} ; "
+           + (f"démarrage du cylindre {link['boot']}" if link.get("boot") else "aucun démarrage du cylindre entendu")
+           + (f" ; événements acquittés jusqu'au n° {n(link['acked'])}" if link.get("acked") is not None else "")
+           + (f" ; aller-retour {n(link['rtt_ms'])}\u202fms" if link.get("rtt_ms") else "")]
     problem = link.get("problem")
     if problem:
-        print(f"       PROBLÈME : {problem['text']}")
+        out.append(f"         PROBLÈME : {problem['text']}")
         if problem.get("advice"):
-            print(f"       à faire : {problem['advice']}")
-    print(f"       frames {c['frames']}, events {c['events']}, resent {c['duplicates']}, refused {c['rejects']}, "
-          f"stale {c['stale']}, out of order {c['gaps']}")
+            out.append(f"         à faire : {problem['advice']}")
+    out.append(f"         trames {n(c['frames'])}, événements {n(c['events'])}, renvoyés {n(c['duplicates'])}, "
+               f"refusées {n(c['rejects'])}, périmées {n(c['stale'])}, hors d'ordre {n(c['gaps'])}")
     ws = wheel.get("status") or {}
     if ws:
         sensors = ws.get("sensors") or {}
         bad = sorted(k for k, v in sensors.items() if v != "ok")
-        print(f"wheel  {wheel['id']}: {ws.get('state')}, spin {ws.get('spin')}, "
-              f"rotor {(ws.get('rotor_rpm_x10') or 0) / 10:.1f} rpm {'cw' if ws.get('rotor_dir') == 1 else 'ccw'}, "
-              f"table {'open' if ws.get('table_open') else 'closed'}; sensors {'all ok' if not bad else 'FAULT ' + ', '.join(bad)}")
+        rpm = (ws.get("rotor_rpm_x10") or 0) / 10
+        out.append(f"cylindre {wheel['id']} : {L.label('state', ws.get('state')) if ws.get('state') else 'état inconnu'}, "
+                   + (f"coup {ws['spin']}" if ws.get("spin") is not None else "aucun coup encore")
+                   + f", rotor {n(rpm, 1)}\u202ftr/min {L.direction(ws.get('rotor_dir'))}, "
+                   f"table {'ouverte' if ws.get('table_open') else 'fermée'} pour le cylindre ; "
+                   + ("capteurs tous bons" if not bad else "CAPTEURS EN DÉFAUT : " + ", ".join(
+                       f"{k} {L.label('sensor', sensors[k])}" for k in bad)))
     else:
-        print(f"wheel  {wheel['id']}: no status received yet")
+        out.append(f"cylindre {wheel['id']} : aucun état reçu encore")
     ident = wheel.get("identity") or {}
     if ident.get("state") == "known":
-        print(f"       serial {ident.get('serial')}, key {ident.get('key')}, counter epoch {ident.get('epoch')}, "
-              f"its spin s is the table's {ident.get('base')} + s; taken {ident.get('accepted_by')}")
-    refusing = "" if table.get("accepting_bets", True) else f" (bets refused: {table.get('refusing')})"
-    print(f"table  {table['phase']}{refusing}; spin {table['spin']}; last number {table['last_number']}; "
-          f"{table['bets_on_table']} bets on the table, {_eur(table['stakes_on_table'])}; "
-          f"{len(table['prisoners'])} en prison"
-          + (f"; {table['bets_held']} bets HELD for the supervisor (GET /bets?status=held)" if table.get("bets_held") else ""))
-    return LINK_UP if up else LINK_DOWN
+        out.append(f"         numéro de série {_or(ident.get('serial'), 'non annoncé')}, clé {_or(ident.get('key'), '—')}, "
+                   f"compteur {_or(ident.get('epoch'), '—')} ; son coup s est le coup {_or(ident.get('base'), 0)} + s de la "
+                   f"table ; accepté {'' if ident.get('accepted_by') == 'first contact' else 'par '}{L.accepted_by(ident.get('accepted_by'))}")
+    said = table.get("annonce")
+    if table["phase"] == "closed":
+        head = "fermée"
+    elif said:
+        head = "ouverte — " + L.label("annonce", said) + (
+            f" ({L.label('suspendu', table.get('refusing'))})" if said == "suspended" and table.get("refusing") else "")
+    else:
+        head = "ouverte — " + L.label("phase", table["phase"])
+    bets = table["bets_on_table"]
+    out.append(f"table    {head} ; " + (f"coup {table['spin']}" if table.get("spin") is not None else "aucun coup encore")
+               + " ; " + (f"dernier numéro {table['last_number']}" if table.get("last_number") is not None
+                          else "aucun numéro encore")
+               + f" ; {n(bets)} {'mise' if bets < 2 else 'mises'} sur le tapis, {L.euros(table['stakes_on_table'])} ; "
+               f"{n(len(table['prisoners']))} en prison"
+               + (f" ; {n(table['bets_held'])} MISES RETENUES pour le chef de table (GET /bets?status=held)"
+                  if table.get("bets_held") else ""))
+    return out

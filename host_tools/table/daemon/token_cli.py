@@ -30,13 +30,21 @@ def add_arguments(p):
     r.add_argument("name")
 
 
+ROLE_FR = {"display": "afficheur", "croupier": "croupier", "chef": "chef de table", "admin": "administrateur"}
+
+
+def _when(at) -> str:
+    return time.strftime("%d/%m/%Y %H:%M", time.localtime(at))
+
+
 def run(args) -> int:
-    from host_tools.table.api.auth import TokenError, Tokens
+    from host_tools.table.api.auth import NAME, TokenError, Tokens
     from host_tools.table.journal.store import Journal
     from host_tools.table.wheel.keys import secure_file
     from pathlib import Path
     if not Path(args.journal).is_file() and not getattr(args, "create", False):
-        print(f"cylindre token: no journal at {args.journal}" + (" (add --create to make a new one)" if args.action == "add" else ""),
+        print(f"cylindre token : pas de journal à {args.journal}"
+              + (" (ajoutez --create pour en créer un, pour une nouvelle table)" if args.action == "add" else ""),
               file=sys.stderr)
         return 2
     try:
@@ -44,31 +52,39 @@ def run(args) -> int:
         secure_file(args.journal)
         tokens = Tokens(j.db, j.lock)
     except (sqlite3.Error, OSError, RuntimeError) as e:
-        print(f"cylindre token: cannot open the journal {args.journal}: {e}", file=sys.stderr)
+        print(f"cylindre token : impossible d'ouvrir le journal {args.journal} : {e}", file=sys.stderr)
         return 2
     try:
         if args.action == "add":
+            if not NAME.match(args.name or ""):
+                print("cylindre token : un nom de jeton a de 1 à 64 lettres, chiffres ou . _ @ -", file=sys.stderr)
+                return 2
+            if any(r["name"] == args.name and r["revoked"] is None for r in tokens.list()):
+                print(f"cylindre token : un jeton nommé {args.name} existe déjà (révoquez-le d'abord : "
+                      f"cylindre token revoke {args.name})", file=sys.stderr)
+                return 2
             try:
                 secret = tokens.add(args.name, args.role)
-            except TokenError as e:
-                print(f"cylindre token: {e}", file=sys.stderr)
+            except TokenError as e:                     # (checked above; a race with another writer)
+                print(f"cylindre token : refusé ({e})", file=sys.stderr)
                 return 2
             print(secret)
-            print(f"token of {args.name} ({args.role}); give it as 'Authorization: Bearer <token>'. "
-                  "It is not shown again.", file=sys.stderr)
+            print(f"jeton de {args.name} ({args.role} : {ROLE_FR[args.role]}) : à donner en « Authorization: Bearer "
+                  "<jeton> », ou dans l'adresse d'une page (…#token=<jeton>). Il ne sera plus montré.", file=sys.stderr)
         elif args.action == "list":
             rows = tokens.list()
             if args.json:
                 print(json.dumps(rows, indent=2))
             for r in [] if args.json else rows:
-                made = time.strftime("%Y-%m-%d %H:%M", time.localtime(r["created"]))
-                gone = "" if r["revoked"] is None else "  REVOKED " + time.strftime("%Y-%m-%d %H:%M", time.localtime(r["revoked"]))
-                print(f"{r['name']:<24} {r['role']:<9} {made}{gone}")
+                gone = "" if r["revoked"] is None else f"  RÉVOQUÉ le {_when(r['revoked'])}"
+                print(f"{r['name']:<24} {r['role']:<9} {ROLE_FR.get(r['role'], ''):<15} créé le {_when(r['created'])}{gone}")
+            if not rows and not args.json:
+                print("aucun jeton dans ce journal (cylindre token add NOM --role RÔLE)")
         else:
             if not tokens.revoke(args.name):
-                print(f"cylindre token: no live token named {args.name}", file=sys.stderr)
+                print(f"cylindre token : pas de jeton actif nommé {args.name}", file=sys.stderr)
                 return 1
-            print(f"token of {args.name} revoked")
+            print(f"jeton de {args.name} révoqué : refusé dès la prochaine requête")
         return 0
     finally:
         j.close()

@@ -7,10 +7,10 @@ for the freshness window; host_tools/floor/link/command.py); every refusal is au
 floor user acts as `floor:<name>` with the table role its floor role maps to (pit_boss -> chef,
 director -> admin, surveillance -> display), so the audit says who, from where, with what right.
 
-The wheel's regulatory settings (minimum laps, Article 53 voiding, the rien ne va plus lead) take
-two people: `request_setting` journals a pending change, `approve_setting` by another floor user
-sends it to the wheel, as `PUT /wheel/settings` does. Runs on a worker thread of the floor link
-(a command may wait for the wheel's answer, up to 5 s).
+The wheel's regulatory settings take two people, here as at the table's API and under the same
+rule (host_tools/table/api/twoperson.py, one table of requests): `request_setting` journals a
+pending change, `approve_setting` by another person sends it to the wheel. Runs on a worker
+thread of the floor link (a command may wait for the wheel's answer, up to 5 s).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import logging
 import time
-import uuid
 
 from host_tools.floor.link import command as C
 
@@ -31,15 +30,8 @@ NEEDS = {"open": "chef", "close": "chef", "set_limits": "admin", "request_settin
          "approve_setting": "admin", "ack_alert": "chef"}
 ACTIONS = {"open": "table_open", "close": "table_close", "set_limits": "table_limits",
            "request_setting": "setting_request", "approve_setting": "setting_approve", "ack_alert": "alert_ack"}
-PENDING_S = 3600.0          # a requested setting not approved within this is void
-
 SCHEMA_SEEN = """
 CREATE TABLE IF NOT EXISTS floor_commands_seen (id TEXT PRIMARY KEY, at REAL NOT NULL)
-"""
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS floor_settings (
-    id TEXT PRIMARY KEY, at REAL NOT NULL, name TEXT NOT NULL, value INTEGER NOT NULL,
-    requested_by TEXT NOT NULL, state TEXT NOT NULL, decided_by TEXT, decided_at REAL, answer TEXT)
 """
 
 
@@ -51,7 +43,6 @@ class FloorCommands:
         self.fresh_s = fresh_s
         self.replay = C.Replay(fresh_s)
         with host.j.tx() as db:
-            db.execute(SCHEMA)
             db.execute(SCHEMA_SEEN)
 
     def handle(self, payload: bytes) -> dict:
@@ -148,60 +139,18 @@ class FloorCommands:
         return {"alert": self.host.pit.acknowledge(aid, comment, who)}
 
     def _request_setting(self, args, who):
-        name, value = args.get("name"), args.get("value")
-        _check_setting(name, value)
-        rid = uuid.uuid4().hex[:16]
-        now = self.clock()
-        with self.host.j.tx() as db:
-            db.execute("INSERT INTO floor_settings (id, at, name, value, requested_by, state) VALUES (?,?,?,?,?,?)",
-                       (rid, now, name, int(value), who.name, "pending"))
-            self.host.audit.record(who.name, who.role, "setting_request", name, None, int(value),
-                                   answer={"request": rid})
-        return {"request": rid, "name": name, "value": int(value), "state": "pending"}
+        from host_tools.table.api.twoperson import TwoPersonError
+        try:
+            return self.host.two_person.request(args.get("name"), args.get("value"), who, via="floor")
+        except TwoPersonError as e:
+            raise C.CommandError(e.code, e.message) from None
 
     def _approve_setting(self, args, who):
-        rid = args.get("request")
-        if not isinstance(rid, str) or not 1 <= len(rid) <= 64:
-            raise C.CommandError("bad_request", "approve_setting needs the request's id (args.request)")
-        row = self.host.j.one("SELECT * FROM floor_settings WHERE id=?", (rid,))
-        if row is None:
-            raise C.CommandError("not_found", f"no pending setting {rid}")
-        if row["state"] != "pending":
-            raise C.CommandError("not_pending", f"setting {rid} is {row['state']}")
-        if row["requested_by"] == who.name:
-            raise C.CommandError("same_user", f"{who.name} requested this change: another person must approve it")
-        if self.clock() - row["at"] > PENDING_S:
-            with self.host.j.tx() as db:
-                db.execute("UPDATE floor_settings SET state='expired' WHERE id=? AND state='pending'", (rid,))
-            raise C.CommandError("expired", f"setting {rid} was requested over {PENDING_S / 3600:.0f} h ago")
-        with self.host.j.tx() as db:          # claimed before the wheel is asked: approved once only
-            claimed = db.execute("UPDATE floor_settings SET state='approving', decided_by=?, decided_at=? "
-                                 "WHERE id=? AND state='pending'", (who.name, self.clock(), rid)).rowcount
-        if not claimed:
-            raise C.CommandError("not_pending", f"setting {rid} is being approved by someone else")
-        ok, answer = False, None
+        from host_tools.table.api.twoperson import TwoPersonError
         try:
-            answer = self.host.wheel_setting(row["name"], row["value"], who,
-                                             requested_by=row["requested_by"], request=rid)
-            ok = True
-            return {"request": rid, "name": row["name"], "value": row["value"], "state": "applied", "wheel": answer}
-        finally:
-            with self.host.j.tx() as db:
-                db.execute("UPDATE floor_settings SET state=?, answer=? WHERE id=?",
-                           ("applied" if ok else "failed", json.dumps(answer, default=str), rid))
-
-
-def _check_setting(name, value):
-    if name not in C.SETTINGS:
-        raise C.CommandError("bad_request", f"setting {name!r}: the floor may change {', '.join(C.SETTINGS)}")
-    if isinstance(value, bool):
-        value = int(value)
-    if not isinstance(value, int):
-        raise C.CommandError("bad_request", f"{name} must be an integer")
-    from cylindre.spin import settings as S
-    _, lo, hi = S.bounds(name)
-    if not lo <= value <= hi:
-        raise C.CommandError("bad_request", f"{name} must be {lo} to {hi}, got {value}")
+            return self.host.two_person.approve(args.get("request"), who, self.host.wheel_setting)
+        except TwoPersonError as e:
+            raise C.CommandError(e.code, e.message) from None
 
 
 def _change(out: dict) -> dict:

@@ -17,9 +17,12 @@ import time
 # the journal's kinds that may say something to the floor (a `wheel` row only if a result or void)
 ROW_KINDS = ("wheel", "settlement", "alert", "audit", "table")
 WHEEL_EVENTS = ("result", "void")
-# what a row's SQL filter keeps (the same test as `to_message`, so the backlog counts what is sent)
-ROW_FILTER = ("kind IN ('settlement', 'alert', 'audit', 'table') OR "
-              "(kind = 'wheel' AND json_extract(data, '$.ev') IN ('result', 'void'))")
+# what a row's SQL filter keeps: the same test as `to_message`, so the backlog counts what is sent
+# and the chain of a journal's messages (`prev`) names only rows that are sent
+ROW_FILTER = ("(kind IN ('settlement', 'alert', 'audit', 'table') AND json_type(data) = 'object') OR "
+              "(kind = 'wheel' AND json_type(data) = 'object' AND (json_extract(data, '$.ev') = 'void' OR "
+              "(json_extract(data, '$.ev') = 'result' AND json_type(data, '$.number') = 'integer' "
+              "AND json_extract(data, '$.number') BETWEEN 0 AND 36)))")
 DIRECTION = {1: "cw", -1: "ccw"}
 ALERT_FIELDS = ("id", "code", "message", "level", "raised_at", "acked_at", "acked_by", "comment")
 AUDIT_FIELDS = ("id", "at", "who", "role", "action", "target", "spin", "before", "after", "done")
@@ -38,11 +41,13 @@ def wants_evidence(kind: str, data: dict):
     return None
 
 
-def to_message(kind: str, data, at: float, evidence: dict | None = None, croupier=None, serial=None):
+def to_message(kind: str, data, at: float, evidence: dict | None = None, croupier=None, serial=None, settled=None):
     """(floor kind, body) of a journal row, or None when the floor does not want it.
     `evidence`: {"boot", "epoch", "launch", "drop"} of the coup (the wheel's events of that spin,
     its spin counter's epoch);
-    `croupier`: who was on duty at the row's time; `serial`: the wheel's board serial."""
+    `croupier`: who was on duty at the row's time; `serial`: the wheel's board serial;
+    `settled`: the ledger's row of a settlement (staked, paid, at): its turnover, each stake counted
+    once (host_tools/table/game/money.py), and the instant the table counts it at."""
     if not isinstance(data, dict):
         return None
     if kind == "wheel":
@@ -66,8 +71,12 @@ def to_message(kind: str, data, at: float, evidence: dict | None = None, croupie
         t = data.get("totals") or {}
         staked, paid = t.get("staked"), t.get("paid")
         result = staked - paid if isinstance(staked, int) and isinstance(paid, int) else None
-        return "settlement", {"spin": data.get("spin"), "number": data.get("number"), "staked": staked,
-                              "paid": paid, "result": result, "bets": data.get("bets"), "at": at}
+        body = {"spin": data.get("spin"), "number": data.get("number"), "staked": staked,
+                "paid": paid, "result": result, "bets": data.get("bets"), "at": at}
+        if settled is not None:
+            turnover, paid_, settled_at = settled
+            body.update(turnover=turnover, paid=paid_, result=turnover - paid_, settled_at=settled_at)
+        return "settlement", body
     if kind == "alert":
         return "alert", {k: data.get(k) for k in ALERT_FIELDS}
     if kind == "audit":
@@ -141,9 +150,15 @@ class LinkWatch:
                 % (time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(self.since)), self.why, backlog))
 
 
-def heartbeat(link: str, phase, is_open: bool, backlog: int, clock: float, last_event_id: int, croupier=None) -> dict:
+def heartbeat(link: str, phase, is_open: bool, backlog: int, clock: float, last_event_id: int, croupier=None,
+              last_journal: str | None = None, days=None, refusing="unknown") -> dict:
+    """The heartbeat's body. `last_event_id` (`last_journal`): the last message the broker
+    acknowledged, which the floor must hold; `days`: the table's own day totals (daytotals.py);
+    `refusing`: why a bet arriving now would be refused, None when it would be taken (the table's
+    own window, game/annonce.py): the floor's tile says "faites vos jeux" only then."""
     return {"link": link, "phase": phase, "open": is_open, "backlog": backlog, "clock": clock,
-            "last_event_id": last_event_id, "croupier": croupier}
+            "last_event_id": last_event_id, "last_journal": last_journal, "croupier": croupier,
+            "days": list(days or []), "refusing": refusing}
 
 
 def table_state(site, table, serial, phase, last_numbers, link, croupier, limits, backlog, heard, wheel_heard) -> dict:

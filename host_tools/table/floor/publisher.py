@@ -3,11 +3,14 @@
 One thread runs an asyncio loop with nats-py, apart from the table: the table never waits for
 the floor. The loop
 - publishes the journal's outbox rows (floor/outbox.py says which and how) in order from the
-  cursor, each with `Nats-Msg-Id: <table>:<journal>:<event id>` (the journal identity the row was
-  journaled under, journal/identity.py), and moves the cursor only over rows the
-  broker acknowledged, with none unacknowledged before them; it wakes when a row commits;
-- publishes a heartbeat every 5 s and keeps the table's last state in the bucket
-  `cylindre_tables` (put when it changes, and with each heartbeat);
+  cursor, each with `Nats-Msg-Id: <table>:<journal>:<event id>[:<tag>]` (the journal identity the
+  row was journaled under, journal/identity.py; the tag an HMAC under the table's own NATS
+  password, so no other table can make its ids) and `prev`, the row published before it under the
+  same journal; moves the cursor only over rows the broker acknowledged, with none unacknowledged
+  before them; it wakes when a row commits;
+- publishes a heartbeat every 5 s (the last event the broker acknowledged, the table's own day
+  totals: daytotals.py) and keeps the table's last state in the bucket `cylindre_tables` (put when
+  it changes, and with each heartbeat);
 - answers the floor's commands on `cylindre.<site>.<table>.cmd` (floor/commands.py, on a
   worker thread: a command may wait for the wheel).
 A broker outage grows the backlog (`cylindre_floor_backlog`, a warning in /health); nothing else.
@@ -16,6 +19,7 @@ A broker outage grows the backlog (`cylindre_floor_backlog`, a warning in /healt
 from __future__ import annotations
 
 import asyncio
+import bisect
 import concurrent.futures
 import json
 import logging
@@ -31,6 +35,7 @@ from host_tools.floor.link import envelope as E
 from host_tools.floor.link import stream as S
 
 from host_tools.table.floor import outbox as O
+from host_tools.table.floor.daytotals import DayTotals
 from host_tools.table.journal import identity as JI
 
 log = logging.getLogger("cylindre.floor")
@@ -45,6 +50,10 @@ LAST_NUMBERS = 12
 
 class CredsError(ValueError):
     pass
+
+
+class Resend(Exception):
+    """The link reconnected while a batch waited for its PubAcks: published again from the cursor."""
 
 
 def load_creds(path) -> dict:
@@ -66,7 +75,7 @@ def load_creds(path) -> dict:
 class FloorLink:
     def __init__(self, host, url: str, site: str, table: str | None = None, serial: str | None = None,
                  creds: dict | None = None, tls_ca: str | None = None, floor_key: bytes | None = None,
-                 heartbeat_s: float = HEARTBEAT_S, batch: int = BATCH, clock=time.time):
+                 heartbeat_s: float = HEARTBEAT_S, batch: int = BATCH, clock=time.time, gday=None, live=True):
         self.host = host
         self.events = host.events
         self.j = host.j
@@ -76,6 +85,7 @@ class FloorLink:
         self.table = E.check_token(table or host.d.wheel, "table")
         self.serial = serial
         self.creds = creds or {}
+        self.secret = self.creds.get("password") or None      # signs the message ids (envelope.msg_id)
         self.tls_ca = tls_ca
         self.heartbeat_s = heartbeat_s
         self.batch = batch
@@ -84,6 +94,8 @@ class FloorLink:
         self.backoff = O.Backoff()
         self.backlog = 0
         self.cursor = self.events.floor_cursor()
+        self.last_sent = self._last_sent(self.cursor)         # (event id, journal) the broker acknowledged last
+        self.totals = DayTotals(host.j, host.d.wheel, gday, clock)
         self.published = 0
         self.commands = None
         if floor_key is not None:
@@ -99,6 +111,10 @@ class FloorLink:
         self._stop = None
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="cylindre-floor-cmd")
         self._nc = None
+        self._kick = None                       # set on a reconnection: the batch in flight is resent at once
+        self.live = live                        # results published as they commit too (`_live`)
+        self._fresh: list[int] = []
+        self._fresh_wake = asyncio.Event()
         self._kv = None
         self._kv_last = None
         self._kv_at = 0.0
@@ -224,6 +240,8 @@ class FloorLink:
     async def _reconnected(self):
         self.watch.connected()
         self.g_up.set(1)
+        if self._kick is not None:               # what went to the lost node is resent now, not at its timeout
+            self._kick.set()
         log.info("floor: reconnected to the broker")
 
     async def _error(self, e):
@@ -251,6 +269,10 @@ class FloorLink:
                     wake.set()
                     if item is None:            # dropped as too slow: subscribe again
                         break
+                    if self.live and item[1] == "wheel" and len(self._fresh) < 1000 and \
+                            ('"ev": "result"' in item[2] or '"ev": "void"' in item[2]):
+                        self._fresh.append(item[0])
+                        self._fresh_wake.set()
             finally:
                 self.events.unsubscribe(q)
 
@@ -266,6 +288,7 @@ class FloorLink:
         kv_try = 0.0
         sub = await nc.subscribe(E.cmd_subject(self.site, self.table), cb=self._on_command)
         beat = asyncio.create_task(self._beat(nc, js))
+        live = asyncio.create_task(self._live(nc)) if self.live else None
         try:
             while not self._stop.is_set() and not nc.is_closed:
                 if not nc.is_connected:         # the client reconnects by itself meanwhile
@@ -278,6 +301,8 @@ class FloorLink:
                 wake.clear()                    # before reading: a row committed from now wakes the wait
                 try:
                     more = await self._publish_batch(js, nc)
+                except Resend:
+                    continue
                 except Exception as e:
                     self.watch.lost(f"publishing failed: {type(e).__name__} {e}"[:200])
                     await self._sleep(self.backoff.failed())
@@ -293,10 +318,35 @@ class FloorLink:
                     pass
         finally:
             beat.cancel()
+            if live is not None:
+                live.cancel()
             try:
                 await sub.unsubscribe()
             except Exception:
                 pass
+
+    async def _live(self, nc):
+        """A coup's result or void published the moment it commits, besides the outbox's turn: a
+        plain publish (no PubAck awaited) with the message's own id, so the floor hears it while the
+        outbox waits on the broker (a cluster electing a stream leader takes no write for seconds),
+        and the stream, when it takes it, drops the outbox's copy as the duplicate it is."""
+        while True:
+            await self._fresh_wake.wait()
+            self._fresh_wake.clear()
+            fresh, self._fresh = self._fresh, []
+            for eid in fresh:
+                if eid <= self.cursor or not nc.is_connected:
+                    continue
+                try:
+                    rows, _, _ = await asyncio.to_thread(self._read, eid - 1, 1)
+                    if rows and rows[0][0] == eid and rows[0][1] is not None:
+                        kind, payload, journal = rows[0][1]
+                        await nc.publish(E.subject(self.site, self.table, kind), payload,
+                                         headers={E.MSG_ID: E.msg_id(self.table, eid, journal, self.secret)})
+                except asyncio.CancelledError:
+                    raise
+                except Exception as e:          # the outbox sends it all the same
+                    log.debug("floor: live publish of %d: %s", eid, e)
 
     async def _bucket(self, js):
         try:
@@ -314,9 +364,23 @@ class FloorLink:
         eids = [r[0] for r in rows]
         skipped = {eid for eid, msg in rows if msg is None}
         todo = [(eid, msg) for eid, msg in rows if msg is not None]
-        results = await asyncio.gather(*(js.publish(E.subject(self.site, self.table, kind), payload,
-                                                    headers={E.MSG_ID: E.msg_id(self.table, eid, journal)})
-                                         for eid, (kind, payload, journal) in todo), return_exceptions=True)
+        if self._kick is None:
+            self._kick = asyncio.Event()
+        self._kick.clear()
+        pubs = asyncio.gather(*(js.publish(E.subject(self.site, self.table, kind), payload,
+                                           headers={E.MSG_ID: E.msg_id(self.table, eid, journal, self.secret)})
+                                for eid, (kind, payload, journal) in todo), return_exceptions=True)
+        kicked = asyncio.ensure_future(self._kick.wait())
+        await asyncio.wait({pubs, kicked}, return_when=asyncio.FIRST_COMPLETED)
+        kicked.cancel()
+        if not pubs.done():                     # reconnected meanwhile: PubAcks owed by the lost node never come
+            pubs.cancel()
+            try:
+                await pubs
+            except BaseException:
+                pass
+            raise Resend()
+        results = pubs.result()
         acked = set(skipped)
         failure = None
         for (eid, _), res in zip(todo, results):
@@ -326,6 +390,9 @@ class FloorLink:
                 acked.add(eid)
         new = O.advance(self.cursor, eids, acked, hi if fetched < self.batch else None)
         if new > self.cursor:
+            sent = [(eid, msg[2]) for eid, msg in todo if eid <= new]
+            if sent:
+                self.last_sent = max(sent)
             self.cursor = await asyncio.to_thread(self.events.advance_floor_cursor, new)
             n = sum(1 for eid in eids if eid <= new and eid not in skipped)
             self.published += n
@@ -347,7 +414,10 @@ class FloorLink:
             hi = db.execute("SELECT COALESCE(MAX(id), 0) FROM event_log").fetchone()[0]
             rows = db.execute(f"SELECT id, at, kind, data FROM event_log WHERE id > ? AND id <= ? AND ({O.ROW_FILTER}) "
                               "ORDER BY id LIMIT ?", (cursor, hi, limit)).fetchall()
+            before = None                       # (id, journal) of the row before, in this batch
             for eid, at, kind, data in rows:
+                prev = self._prev(db, ids, eid, before)
+                before = (eid, ids.of(eid))
                 serial, epoch = self._wheel_at(db, at)
                 try:
                     body = json.loads(data)
@@ -355,23 +425,50 @@ class FloorLink:
                     out.append((eid, None))
                     continue
                 spin = O.wants_evidence(kind, body)
-                evidence = croupier = None
+                evidence = croupier = settled = None
                 if spin is not None:
                     evidence = dict(self._evidence(db, spin, body.get("ev")), epoch=epoch)
                     croupier = self._croupier(db, at)
-                msg = O.to_message(kind, body, at, evidence, croupier, serial)
+                if kind == "settlement" and isinstance(body, dict):
+                    settled = db.execute("SELECT staked, paid, at FROM settlements WHERE wheel=? AND spin=?",
+                                         (self.host.d.wheel, body.get("spin"))).fetchone()
+                msg = O.to_message(kind, body, at, evidence, croupier, serial,
+                                   tuple(settled) if settled is not None else None)
                 if msg is None:
                     out.append((eid, None))
                     continue
                 try:
                     journal = ids.of(eid)
-                    payload = E.build(self.site, self.table, serial, eid, msg[0], at, msg[1], journal)
+                    payload = E.build(self.site, self.table, serial, eid, msg[0], at, msg[1], journal, prev)
+                    if len(payload) > E.MAX_PAYLOAD:
+                        raise E.EnvelopeError(f"{len(payload)} bytes (the floor takes {E.MAX_PAYLOAD} at most)")
                 except (E.EnvelopeError, ValueError) as e:
                     log.error("floor: event %d cannot be sent (%s); skipped", eid, e)
                     out.append((eid, None))
                     continue
                 out.append((eid, (msg[0], payload, journal)))
         return out, hi, len(rows)
+
+    @staticmethod
+    def _prev(db, ids, eid, before) -> int:
+        """The outbox row published before `eid` under the same journal identity (0: none)."""
+        journal = ids.of(eid)
+        if before is not None and before[1] == journal:
+            return before[0]
+        i = bisect.bisect_right(ids.firsts, eid) - 1
+        first = ids.firsts[i] if i >= 0 else 0
+        r = db.execute(f"SELECT MAX(id) FROM event_log WHERE id < ? AND id >= ? AND ({O.ROW_FILTER})",
+                       (eid, first)).fetchone()
+        return int(r[0] or 0)
+
+    def _last_sent(self, cursor):
+        """(event id, journal) of the last outbox row at or below the cursor: the broker has it."""
+        with self.j.lock:
+            r = self.j.db.execute(f"SELECT MAX(id) FROM event_log WHERE id <= ? AND ({O.ROW_FILTER})",
+                                  (cursor,)).fetchone()
+            if not r or not r[0]:
+                return None
+            return int(r[0]), JI.Identities.read(self.j.db).of(r[0])
 
     def _evidence(self, db, spin, ev):
         """The boot, launch and drop of the coup `spin` (the wheel's events of the same boot)."""
@@ -401,10 +498,10 @@ class FloorLink:
         what the wheel said in its WELCOME, else --wheel-serial."""
         ident = getattr(self.host.d, "wheel_identity", None)
         ident = ident() if callable(ident) else ident
-        for s in ((ident or {}).get("serial"), (self.host.d.welcome or {}).get("serial")):
-            if isinstance(s, str) and s:
+        for s in ((ident or {}).get("serial"), (self.host.d.welcome or {}).get("serial"), self.serial):
+            if isinstance(s, str) and E.SERIAL.fullmatch(s):
                 return s
-        return self.serial
+        return None
 
     def _wheel_at(self, db, at):
         """(serial, counter epoch) of the wheel the table had when a row was journaled (a wheel
@@ -416,7 +513,8 @@ class FloorLink:
             r = None
         if r is None:
             return self._serial(), None
-        return (r[0] or self._serial()), r[1]
+        serial = r[0] if isinstance(r[0], str) and E.SERIAL.fullmatch(r[0]) else None
+        return (serial or self._serial()), r[1]
 
     async def _count_every_second(self):
         """The backlog, counted whatever the link does: it grows while the broker is away."""
@@ -440,8 +538,8 @@ class FloorLink:
         return n
 
     # -- heartbeat and last state -------------------------------------------------------------------
-    def _now_state(self) -> tuple[dict, dict]:
-        """(heartbeat body, the bucket's value) of the table now."""
+    def _now_state(self, days: bool = False) -> tuple[dict, dict]:
+        """(heartbeat body, the bucket's value) of the table now (`days`: with its day totals)."""
         d = self.host.d
         st = d.table.st
         reasons = d.health_reasons()
@@ -453,9 +551,17 @@ class FloorLink:
             except Exception:
                 pass
         numbers = [h["number"] for h in self.host.history(LAST_NUMBERS)]
-        _, newest = self.events.bounds()
         now = self.clock()
-        hb = O.heartbeat(link, st["phase"], st["phase"] != "closed", self.backlog, now, newest, croupier)
+        last, last_journal = self.last_sent or (0, None)
+        try:
+            days = self.totals.records() if days else []
+        except Exception as e:                  # the heartbeat goes all the same
+            log.warning("floor: the day's totals not counted: %s", e)
+            days = []
+        said = self.host.table.now()            # the window POST /bets applies (game/annonce.py)
+        hb = O.heartbeat(link, said["phase"], said["phase"] != "closed", self.backlog, now, last, croupier, last_journal,
+                         days, refusing=said["refusing"])
+        hb["annonce"] = said["annonce"]
         state = O.table_state(self.site, self.table, self._serial(), st["phase"], numbers, link, croupier,
                               self.host.table.limits.to_json(), self.backlog, now, d.last_heard)
         return hb, state
@@ -465,7 +571,8 @@ class FloorLink:
             try:
                 if nc.is_connected:
                     self._count_backlog(force=True)
-                    hb, _ = await asyncio.to_thread(self._now_state)
+                    hb, _ = await asyncio.to_thread(self._now_state, True)
+                    self._said = hb.get("annonce")          # what this heartbeat tells the floor
                     now_ms = int(self.clock() * 1000)
                     payload = E.build(self.site, self.table, self._serial(), hb["last_event_id"], "heartbeat",
                                       hb["clock"], hb, self.events.journal_id)
@@ -478,7 +585,17 @@ class FloorLink:
                 raise
             except Exception as e:
                 log.debug("floor: heartbeat not sent: %s", e)
-            await asyncio.sleep(self.heartbeat_s)
+            await self._until_said_changes(self.heartbeat_s)
+
+    async def _until_said_changes(self, seconds):
+        """Sleep `seconds`, or less when what the table says (faites vos jeux, rien ne va plus,
+        suspended, closed) is no longer what the last heartbeat told the floor: the floor's tile
+        follows the table, not its heartbeat's period."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            await asyncio.sleep(min(0.25, max(0.0, end - time.monotonic())))
+            if self.host.table.now()["annonce"] != getattr(self, "_said", None):
+                return
 
     async def _put_state(self, kv, force: bool):
         now = time.monotonic()

@@ -87,6 +87,15 @@ class Window:
             return "refused", "wheel_not_heard", where
         return "open", None, where
 
+    def open_for(self, now_ms) -> float:
+        """How long (ms) from host instant `now_ms` the evidence stays fresh enough to take a bet
+        without another STATUS: 0 when there is none (admit refuses whatever the phase). A screen
+        saying "faites vos jeux" stops when this runs out, as `admit` starts refusing then."""
+        ev, w = self.evidence, self.clock.latest_wheel_ms(now_ms)
+        if ev is None or w is None or ev[0] != self.clock.boot:
+            return 0.0
+        return max(0.0, float(self.fresh_ms - (w - ev[1])))
+
 
 def withdrawal(window, phase, now_ms):
     """(status, reason, where) for taking an open bet back at host instant `now_ms`: like a bet,
@@ -394,7 +403,7 @@ class _Step:
         if st["locked_spin"] is None:
             st["phase"] = after_spin(st["phase"])
         t = res["totals"]
-        self.log(INFO, "spin %s settled: number %d, %d bets, staked %d, paid %d, lost %d, en prison %d (cents)"
+        self.log(INFO, "spin %s settled: number %d, %d bets, staked %d, paid %d, lost %d, imprisoned %d (cents)"
                  % (spin, number, len(book) + len(done.carried_results), t["staked"], t["paid"], t["lost"], t["imprisoned"]))
         # the payments go between the winners and the rules' closing "tout est payé" (there is
         # one when something was paid), else before "faites vos jeux": placed, never read from text

@@ -29,7 +29,7 @@ from cylindre.rules.bets import BetError, zero_choice
 from cylindre.rules.compiled import compile_bet
 from cylindre.rules.limits import Limits
 
-from host_tools.table.game import flow as game
+from host_tools.table.game import annonce, flow as game
 from host_tools.table import libelles
 from host_tools.table.game.flow import CLOSED, esc
 from host_tools.table.journal.store import Journal
@@ -553,15 +553,28 @@ class Table:
         return True
 
     # -- reads ---------------------------------------------------------------------------------
+    def now(self) -> dict:
+        """What every screen says of the table now (annonce.py): its phase and spin, the words
+        ("faites vos jeux" only while `admit` takes a bet) and how long they stay good without
+        new word from the wheel. No journal read: the daemon sends it with every wheel status."""
+        with self.lock:
+            st = self.st
+            t = self.clock()
+            out = annonce.verdict(st["phase"], self.admit(t))
+            out["open_for_ms"] = round(self.window.open_for(t)) if out["accepting_bets"] else 0
+            out.update(phase=st["phase"], spin=st["spin"], locked_spin=st["locked_spin"], last_number=st["last_number"])
+        return out
+
     def state(self) -> dict:
         with self.lock:
             st = dict(self.st)
             n, stakes, held = self.ledger.on_table()
-            admit = self.admit(self.clock())
+            now = self.now()
         return {"wheel": self.wheel, "phase": st["phase"], "spin": st["spin"], "locked_spin": st["locked_spin"],
                 "last_number": st["last_number"], "bets_on_table": n, "stakes_on_table": stakes, "bets_held": held,
                 "prisoners": st["prisoners"], "carry": st["carry"],
-                "accepting_bets": admit[0] == "open", "refusing": admit[1]}
+                "accepting_bets": now["accepting_bets"], "refusing": now["refusing"], "annonce": now["annonce"],
+                "open_for_ms": now["open_for_ms"]}
 
     def bet(self, bid):
         r = self.ledger.get(bid)

@@ -107,7 +107,7 @@ def test_a_poussette_is_409_with_the_recorded_bet(table):
 
 
 def test_a_wheel_refusal_is_502_and_a_silence_504(table):
-    r = table.call("admin", "PUT", "/wheel/settings", json={"name": "min_laps", "value": 0})
+    r = table.call("admin", "PUT", "/wheel/settings", json={"name": "status_us", "value": 0})
     assert r.status_code == 502 and r.json()["error"] == "wheel_refused"
     table.daemon.command = lambda cmd, args=None, timeout=5.0: None
     assert table.call("display", "GET", "/wheel/settings").status_code == 504
@@ -115,13 +115,67 @@ def test_a_wheel_refusal_is_502_and_a_silence_504(table):
 
 # -- the audit trail --------------------------------------------------------------------------------
 def test_a_setting_change_is_audited_with_who_before_after_and_the_wheels_answer(table):
-    r = table.call("admin", "PUT", "/wheel/settings", json={"name": "min_laps", "value": 5})
-    assert r.status_code == 200 and r.json()["min_laps"] == 5
-    table.call("admin", "PUT", "/wheel/settings", json={"name": "min_laps", "value": 0})
+    table.wheel.settings["status_us"] = 500000
+    r = table.call("admin", "PUT", "/wheel/settings", json={"name": "status_us", "value": 250000})
+    assert r.status_code == 200 and r.json()["status_us"] == 250000
+    table.call("admin", "PUT", "/wheel/settings", json={"name": "status_us", "value": 0})
     rows = table.call("chef", "GET", "/audit?action=wheel_setting").json()
     assert [(x["who"], x["target"], x["before"], x["after"], x["done"]) for x in rows] == [
-        ("admin-1", "min_laps", 5, 0, False), ("admin-1", "min_laps", 4, 5, True)]
+        ("admin-1", "status_us", 250000, 0, False), ("admin-1", "status_us", 500000, 250000, True)]
     assert rows[0]["answer"]["error"] == "wheel_refused" and rows[1]["answer"] == {"ok": True}
+
+
+def test_a_regulatory_setting_takes_two_people_at_the_tables_api(table):
+    """The review's attempt: one admin alone set min_laps 1, rnvp_lead_laps_x10 5 and
+    void_rotor_not_reversed 0 (Article 53's void off), each 200. Now each is a request (202) that
+    the same person, whatever the case of their name, cannot approve; another admin does, audited."""
+    bob = table.host.tokens.add("bob", "admin")
+    shouting = table.host.tokens.add("BOB", "admin")
+    other = table.host.tokens.add("carla", "admin")
+    table.wheel.settings.update(rnvp_lead_laps_x10=30)
+    strict = table.wheel
+
+    def wheel(cmd, args=None, timeout=5.0):          # takes 0 too (the real wheel's bounds are checked first)
+        if cmd == "set_setting" and args["value"] == 0:
+            strict.sent.append((cmd, args))
+            strict.settings[args["name"]] = 0
+            return {"ok": True, "result": dict(strict.settings)}
+        return strict(cmd, args, timeout)
+    table.daemon.command = wheel
+
+    def call(token, method, path, **kw):
+        return table.client.request(method, path, headers={"Authorization": "Bearer " + token}, **kw)
+    for name, value in (("min_laps", 1), ("rnvp_lead_laps_x10", 5), ("void_rotor_not_reversed", 0)):
+        before = dict(table.wheel.settings)
+        r = call(bob, "PUT", "/wheel/settings", json={"name": name, "value": value})
+        assert r.status_code == 202 and r.json()["state"] == "pending", r.json()
+        assert table.wheel.settings == before and ("set_setting", {"name": name, "value": value}) not in table.wheel.sent
+        rid = r.json()["request"]
+        for same in (bob, shouting):
+            r = call(same, "POST", f"/wheel/settings/requests/{rid}/approve")
+            assert r.status_code == 409 and r.json()["error"] == "same_user"
+        r = call(other, "POST", f"/wheel/settings/requests/{rid}/approve")
+        assert r.status_code == 200 and r.json()["state"] == "applied" and r.json()["requested_by"] == "bob"
+        assert ("set_setting", {"name": name, "value": value}) in table.wheel.sent
+        assert call(other, "POST", f"/wheel/settings/requests/{rid}/approve").json()["error"] == "not_pending"
+    assert table.call("admin", "PUT", "/wheel/settings", json={"name": "min_laps", "value": 99}).status_code == 400
+    rows = table.call("chef", "GET", "/audit?limit=40").json()
+    acts = [(x["who"], x["action"], x["done"]) for x in rows]
+    assert ("bob", "setting_request", True) in acts and ("BOB", "setting_approve", False) in acts
+    assert ("carla", "wheel_setting", True) in acts
+    applied = [x for x in rows if x["action"] == "wheel_setting" and x["done"]]
+    assert all(x["answer"]["requested_by"] == "bob" for x in applied)
+    listed = call(other, "GET", "/wheel/settings/requests").json()
+    assert [x["state"] for x in listed] == ["applied"] * 3
+
+
+def test_a_throttled_address_still_serves_its_valid_tokens(table):
+    """The review's attempt: after a brute force from one address, a valid display token from the
+    same address got 429. The throttle slows unknown tokens only."""
+    for i in range(30):
+        table.client.get("/state", headers={"Authorization": "Bearer cyl_guess%d" % i})
+    assert table.client.get("/state", headers={"Authorization": "Bearer cyl_guess-again"}).status_code == 429
+    assert table.call("display", "GET", "/state").status_code == 200
 
 
 def test_the_recall_of_a_spin_shows_the_actions_that_touched_it(table):

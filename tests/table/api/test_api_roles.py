@@ -33,10 +33,15 @@ ROUTES = {
     ("GET", "/table/limits"): "display",
     ("PUT", "/table/limits"): "admin",
     ("PUT", "/wheel/settings"): "admin",
+    ("GET", "/wheel/settings/requests"): "admin",
+    ("POST", "/wheel/settings/requests/r1/approve"): "admin",
     ("POST", "/wheel/time"): "admin",
     ("GET", "/alerts"): "chef",                     # the pit's routes (api/pages.py)
     ("POST", "/alerts/1/ack"): "chef",
     ("GET", "/table/croupier"): "display",
+    ("GET", "/table/display"): "display",
+    ("GET", "/me"): "display",
+    ("GET", "/games"): "display",
     ("PUT", "/table/croupier"): "chef",
     ("GET", "/stats/analysis"): "chef",
     ("GET", "/stats/files/report.pdf"): "chef",
@@ -55,7 +60,8 @@ def test_the_table_lists_every_route_of_the_document(table):
     doc = table.client.get("/openapi.json").json()
     documented = {(m.upper(), p) for p, item in doc["paths"].items() for m in item if m in ("get", "post", "put", "delete")}
     listed = {(m, p.replace("B000001", "{bid}").replace("/spins/1", "/spins/{spin}").replace("/alerts/1/", "/alerts/{aid}/")
-               .replace("report.pdf", "{name}").replace("S000001", "{sid}").split("?")[0]) for m, p in ROUTES}
+               .replace("report.pdf", "{name}").replace("S000001", "{sid}").replace("/requests/r1/", "/requests/{rid}/")
+               .split("?")[0]) for m, p in ROUTES}
     assert documented | {("GET", "/openapi.json")} == listed
 
 

@@ -165,12 +165,13 @@ def test_status_command_prints_link_wheel_and_table(api, capsys):
                                              token=api.table.tokens["display"]))
     out = capsys.readouterr().out
     assert code == 1                                   # the link is down: no wheel on this port
-    assert out.startswith("link   DOWN") and "wheel  T1" in out
-    assert "table  betting" in out and "1 bets on the table, 10.00 €" in out
+    assert out.startswith("liaison  COUPÉE") and "cylindre T1 : " in out
+    assert "table    ouverte — " in out and "1 mise sur le tapis, 10,00\u202f€" in out
+    assert "None" not in out and "0.00" not in out
 
 
 def test_status_command_without_a_daemon(capsys):
     import argparse
     from host_tools.table.daemon import status_cli
     assert status_cli.run(argparse.Namespace(http="127.0.0.1:9", json=False)) == 2
-    assert "no daemon" in capsys.readouterr().err
+    assert "aucun démon" in capsys.readouterr().err

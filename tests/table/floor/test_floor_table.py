@@ -236,6 +236,8 @@ def test_floor_commands_carried_out_audited_or_refused(table, nats_server):
         assert table.wheel.settings["min_laps"] == 4                     # not yet
         same = run(ask(nats_server.url, C.request("approve_setting", {"request": rid}, "paul", "director", KEY)))
         assert same["error"] == "same_user" and table.wheel.settings["min_laps"] == 4
+        shout = run(ask(nats_server.url, C.request("approve_setting", {"request": rid}, "PAUL", "director", KEY)))
+        assert shout["error"] == "same_user" and table.wheel.settings["min_laps"] == 4      # PAUL is paul
         bad = run(ask(nats_server.url, C.request("request_setting", {"name": "min_laps", "value": 99}, "paul",
                                                  "director", KEY)))
         assert bad["error"] == "bad_request"
@@ -344,3 +346,42 @@ def test_each_coup_carries_the_serial_of_the_wheel_that_played_it(table, nats_se
            for _, kind, env in run(stream_events(nats_server.url)) if kind == "result"}
     assert got == {1: ("BOARD-A", "BOARD-A", "ea"), 2: ("BOARD-A", "BOARD-A", "ea"),
                    3: ("BOARD-B", "BOARD-B", "eb"), 4: ("BOARD-B", "BOARD-B", "eb")}
+
+
+def test_the_floor_tile_says_what_the_table_says_when_its_wheel_falls_silent(table, nats_server):
+    """The table's heartbeat carries its own verdict on a bet now (game/annonce.py) and goes out as
+    soon as that changes; the floor's tile words it with the same rule: "faites vos jeux" while
+    POST /bets would take a bet, "mises suspendues" once the wheel has not been heard for a second,
+    never "faites vos jeux" beside a lost link."""
+    from host_tools.floor.tiles import Tiles
+
+    async def last_heartbeat():
+        nc = await nats.connect(nats_server.url)
+        try:
+            js = nc.jetstream()
+            m = await js.get_last_msg(S.STREAM, E.subject(SITE, "T1", "heartbeat"))
+            return E.parse(m.data)
+        finally:
+            await nc.close()
+
+    def tile():
+        env = run(last_heartbeat())
+        tiles = Tiles()
+        tiles.apply(env)
+        return tiles.views({}, now=env["at"])[0]
+
+    fl = FloorLink(table.host, nats_server.url, SITE, heartbeat_s=30).start()     # early beats only
+    try:
+        table.feed.spin(1, 17)                      # settled, then the wheel's fresh status
+        said = table.call("display", "GET", "/state").json()["table"]
+        assert (said["annonce"], said["accepting_bets"]) == ("betting", True) and said["open_for_ms"] > 0
+        wait(lambda: tile()["annonce"] == "betting", what="the tile saying faites vos jeux")
+        table.feed.t.clock.advance(1500)           # no word from the wheel since: a pulled cable
+        said = table.call("display", "GET", "/state").json()["table"]
+        assert (said["annonce"], said["refusing"]) == ("suspended", "wheel_not_heard")
+        assert table.call("croupier", "POST", "/bets", json={"player": "a", "type": "rouge", "stake": 100}).json()["error"] \
+            == "wheel_not_heard"
+        wait(lambda: tile()["annonce"] == "suspended", timeout=5, what="the heartbeat sent when the words changed")
+        assert tile()["refusing"] == "wheel_not_heard"
+    finally:
+        fl.stop()

@@ -86,10 +86,10 @@ def test_a_link_that_never_comes_up_is_said_in_the_log_with_its_cause(tmp_path, 
     d = Daemon(pipe, KEY, tmp_path / "j.sqlite", open_table=True, silence_ms=1500)
     d.start()
     try:
-        assert wait(lambda: any("link down:" in r.getMessage() for r in _daemon_lines(caplog)), timeout=8), \
+        assert wait(lambda: any("liaison coupée :" in r.getMessage() for r in _daemon_lines(caplog)), timeout=8), \
             [r.getMessage() for r in _daemon_lines(caplog)]
         time.sleep(2)
-        down = [r.getMessage() for r in _daemon_lines(caplog) if "link down:" in r.getMessage()]
+        down = [r.getMessage() for r in _daemon_lines(caplog) if "liaison coupée :" in r.getMessage()]
         assert len(down) == 1 and "clé différente" in down[0], down
     finally:
         d.stop()

@@ -103,13 +103,14 @@ const Cyl = (() => {
      On every (re)connection `onOpen` runs before any event is handled: the page re-reads what it
      may have missed (/history), then the events queued meanwhile are applied on top. The last
      event id goes back as Last-Event-ID so a server that keeps its events can resume. */
-  function live({ onEvent, onOpen, onLink }) {
+  function live({ onEvent, onOpen, onLink, kinds }) {
     let lastId = null, stopped = false, delay = 500;
     const say = (s) => { try { onLink && onLink(s); } catch (e) { console.error(e); } };
+    const url = "/events" + (kinds ? "?kinds=" + kinds.join(",") : "");
     async function once() {
       const h = headers({ Accept: "text/event-stream" });
       if (lastId !== null) h["Last-Event-ID"] = lastId;
-      const r = await fetch("/events", { headers: h, cache: "no-store" });
+      const r = await fetch(url, { headers: h, cache: "no-store" });
       if (r.status === 401 || r.status === 403) { refused(r.status); say("down"); await waitForToken(10000); return; }
       if (!r.ok || !r.body) throw new Error("HTTP " + r.status);
       const reader = r.body.getReader();
@@ -208,6 +209,33 @@ const Cyl = (() => {
     return { ok: false, text: text + " (" + heard + ")", short: text.split(" : ")[0], advice: "" };
   }
 
+  /* What the table says now, the rule POST /bets applies (host_tools/table/game/annonce.py):
+     "faites vos jeux" only while a bet would be taken. Fed by GET /state's `table` and by every
+     wheel status's `table` (the stream's `status` kind, twice a second while betting is open); a
+     verdict is good for its `open_for_ms` only: with no newer word by then (a pulled cable, a
+     silent wheel) the screen stops saying "faites vos jeux" when the table starts refusing bets.
+     `now()`: {annonce, refusing, phase, spin, locked}; `seen` counts the verdicts taken. */
+  function annonce() {
+    let v = { annonce: null, refusing: null, phase: null, spin: null, locked: null, until: 0 };
+    const me = {
+      seen: 0,
+      set(t) {
+        if (!t || typeof t.annonce !== "string") return;
+        me.seen++;
+        v = { annonce: t.annonce, refusing: t.refusing ?? null, phase: t.phase ?? null, spin: t.spin ?? null,
+              locked: t.locked_spin ?? null, until: t.annonce === "betting" ? Date.now() + (t.open_for_ms || 0) : Infinity };
+      },
+      /* A change the stream told before any verdict on it (the call, a result, a void): nothing
+         is taken until the wheel's next word. */
+      patch(fields) { me.seen++; v = Object.assign({}, v, fields, fields.annonce === "betting" ? {} : { until: Infinity }); },
+      now(at) {
+        if (v.annonce === "betting" && (at ?? Date.now()) >= v.until) return Object.assign({}, v, { annonce: "suspended", refusing: "wheel_not_heard" });
+        return v;
+      },
+    };
+    return me;
+  }
+
   /* A phrase as a sentence: a capital first, a full stop unless it already ends with ? ! or . */
   function sentence(t) {
     t = String(t || "").trim();
@@ -254,5 +282,5 @@ const Cyl = (() => {
   }
   if (document.body && document.body.hasAttribute("data-watch-link")) watchLink();
 
-  return { api, live, colour, describe, euros, nombre, pourcent, L, linkInfo, duree, sentence, notice, onAuth, el, param, token, RED };
+  return { api, live, annonce, colour, describe, euros, nombre, pourcent, L, linkInfo, duree, sentence, notice, onAuth, el, param, token, RED };
 })();

@@ -7,7 +7,10 @@
   const $ = (id) => document.getElementById(id);
   const el = Cyl.el;
   const faults = [];                   // the wheel's faults seen since this page opened
+  const said = Cyl.annonce();           // what the table says now (cylindre.js): "faites vos jeux" only while a bet is taken
   let timer = null;
+  let may = new Set();                  // the roles this page's token covers (GET /me): what it shows and offers
+  let closed = false;
 
   function fail(e) { $("error").textContent = e ? String(e.message || e) : ""; }
 
@@ -36,10 +39,11 @@
     const link = st.link || {}, wheel = st.wheel || {}, table = st.table || {};
     const ws = wheel.status || {};
     $("t-wheel").textContent = table.wheel || wheel.id || "?";
-    pill("t-open", table.phase === "closed" ? "fermée" : "ouverte — " + L("phase", table.phase),
-         table.phase === "closed" ? "warn" : "ok");
-    $("b-open").hidden = table.phase !== "closed";
-    $("b-close").hidden = table.phase === "closed";
+    said.set(table);
+    renderAnnonce();
+    closed = table.phase === "closed";
+    $("b-open").hidden = !closed;
+    $("b-close").hidden = closed;
     $("b-call").hidden = table.phase !== "betting";
     const li = Cyl.linkInfo(link);
     pill("t-link", li.short, li.ok ? "ok" : "bad");
@@ -53,6 +57,19 @@
     pill("t-croupier", "croupier : " + (table.croupier || "—") + (table.croupier_since ? " depuis " + hhmm(table.croupier_since) : ""));
     if (document.activeElement !== $("croupier")) $("croupier").value = table.croupier || "";
   }
+
+  /* "ouverte — faites vos jeux" only while a bet would be taken now: the marquee's rule, POST /bets'. */
+  let shownAnnonce = "";
+  function renderAnnonce() {
+    const t = said.now();
+    if (t.annonce === null) return;
+    const text = t.annonce === "closed" ? "fermée" : "ouverte — " + L("annonce", t.annonce)
+      + (t.annonce === "suspended" && t.refusing ? " (" + L("suspendu", t.refusing) + ")" : "");
+    if (text === shownAnnonce) return;
+    shownAnnonce = text;
+    pill("t-open", text, { closed: "warn", betting: "ok", no_more_bets: "", suspended: "bad" }[t.annonce] || "");
+  }
+  setInterval(renderAnnonce, 200);
 
   function renderMoney(hist, table) {
     const midnight = new Date(); midnight.setHours(0, 0, 0, 0);
@@ -84,11 +101,14 @@
 
   function renderHeld(held) {
     $("n-held").textContent = held.length || "";
+    const chef = may.has("chef");            // the decision is the chef's; a croupier sees what waits for it
+    $("h-decision").textContent = chef ? "décision" : "décision (chef de table)";
     $("held").replaceChildren(...(held.length ? held.map((b) => el("tr", { "data-bet": b.id },
       el("td", {}, b.id), el("td", {}, b.player), el("td", {}, label(b)), el("td", { class: "n" }, Cyl.euros(b.stake)),
-      el("td", {}, b.spin ?? "—"), el("td", { class: "actions" },
+      el("td", { class: "n" }, b.spin ?? "—"), el("td", { class: "actions" }, chef ? [
         el("button", { class: "stop", onclick: () => act(() => Cyl.api("POST", `/bets/${b.id}/resolve`, { action: "refund" })) }, "Rembourser"),
-        el("button", { class: "go", onclick: () => act(() => Cyl.api("POST", `/bets/${b.id}/resolve`, { action: "play" })) }, "Jouer au prochain coup"))))
+        el("button", { class: "go", onclick: () => act(() => Cyl.api("POST", `/bets/${b.id}/resolve`, { action: "play" })) }, "Jouer au prochain coup")]
+        : el("span", { class: "muted" }, "en attente du chef de table"))))
       : [el("tr", {}, el("td", { colspan: 6, class: "muted" }, "aucune mise retenue"))]));
   }
 
@@ -120,11 +140,16 @@
          el("span", { class: "muted small" }, ` ${f.code}${f.detail ? " : " + f.detail : ""}`))));
   }
 
-  function renderGames(hist) {
-    $("games").replaceChildren(...hist.slice(0, 10).map((g) => el("tr", { "data-spin": g.spin },
-      el("td", {}, g.spin), el("td", {}, num(g.number)), el("td", {}, hhmm(g.at)),
-      el("td", { class: "n" }, Cyl.euros(g.staked)), el("td", { class: "n" }, Cyl.euros(g.paid)),
-      el("td", {}, el("button", { onclick: () => evidence(g.spin) }, "voir")))));
+  /* The last games, a void one in its place with its reason (GET /games): never a hole between two numbers. */
+  function renderGames(games) {
+    const see = (g) => el("td", { class: "may-croupier" }, el("button", { onclick: () => evidence(g.spin) }, "voir"));
+    $("games").replaceChildren(...(games.length ? games.slice(0, 10).map((g) => g.void
+      ? el("tr", { "data-spin": g.spin, class: "void" }, el("td", { class: "n" }, g.spin),
+           el("td", { colspan: 4 }, "coup nul : " + L("void", g.void) + " (" + hhmm(g.at) + ") — les mises restent en jeu pour le lancer suivant"),
+           see(g))
+      : el("tr", { "data-spin": g.spin }, el("td", { class: "n" }, g.spin), el("td", {}, num(g.number)), el("td", {}, hhmm(g.at)),
+           el("td", { class: "n" }, Cyl.euros(g.staked)), el("td", { class: "n" }, Cyl.euros(g.paid)), see(g)))
+      : [el("tr", {}, el("td", { colspan: 6, class: "muted" }, "aucun coup"))]));
   }
 
   async function evidence(spin) {
@@ -139,21 +164,42 @@
   }
   $("ev-close").addEventListener("click", () => { $("s-evidence").hidden = true; });
 
+  /* Who this page is for (GET /me): a display token reads the table and its last games, a croupier
+     also the bets and the recall, the chef everything and the controls. Nothing is asked that the
+     token may not read, nothing offered that it may not do. */
+  const ROLE_FR = { display: "afficheur", croupier: "croupier", chef: "chef de table", admin: "administrateur" };
+  async function whoami() {
+    const me = await Cyl.api("GET", "/me");
+    may = new Set(me.may);
+    document.documentElement.dataset.may = me.may.join(" ");
+    const note = $("role-note");
+    note.hidden = may.has("chef");
+    note.textContent = may.has("chef") ? "" : `Jeton « ${me.name} » (${ROLE_FR[me.role] || me.role}) : cette page montre ce `
+      + (may.has("croupier") ? "qu'un croupier peut voir : la table, ses mises et les derniers coups. Les alertes, "
+         + "les décisions sur les mises retenues et les commandes de la table demandent un jeton de chef de table."
+        : "qu'un afficheur peut voir : l'état de la table et les derniers coups. Les mises, les alertes et les commandes "
+         + "demandent un jeton de croupier ou de chef de table.");
+  }
+
   async function refresh() {
     clearTimeout(timer);
     timer = null;
     try {
-      const [st, hist, open, locked, held, alerts] = await Promise.all([
-        Cyl.api("GET", "/state"), Cyl.api("GET", "/history?limit=10000"), Cyl.api("GET", "/bets?status=open&limit=5000"),
-        Cyl.api("GET", "/bets?status=locked&limit=5000"), Cyl.api("GET", "/bets?status=held&limit=5000"),
-        Cyl.api("GET", "/alerts?limit=100")]);
+      if (!may.size) await whoami();
+      const none = Promise.resolve([]);
+      const [st, hist, games, open, locked, held, alerts] = await Promise.all([
+        Cyl.api("GET", "/state"), Cyl.api("GET", "/history?limit=10000"), Cyl.api("GET", "/games?limit=10"),
+        may.has("croupier") ? Cyl.api("GET", "/bets?status=open&limit=5000") : none,
+        may.has("croupier") ? Cyl.api("GET", "/bets?status=locked&limit=5000") : none,
+        may.has("croupier") ? Cyl.api("GET", "/bets?status=held&limit=5000") : none,
+        may.has("chef") ? Cyl.api("GET", "/alerts?limit=100") : none]);
       renderTop(st);
       renderMoney(hist, st.table || {});
       renderBets(open.concat(locked));
       renderHeld(held);
       renderAlerts(alerts);
       renderFaults(st);
-      renderGames(hist);
+      renderGames(games);
       document.body.dataset.loaded = String(Date.now());
     } catch (e) { fail(e); }
   }
@@ -172,15 +218,32 @@
 
   function soon() { if (!timer) timer = setTimeout(refresh, 200); }
 
-  Cyl.live({
+  const live = () => Cyl.live({
+    // what this token may read: the bets' own events need a croupier, the alerts a chef
+    kinds: ["announce", "settlement", "wheel", "link", "status"].concat(may.has("croupier") ? ["bet", "cancel"] : [],
+                                                                        may.has("chef") ? ["alert"] : []),
     onOpen: refresh,
     onEvent: (kind, body) => {
+      if (kind === "status") { if (body.table) said.set(body.table); renderAnnonce(); return; }
       if (kind === "wheel" && body.ev === "fault") faults.push({ at: Date.now() / 1000, code: body.code, detail: body.detail, signal: body.signal });
-      if (kind !== "status") soon();
+      if (kind === "wheel" && body.ev === "rnvp") said.patch({ annonce: closed ? "closed" : "no_more_bets", refusing: "poussette" });
+      if ((kind === "wheel" && body.ev === "void") || kind === "settlement") said.patch({ annonce: closed ? "closed" : "suspended", refusing: "wheel_not_heard" });
+      renderAnnonce();
+      soon();
     },
     onLink: (s) => pill("t-stream", s === "up" ? "en direct" : "reconnexion…", s === "up" ? "" : "bad"),
   });
-  setInterval(refresh, 15000);
+  (async () => {                        // the role first: the stream asks only what the token may read
+    for (;;) {
+      try { await whoami(); break; } catch (e) {
+        if (e.status !== 401) fail(e);
+        await new Promise((res) => { const t = setTimeout(res, e.status === 401 ? 10000 : 3000);
+          window.addEventListener("cyl-token", () => { clearTimeout(t); res(); }, { once: true }); });
+      }
+    }
+    live();
+  })();
+  setInterval(() => { if (may.size) refresh(); }, 15000);
   // the link and the wheel's state every 5 s: a cut cable says nothing on the stream
-  setInterval(async () => { try { renderTop(await Cyl.api("GET", "/state")); } catch (e) { /* refresh() says it */ } }, 5000);
+  setInterval(async () => { if (may.size) try { renderTop(await Cyl.api("GET", "/state")); } catch (e) { /* refresh() says it */ } }, 5000);
 })();

@@ -1,5 +1,7 @@
 """The gaming day (journée de jeu): the casino's accounting day, which starts at a set local hour
-(06:00 by default) rather than at midnight, so that a night's play falls in one day."""
+(06:00 by default) rather than at midnight, so that a night's play falls in one day. Part of the
+contract: a table's published day totals and the floor's report cut the day at the same instant
+(`cylindre daemon --day-start --tz` as `cylindre floor --day-start --tz`)."""
 
 from __future__ import annotations
 
