@@ -116,13 +116,25 @@ async def _ensure(js, name, make, replicas, update) -> Ensured:
             info = await js.stream_info(name)
     have = int(info.config.num_replicas or 1)
     keep = max(have, replicas or have)         # never lower; raised when asked for more
-    wanted = make(keep)
+    wanted = _with_irreversible(make(keep), info.config)
     diff = differences(info.config, wanted)
     if keep > have or (update and diff):
         cfg = wanted if update else _with_replicas(info.config, keep)
         info = await js.update_stream(cfg)
         return Ensured(info, changed=True, differences=differences(info.config, wanted))
     return Ensured(info, differences=diff)
+
+
+# settings the server refuses to turn off once on (nats-server 2.11+, "message TTL status can not
+# be disabled"): nats-py 2.16's create_key_value turns on per-message TTLs, which on a table's own
+# key reach only that key; an update keeps them as they are rather than fail
+IRREVERSIBLE = ("allow_msg_ttl",)
+
+
+def _with_irreversible(wanted, existing):
+    """`wanted`, with the settings the server cannot turn off taken from `existing` where it has them on."""
+    on = {f: True for f in IRREVERSIBLE if getattr(existing, f, None)}
+    return wanted.evolve(**on) if on else wanted
 
 
 def _with_replicas(config, replicas):
