@@ -306,10 +306,12 @@ class DeviceLink:
             self.rejected += 1      # acks an event never sent: ignore
             return
         n = 0
+        told = False                # a result among the events acknowledged
         while n < len(self._seqs) and self._seqs[n] <= ack:
+            if self._kinds[n] == pr.RESULT:
+                told = True
             n += 1
         if n:
-            told = pr.RESULT in self._kinds[:n]
             del self._seqs[:n]
             del self._kinds[:n]
             del self._payloads[:n]
