@@ -145,3 +145,46 @@ def test_a_cut_after_the_ack_with_the_ball_taken_out_is_void_and_its_actuation_p
     launch = host.log.of("launch")
     assert launch and launch[0]["violations"] == ["rotor_not_actuated"], host.log.kinds()
     assert [e["reason"] for e in host.log.of("void")] == ["restart", "rotor_not_actuated"]
+
+
+class _Cut(Exception):
+    pass
+
+
+def test_a_cut_before_the_host_has_the_result_with_the_ball_taken_out_is_void():
+    """The link down, the power cut 0.5 s after the result (before its hold ran out: never
+    written), the ball taken out while the power was off: the wheel cannot name the spin, which
+    is void (`restart`, its bets play on the relaunch), and its actuation counts as played."""
+    store = CountingStore()
+    w, ctl, _ = make(store=store)
+    host = Host(acks=False)
+    ctl.out = host
+    host.ctl = ctl
+    store.clock = ctl
+    tick = ctl.tick
+
+    def cut_tick(t):
+        r = host.log.of("result")
+        if r and t >= r[0]["t"] + 500000:
+            raise _Cut()
+        tick(t)
+
+    ctl.tick = cut_tick
+    ctl.boot(0)
+    w.add_index(0, 90000000)
+    w.spin(3000000, -1, 17)
+    cut = None
+    try:
+        w.run(ctl, 45000000)
+    except _Cut:
+        cut = w.now
+    assert cut is not None and len(store.at) == 2 and store.record["in_spin"] == 1   # never written
+    host2 = Host()
+    ctl2 = Controller(board(status_us=5000000), host2, store=store, count=w.count)
+    host2.ctl = ctl2
+    store.clock = ctl2
+    ctl2.boot(cut, reset_cause="power")
+    w.add_index(cut, cut + 40000000)
+    w.run(ctl2, cut + 30000000, t_start=cut)
+    assert [e["reason"] for e in host2.log.of("void")] == ["restart"] and not host2.log.of("result")
+    assert store.record["in_spin"] is None and store.record["used"] is True
