@@ -34,6 +34,8 @@ informational event (launch, drop, fault) is shrunk to an `{"ev": "evicted"}` to
 
 The outbox dies with the power; the controller's flash does not. So the `boot` event leaves with
 the games the flash kept (`history`), from which the host settles a result it never received.
+The controller writes a result to flash only when the host has not acknowledged it in time: the
+link tells it (`durable()`) once no result is left in the outbox.
 """
 
 import json
@@ -309,7 +311,10 @@ class DeviceLink:
             self.rejected += 1      # acks an event never sent: ignore
             return
         n = 0
+        told = False                # a result among the events acknowledged
         while n < len(self._seqs) and self._seqs[n] <= ack:
+            if self._kinds[n] == pr.RESULT:
+                told = True
             n += 1
         if n:
             del self._seqs[:n]
@@ -317,6 +322,9 @@ class DeviceLink:
             del self._payloads[:n]
             self._sent = max(0, self._sent - n)
             self._progress_ms = self._clock()
+            if told and pr.RESULT not in self._kinds and self._ctl is not None:
+                # every result said is durable at the host: the controller need not write it
+                self._ctl.durable()
         if not self.accepting and len(self._seqs) <= self.low_water:
             self.accepting = True
             self._tell = True

@@ -44,6 +44,11 @@ def _void(self, reason, detail):
         # the spin a restart cut: whatever ends it, it ends as the restart's
         detail = "the controller restarted (%s) during this spin; %s" % (self.restarted, detail)
         reason = "restart"
+        if not self.ball.on_track and self.act == self.rotor.act:
+            # No ball found: the coup may have had its result before the cut (one the host
+            # acknowledged is not in flash), so its actuation counts as played (Article 53: the
+            # next coup needs an actuation of its own); a ball found on the track had not dropped.
+            self.rotor.used = True
     self.voided = self.spin
     self.void_reason = reason
     self.emit({"ev": "void", "t": self.t, "spin": self.spin, "reason": reason, "detail": detail})
@@ -91,7 +96,7 @@ def _confirm(self, t):
     self._spin_over()
     if self.act == self.rotor.act:
         self.rotor.used = True      # this actuation has had its coup
-    self._save(None)                # the result survives a power cut until the host has it
+    self._hold()                    # in flash with the next launch, or if the host lacks it
 
 def _track_end(self):
     """The last pass of this spin's ball on the track."""
