@@ -20,6 +20,14 @@ from host_tools.bench import page
 PARTS = page.PARTS
 
 
+def part_parser(part: str, module) -> argparse.ArgumentParser:
+    """A part's own options. No abbreviations: with several parts in one run, another part's
+    option (`--out`) would otherwise be taken as the prefix of this one's (`--outage-s`)."""
+    parser = argparse.ArgumentParser(prog=f"make bench ARGS='{part} ...'", allow_abbrev=False)
+    module.add_arguments(parser)
+    return parser
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     unknown = unknown_parts(argv)
@@ -40,9 +48,7 @@ def main(argv=None) -> int:
                 print(f"[bench] {part}: not built yet, skipped")
                 continue
             raise
-        parser = argparse.ArgumentParser(prog=f"make bench ARGS='{part} ...'")
-        module.add_arguments(parser)
-        args, unknown = parser.parse_known_args(rest)
+        args, unknown = part_parser(part, module).parse_known_args(rest)
         print(f"=== bench: {part} ===", flush=True)
         started = time.time()
         code = int(module.run(args) or 0)

@@ -43,8 +43,6 @@ def run(args, Reader, wait_until, REAL_GAME_S) -> dict:
     """The figures of the failover phase (`floor.py` lends its store reader and its waiting)."""
     import logging
 
-    import nats
-
     from host_tools.floor.harness import FloorProcess, LoopThread
     from host_tools.floor.link import stream as S
     from host_tools.floor.natscluster import Cluster

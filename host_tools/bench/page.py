@@ -5,7 +5,9 @@ command line, when, how long, the git commit, the machine; the page shows all bu
 which stays in that file) and calls `write()`, which rewrites
 the page from bench/out/*.json: one section per part, from the part module's
 `markdown(figures) -> str` where it defines one, else a generic table of its figures. A part
-that never ran on this checkout (no JSON under bench/out/) is listed as not measured.
+with no figures under bench/out/ keeps its section from the page as it was (each section is
+marked `<!-- part: NAME -->`), so a part run alone rewrites its own section only; a part never
+measured at all is listed as not measured.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import importlib
 import json
+import re
 import os
 import platform
 import subprocess
@@ -125,8 +128,9 @@ def section(part: str, figures: dict, run: dict | None) -> str:
     return body
 
 
-def render(out: Path = OUT, parts: list[str] | None = None) -> str:
-    """The whole page from the figures under `out` (every part in `parts`, in that order)."""
+def render(out: Path = OUT, parts: list[str] | None = None, page_text: str = "") -> str:
+    """The whole page from the figures under `out` (every part in `parts`, in that order); a part
+    with no figures there keeps its section from `page_text` (the page as it was)."""
     found = {p.stem: p for p in sorted(out.glob("*.json")) if not p.name.endswith(".run.json")}
     parts = list(parts or []) + sorted(set(found) - set(parts or []))
     runs = {}
@@ -138,7 +142,9 @@ def render(out: Path = OUT, parts: list[str] | None = None) -> str:
     measured = [p for p in parts if p in found]
     machines = {json.dumps(runs[p]["machine"]["cpu"]) for p in measured if p in runs}
     m = next((runs[p]["machine"] for p in measured if p in runs), machine())
-    latest = max((runs[p]["started"] for p in measured if p in runs), default="—")
+    kept = kept_sections(page_text) if page_text else {}
+    latest = max([runs[p]["started"] for p in measured if p in runs]
+                 + [d for p in parts if p not in found and p in kept for d in _WHEN.findall(kept[p])], default="—")
     L = ["# Benchmarks", "",
          "<!-- Written by `make bench` (host_tools/bench/page.py) from its own run: do not edit by hand. -->", "",
          "What the figures below measure and how to reproduce them: each section names the command that "
@@ -151,11 +157,16 @@ def render(out: Path = OUT, parts: list[str] | None = None) -> str:
          f"| Python | {m['implementation']} {m['python']} |",
          f"| system | {m['os']} ({m['arch']}) |",
          f"| last run | {latest} |", ""]
-    missing = [p for p in parts if p not in found]
+    missing = [p for p in parts if p not in found and p not in kept]
     if missing:
         L += ["Not measured in this checkout's `bench/out/`: " + ", ".join(f"`{p}`" for p in missing)
               + " (`make bench ARGS='" + " ".join(missing) + "'`).", ""]
-    for p in measured:
+    for p in parts:
+        if p not in found:
+            if p in kept:
+                L += [kept[p].rstrip(), ""]
+            continue
+        L.append(MARK.format(p))
         try:
             figures = json.loads(found[p].read_text())
         except ValueError:
@@ -165,9 +176,41 @@ def render(out: Path = OUT, parts: list[str] | None = None) -> str:
     return "\n".join(L).rstrip() + "\n"
 
 
+MARK = "<!-- part: {} -->"
+_MARK = re.compile(r"^<!-- part: ([\w-]+) -->$")
+_WHEN = re.compile(r"\bon (\d{4}-\d\d-\d\d \d\d:\d\d UTC)")
+_FOOTER = re.compile(r"^\*Measured by `make bench ARGS='?([\w-]+)")
+
+
+def kept_sections(text: str) -> dict[str, str]:
+    """{part: its section} of a page written before, so that a part run alone (or a checkout whose
+    `bench/out/` lacks the others) rewrites its own section and keeps the others' as measured.
+    A section is known by its marker, or (a page written without markers) by its footer's command."""
+    marked = any(_MARK.match(line) for line in text.splitlines())
+    starts = (lambda line: _MARK.match(line)) if marked else (lambda line: line.startswith("## "))
+    sections, current = [], []
+    for line in text.splitlines():
+        if starts(line):
+            if current:
+                sections.append(current)
+            current = []
+        current.append(line)
+    if current:
+        sections.append(current)
+    out = {}
+    for lines in sections:
+        m = _MARK.match(lines[0])
+        part = m.group(1) if m else next((f.group(1) for f in map(_FOOTER.match, lines) if f), None)
+        if part and any(l.startswith("## ") for l in lines):
+            body = lines if m else [MARK.format(part)] + lines
+            out[part] = "\n".join(body).rstrip() + "\n"
+    return out
+
+
 def write(parts: list[str], out: Path = OUT, page: Path = PAGE) -> Path:
     page.parent.mkdir(parents=True, exist_ok=True)
-    page.write_text(render(out, parts))
+    before = page.read_text() if page.exists() else ""
+    page.write_text(render(out, parts, before))
     return page
 
 

@@ -28,7 +28,7 @@ if sys.platform.startswith("linux"):
         _libc = None
 
 
-def _die_with_parent():
+def die_with_parent():
     """In the child, before it runs: SIGTERM when the demo ends, even by SIGKILL (Linux's
     PR_SET_PDEATHSIG), so nothing it started goes on alone."""
     if _libc is not None:
@@ -37,7 +37,7 @@ def _die_with_parent():
 
 def spawn(cmd, **kw) -> subprocess.Popen:
     """A child of the demo that dies with it."""
-    return subprocess.Popen(cmd, preexec_fn=_die_with_parent, **kw)
+    return subprocess.Popen(cmd, preexec_fn=die_with_parent, **kw)
 
 
 class TablePty:

@@ -48,7 +48,8 @@ def run_floor(args) -> int:
     work = workdir(args.workdir)            # kept, as the one-table demo's: var/demo/<time>/ by default
     py = sys.executable
     procs = []
-    broker = natsrv.Server(work / "jetstream")
+    from host_tools.demo.children import die_with_parent
+    broker = natsrv.Server(work / "jetstream", preexec_fn=die_with_parent)    # a demo killed -9 leaves no broker
     try:
         broker.start()
         key = work / "floor-command.key"

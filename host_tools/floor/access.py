@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 
-from host_tools.table.api.auth import TokenError, check_new, digest, lookup_digest, new_secret
+from host_tools.table.api.auth import TokenError, check_case, check_new, digest, lookup_digest, new_secret
 
 ROLES = ("surveillance", "pit_boss", "director", "admin")
 RANK = {r: i for i, r in enumerate(ROLES)}
@@ -62,6 +62,7 @@ class Access:
         check_new(name, role, ROLES)
         secret = new_secret()
         with self.store.tx() as c:
+            check_case(name, [r[0] for r in c.execute("SELECT name FROM tokens WHERE lower(name)=lower(?)", (name,)).fetchall()])
             row = c.execute("SELECT revoked FROM tokens WHERE name=?", (name,)).fetchone()
             if row is not None and row[0] is None:
                 raise TokenError(f"a token named {name} exists (revoke it first)")

@@ -63,8 +63,9 @@ class Server:
     to the file this writes. `port` 0: a free port, kept across restarts."""
 
     def __init__(self, store_dir, port: int = 0, config_extra: str = "", host: str = "127.0.0.1",
-                 scheme: str = "nats"):
+                 scheme: str = "nats", preexec_fn=None):
         self.store_dir = Path(store_dir)
+        self.preexec_fn = preexec_fn            # run in the child before nats-server (the demo: die with it)
         self.port = port
         self.host = host
         self.scheme = scheme
@@ -125,7 +126,8 @@ class Server:
         log = open(self.log_path, "ab")
         try:
             self.proc = subprocess.Popen([binary(), "-c", str(conf)], stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, start_new_session=True)
+                                         stdin=subprocess.DEVNULL, start_new_session=True,
+                                         preexec_fn=self.preexec_fn)
         finally:
             log.close()
         if timeout is None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from cylindre.rules import wheel as W
 
-from .wording import cadence, duree, motif, nombre, p_valeur, periode, pluriel, signe, SECTEURS
+from .wording import FEWEST_FOR_A_RATE, cadence, duree, motif, nombre, p_valeur, periode, pluriel, signe, SECTEURS
 
 COLOURS = {"rouge": "#c8102e", "noir": "#111111", None: "#00843d"}
 BLUE, GREY, RUST = "#4a6fa5", "#888888", "#a5674a"
@@ -211,7 +211,9 @@ def _pace(ax, a):
         _comma(ax, "x")
         ax.set_xlabel("minutes depuis le premier coup", fontsize=8)
         ax.set_ylabel("coups joués", fontsize=8)
-        ax.set_title(f"Session de {duree(pace['span_s'])} : environ {nombre(pace['rate_per_hour'])} coups/heure", fontsize=9)
+        rate = (f" : environ {nombre(pace['rate_per_hour'])} coups/heure" if len(mins) >= FEWEST_FOR_A_RATE
+                else f" : {pluriel(len(mins), 'coup')}")
+        ax.set_title(f"Session de {duree(pace['span_s'])}{rate}", fontsize=9)
     else:
         ax.text(0.5, 0.5, "pas de cadence mesurable", ha="center", va="center", transform=ax.transAxes, fontsize=9)
         ax.set_xticks([])

@@ -189,6 +189,9 @@ def verdict(a: dict, rows: list[dict]) -> dict:
     return {"level": "ok", "short": f"aucun écart significatif ({len(ran)} sur {len(rows)} tests faits)", "text": text}
 
 
+FEWEST_FOR_A_RATE = 5       # below, two or three coups' gaps make any hourly figure up
+
+
 def cadence(a: dict) -> str:
     """The pace in words that fit the session: per whole clock hour when there are some, else the
     session's own rate (a one-minute session has no hour to take a median of)."""
@@ -197,6 +200,9 @@ def cadence(a: dict) -> str:
         return (f"médiane {nombre(pace['median'])} coups par heure (de {nombre(pace['min'])} à {nombre(pace['max'])}) "
                 f"sur {pluriel(pace['full_hours'], 'heure pleine', 'heures pleines')}; la première et la dernière "
                 "heure de la période, entamées, ne comptent pas")
+    if pace["rate_per_hour"] and a["games"] < FEWEST_FOR_A_RATE:
+        return (f"{pluriel(a['games'], 'coup')} en {duree(pace['span_s'])} : trop peu pour une cadence "
+                f"(il en faut {FEWEST_FOR_A_RATE})")
     if pace["rate_per_hour"]:
         return (f"{pluriel(a['games'], 'coup')} en {duree(pace['span_s'])}, soit environ "
                 f"{nombre(pace['rate_per_hour'])} coups par heure à ce rythme (aucune heure pleine dans la période)")

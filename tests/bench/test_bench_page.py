@@ -65,3 +65,35 @@ def test_a_part_it_does_not_know_is_refused_with_the_list_of_parts(tmp_path, mon
         assert "unknown part" in err and ", ".join(bench.PARTS) in err
     assert not (tmp_path / "bench").exists() and not (tmp_path / "docs").exists()
     assert bench.unknown_parts(["settle", "--bets", "300", "--before", "main"]) == []
+
+
+def test_a_part_run_alone_keeps_the_other_sections_as_they_were_measured(tmp_path):
+    """`make bench ARGS=link` on a clone with an empty `bench/out/` (it is not committed) rewrites
+    the link's section and keeps every other section of the page: before, they were dropped."""
+    out, docs = tmp_path / "out", tmp_path / "benchmarks.md"
+    out.mkdir()
+    docs.write_text("# Benchmarks\n\nheader\n\n## Settlement (`settle`)\n\n| a | b |\n\n### detail\n\nkept 42\n\n"
+                    "*Measured by `make bench ARGS='settle --bets 300'` on 2026-01-02 03:04 UTC (1 s); 2 cores*\n\n"
+                    "## Serial link (`link`)\n\nold link figures 7\n\n*Measured by `make bench ARGS='link'` on 2025-01-01 00:00 UTC*\n")
+    (out / "link.json").write_text(json.dumps({"frames_per_s": 99}))
+    page.write(["settle", "link", "rest"], out=out, page=docs)
+    text = docs.read_text()
+    settle = text[text.index("<!-- part: settle -->"):text.index("<!-- part: link -->")]
+    assert "## Settlement (`settle`)" in settle and "### detail" in settle and "kept 42" in settle
+    assert "old link figures 7" not in text and "| `frames_per_s` | 99 |" in text
+    assert "Not measured in this checkout's `bench/out/`: `rest`" in text
+    assert "| last run | 2026-01-02 03:04 UTC |" in text
+    # written again with nothing new: the same page (the marks, not the headings, cut the sections)
+    (out / "link.json").unlink()
+    page.write(["settle", "link", "rest"], out=out, page=docs)
+    assert docs.read_text() == text
+
+
+def test_another_parts_option_is_not_taken_as_the_prefix_of_this_ones():
+    """`make bench ARGS='link floor --out X'`: `--out` is link's; the floor part must not read it
+    as its `--outage-s` (argparse's abbreviations), nor fail on it."""
+    from host_tools.bench import floor, link
+    args, unknown = bench.part_parser("floor", floor).parse_known_args(["--out", "x.json"])
+    assert unknown == ["--out", "x.json"] and args.outage_s == 60.0
+    args, unknown = bench.part_parser("link", link).parse_known_args(["--out", "x.json"])
+    assert args.out == "x.json" and unknown == []

@@ -80,3 +80,35 @@ def test_a_lingering_demo_tells_its_counts_then_stops_everything_on_sigterm(tmp_
                 p.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 p.kill()
+
+
+def test_the_demos_broker_dies_with_the_demo_even_killed_minus_9(tmp_path):
+    """The floor demo's nats-server is started to die with the demo (PR_SET_PDEATHSIG): a demo
+    killed by SIGKILL (no handler runs) leaves no broker behind holding its port and its store."""
+    script = ("import sys, time\n"
+              "from host_tools.floor import natsrv\n"
+              "from host_tools.demo.children import die_with_parent\n"
+              "s = natsrv.Server(sys.argv[1], preexec_fn=die_with_parent).start()\n"
+              "print(s.proc.pid, flush=True)\n"
+              "time.sleep(600)\n")
+    p = subprocess.Popen([sys.executable, "-c", script, str(tmp_path / "js")], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        broker = int(p.stdout.readline())
+        assert Path(f"/proc/{broker}").exists()
+        p.kill()
+        p.wait(timeout=30)
+        end = time.monotonic() + 30
+        while _running(broker) and time.monotonic() < end:
+            time.sleep(0.1)
+        assert not _running(broker), "nats-server outlived the demo killed -9"
+    finally:
+        if p.poll() is None:
+            p.kill()
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (a zombie's parent, here init, has not reaped it yet)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+    except (OSError, IndexError):
+        return False

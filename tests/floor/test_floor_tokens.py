@@ -35,6 +35,21 @@ def test_both_sides_refuse_the_same_names(both):
             side.add("marie", "croupier" if side is both[1] else "pit_boss")
 
 
+def test_both_sides_refuse_a_name_that_differs_from_another_by_case_alone(both):
+    """bob and BOB are one person to the two-person rule (twoperson.person) and to an auditor:
+    neither side lets both exist, live or revoked; the same name again after its revocation is fine."""
+    for side, role in zip(both, ("chef", "pit_boss")):
+        side.add("bob", role)
+        for other in ("BOB", "Bob", "boB"):
+            with pytest.raises(TokenError, match="a token named bob exists: a name may not differ"):
+                side.add(other, role)
+        assert side.revoke("bob")
+        with pytest.raises(TokenError, match="by case alone"):
+            side.add("BOB", role)
+        side.add("bob", role)
+        assert [t["name"] for t in side.list()] == ["bob"]
+
+
 @settings(max_examples=25, deadline=None)
 @given(presented=st.one_of(st.none(), st.text(max_size=140), st.text(max_size=140).map(lambda s: PREFIX + s)))
 def test_a_token_of_one_side_opens_nothing_on_the_other_and_junk_opens_neither(tmp_path_factory, presented):

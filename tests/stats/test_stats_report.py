@@ -221,3 +221,12 @@ def test_a_report_a_regulator_accepts(tmp_path, capsys):
         db.execute("UPDATE settlements SET number = (number + 1) % 37 WHERE spin = 5")
     main(["stats", "--journal", str(j), "--until", until])
     assert digest not in capsys.readouterr().out
+
+
+def test_a_session_of_a_few_coups_says_it_is_too_short_for_a_rate():
+    """Two coups 3 s apart are not "about 1,200 coups an hour": under five coups no rate is made up."""
+    a = _analyse(spins=3, seed=3, game_s=3.0, start=1.7e9 + 600)
+    said = report.cadence(a)
+    assert "trop peu pour une cadence" in said and "par heure" not in said
+    a = _analyse(spins=6, seed=3, game_s=3.0, start=1.7e9 + 600)
+    assert "coups par heure à ce rythme" in report.cadence(a)

@@ -77,6 +77,15 @@ def check_new(name: str, role: str, roles) -> None:
         raise TokenError(f"role must be one of {', '.join(roles)}, got {role!r}")
 
 
+def check_case(name: str, others) -> None:
+    """TokenError when a token name exists that differs from `name` by case alone (`others`: the
+    names found for lower(name)): bob and BOB would be one person to the two-person rule and the
+    auditors, and two in the audit rows."""
+    for other in others:
+        if other != name:
+            raise TokenError(f"a token named {other} exists: a name may not differ from another by case alone")
+
+
 class Tokens:
     """The tokens table on the journal's connection, under the journal's lock (never inside
     another thread's transaction): add, list, revoke, identify.
@@ -103,6 +112,7 @@ class Tokens:
         check_new(name, role, ROLES)
         secret = new_secret()
         with self.lock:
+            check_case(name, [r[0] for r in self.db.execute("SELECT name FROM tokens WHERE lower(name)=lower(?)", (name,))])
             row = self.db.execute("SELECT revoked FROM tokens WHERE name=?", (name,)).fetchone()
             if row is not None and row[0] is None:
                 raise TokenError(f"a token named {name} exists (revoke it first)")

@@ -115,7 +115,7 @@ def settings(args) -> dict:
 
 def run(args) -> int:
     from host_tools.table.config import ConfigError
-    from host_tools.table.wheel.keys import KeyError_, load_key, new_key, secure_file
+    from host_tools.table.wheel.keys import KeyError_, load_key, new_key
     if args.new_key:
         try:
             new_key(args.new_key)

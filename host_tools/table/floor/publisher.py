@@ -2,7 +2,7 @@
 
 One thread runs an asyncio loop with nats-py, apart from the table: the table never waits for
 the floor. The loop
-- publishes the journal's outbox rows (floor/outbox.py says which and how) in order from the
+- publishes the journal's outbox rows (floor/outbox.py says which and how, rows.py reads them) in order from the
   cursor, each with `Nats-Msg-Id: <table>:<journal>:<event id>[:<tag>]` (the journal identity the
   row was journaled under, journal/identity.py; the tag an HMAC under the table's own NATS
   password, so no other table can make its ids) and `prev`, the row published before it under the
@@ -19,11 +19,9 @@ A broker outage grows the backlog (`cylindre_floor_backlog`, a warning in /healt
 from __future__ import annotations
 
 import asyncio
-import bisect
 import concurrent.futures
 import json
 import logging
-import sqlite3
 import ssl
 import threading
 import time
@@ -36,7 +34,7 @@ from host_tools.floor.link import stream as S
 
 from host_tools.table.floor import outbox as O
 from host_tools.table.floor.daytotals import DayTotals
-from host_tools.table.journal import identity as JI
+from host_tools.table.floor.rows import OutboxRows
 
 log = logging.getLogger("cylindre.floor")
 
@@ -84,6 +82,7 @@ class FloorLink:
         self.site = E.check_token(site, "site")
         self.table = E.check_token(table or host.d.wheel, "table")
         self.serial = serial
+        self.rows = OutboxRows(host, self.site, self.table, serial)
         self.creds = creds or {}
         self.secret = self.creds.get("password") or None      # signs the message ids (envelope.msg_id)
         self.tls_ca = tls_ca
@@ -94,7 +93,7 @@ class FloorLink:
         self.backoff = O.Backoff()
         self.backlog = 0
         self.cursor = self.events.floor_cursor()
-        self.last_sent = self._last_sent(self.cursor)         # (event id, journal) the broker acknowledged last
+        self.last_sent = self.rows.last_sent(self.cursor)         # (event id, journal) the broker acknowledged last
         self.totals = DayTotals(host.j, host.d.wheel, gday, clock)
         self.published = 0
         self.commands = None
@@ -338,7 +337,7 @@ class FloorLink:
                 if eid <= self.cursor or not nc.is_connected:
                     continue
                 try:
-                    rows, _, _ = await asyncio.to_thread(self._read, eid - 1, 1)
+                    rows, _, _ = await asyncio.to_thread(self.rows.read, eid - 1, 1)
                     if rows and rows[0][0] == eid and rows[0][1] is not None:
                         kind, payload, journal = rows[0][1]
                         await nc.publish(E.subject(self.site, self.table, kind), payload,
@@ -360,7 +359,7 @@ class FloorLink:
     # -- the outbox ---------------------------------------------------------------------------------
     async def _publish_batch(self, js, nc) -> bool:
         """Publish the next rows after the cursor; True when more are waiting."""
-        rows, hi, fetched = await asyncio.to_thread(self._read, self.cursor, self.batch)
+        rows, hi, fetched = await asyncio.to_thread(self.rows.read, self.cursor, self.batch)
         eids = [r[0] for r in rows]
         skipped = {eid for eid, msg in rows if msg is None}
         todo = [(eid, msg) for eid, msg in rows if msg is not None]
@@ -404,118 +403,6 @@ class FloorLink:
             raise failure
         return fetched >= self.batch
 
-    def _read(self, cursor: int, limit: int):
-        """The outbox rows after `cursor` as (id, (kind, payload, journal) or None), the journal's
-        newest id when read, and how many rows were read."""
-        out = []
-        with self.j.lock:
-            db = self.j.db
-            ids = JI.Identities.read(db)
-            hi = db.execute("SELECT COALESCE(MAX(id), 0) FROM event_log").fetchone()[0]
-            rows = db.execute(f"SELECT id, at, kind, data FROM event_log WHERE id > ? AND id <= ? AND ({O.ROW_FILTER}) "
-                              "ORDER BY id LIMIT ?", (cursor, hi, limit)).fetchall()
-            before = None                       # (id, journal) of the row before, in this batch
-            for eid, at, kind, data in rows:
-                prev = self._prev(db, ids, eid, before)
-                before = (eid, ids.of(eid))
-                serial, epoch = self._wheel_at(db, at)
-                try:
-                    body = json.loads(data)
-                except ValueError:
-                    out.append((eid, None))
-                    continue
-                spin = O.wants_evidence(kind, body)
-                evidence = croupier = settled = None
-                if spin is not None:
-                    evidence = dict(self._evidence(db, spin, body.get("ev")), epoch=epoch)
-                    croupier = self._croupier(db, at)
-                if kind == "settlement" and isinstance(body, dict):
-                    settled = db.execute("SELECT staked, paid, at FROM settlements WHERE wheel=? AND spin=?",
-                                         (self.host.d.wheel, body.get("spin"))).fetchone()
-                msg = O.to_message(kind, body, at, evidence, croupier, serial,
-                                   tuple(settled) if settled is not None else None)
-                if msg is None:
-                    out.append((eid, None))
-                    continue
-                try:
-                    journal = ids.of(eid)
-                    payload = E.build(self.site, self.table, serial, eid, msg[0], at, msg[1], journal, prev)
-                    if len(payload) > E.MAX_PAYLOAD:
-                        raise E.EnvelopeError(f"{len(payload)} bytes (the floor takes {E.MAX_PAYLOAD} at most)")
-                except (E.EnvelopeError, ValueError) as e:
-                    log.error("floor: event %d cannot be sent (%s); skipped", eid, e)
-                    out.append((eid, None))
-                    continue
-                out.append((eid, (msg[0], payload, journal)))
-        return out, hi, len(rows)
-
-    @staticmethod
-    def _prev(db, ids, eid, before) -> int:
-        """The outbox row published before `eid` under the same journal identity (0: none)."""
-        journal = ids.of(eid)
-        if before is not None and before[1] == journal:
-            return before[0]
-        i = bisect.bisect_right(ids.firsts, eid) - 1
-        first = ids.firsts[i] if i >= 0 else 0
-        r = db.execute(f"SELECT MAX(id) FROM event_log WHERE id < ? AND id >= ? AND ({O.ROW_FILTER})",
-                       (eid, first)).fetchone()
-        return int(r[0] or 0)
-
-    def _last_sent(self, cursor):
-        """(event id, journal) of the last outbox row at or below the cursor: the broker has it."""
-        with self.j.lock:
-            r = self.j.db.execute(f"SELECT MAX(id) FROM event_log WHERE id <= ? AND ({O.ROW_FILTER})",
-                                  (cursor,)).fetchone()
-            if not r or not r[0]:
-                return None
-            return int(r[0]), JI.Identities.read(self.j.db).of(r[0])
-
-    def _evidence(self, db, spin, ev):
-        """The boot, launch and drop of the coup `spin` (the wheel's events of the same boot)."""
-        wheel = self.host.d.wheel
-        r = db.execute("SELECT boot FROM events WHERE wheel=? AND spin=? AND ev=? ORDER BY rowid DESC LIMIT 1",
-                       (wheel, spin, ev)).fetchone()
-        if r is None:
-            return {"boot": None}
-        boot = r[0]
-        out = {"boot": boot or None}
-        for kind in ("launch", "drop"):
-            x = db.execute("SELECT body FROM events WHERE wheel=? AND boot=? AND spin=? AND ev=? ORDER BY seq DESC LIMIT 1",
-                           (wheel, boot, spin, kind)).fetchone()
-            out[kind] = json.loads(x[0]) if x else None
-        return out
-
-    def _croupier(self, db, at):
-        try:
-            r = db.execute("SELECT croupier FROM croupier_duty WHERE wheel=? AND at <= ? ORDER BY at DESC, id DESC LIMIT 1",
-                           (self.host.d.wheel, at)).fetchone()
-        except sqlite3.OperationalError:        # no duty table: no croupier was ever named
-            return None
-        return (r[0] or None) if r else None
-
-    def _serial(self):
-        """The serial of the wheel now: the one the table accepted (its journal's `wheels`), else
-        what the wheel said in its WELCOME, else --wheel-serial."""
-        ident = getattr(self.host.d, "wheel_identity", None)
-        ident = ident() if callable(ident) else ident
-        for s in ((ident or {}).get("serial"), (self.host.d.welcome or {}).get("serial"), self.serial):
-            if isinstance(s, str) and E.SERIAL.fullmatch(s):
-                return s
-        return None
-
-    def _wheel_at(self, db, at):
-        """(serial, counter epoch) of the wheel the table had when a row was journaled (a wheel
-        moved away keeps its events' serial), else the wheel's now."""
-        try:
-            r = db.execute("SELECT serial, epoch FROM wheels WHERE wheel=? AND since <= ? "
-                           "ORDER BY n DESC LIMIT 1", (self.host.d.wheel, at)).fetchone()
-        except sqlite3.OperationalError:        # a journal without the wheels' book
-            r = None
-        if r is None:
-            return self._serial(), None
-        serial = r[0] if isinstance(r[0], str) and E.SERIAL.fullmatch(r[0]) else None
-        return (serial or self._serial()), r[1]
-
     async def _count_every_second(self):
         """The backlog, counted whatever the link does: it grows while the broker is away."""
         while True:
@@ -530,9 +417,7 @@ class FloorLink:
         if not force and now - self._backlog_at < BACKLOG_EVERY_S:
             return self.backlog
         self._backlog_at = now
-        with self.j.lock:
-            n = self.j.db.execute(f"SELECT COUNT(*) FROM event_log WHERE id > ? AND ({O.ROW_FILTER})",
-                                  (self.cursor,)).fetchone()[0]
+        n = self.rows.backlog(self.cursor)
         self.backlog = n
         self.g_backlog.set(n)
         return n
@@ -562,7 +447,7 @@ class FloorLink:
         hb = O.heartbeat(link, said["phase"], said["phase"] != "closed", self.backlog, now, last, croupier, last_journal,
                          days, refusing=said["refusing"])
         hb["annonce"] = said["annonce"]
-        state = O.table_state(self.site, self.table, self._serial(), st["phase"], numbers, link, croupier,
+        state = O.table_state(self.site, self.table, self.rows.serial(), st["phase"], numbers, link, croupier,
                               self.host.table.limits.to_json(), self.backlog, now, d.last_heard)
         return hb, state
 
@@ -574,7 +459,7 @@ class FloorLink:
                     hb, _ = await asyncio.to_thread(self._now_state, True)
                     self._said = hb.get("annonce")          # what this heartbeat tells the floor
                     now_ms = int(self.clock() * 1000)
-                    payload = E.build(self.site, self.table, self._serial(), hb["last_event_id"], "heartbeat",
+                    payload = E.build(self.site, self.table, self.rows.serial(), hb["last_event_id"], "heartbeat",
                                       hb["clock"], hb, self.events.journal_id)
                     await js.publish(E.subject(self.site, self.table, "heartbeat"), payload,
                                      headers={E.MSG_ID: E.heartbeat_msg_id(self.table, now_ms)})
