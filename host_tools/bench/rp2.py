@@ -325,8 +325,10 @@ def run(args) -> int:
     figures = {"command": "make bench ARGS='rp2" + (" --only %s" % args.only if args.only else "")
                + (" --power-cut" if args.power_cut else "")
                + (" --cuts %s" % args.cuts if cuts else "")
-               + (" --spins %d" % args.spins if args.spins != 2 else "") + "'",
-               "spins": args.spins, "seed": args.seed, "power_cut": args.power_cut, "cuts": cuts, "runs": []}
+               + (" --spins %d" % args.spins if args.spins != 2 else "")
+               + (" --heap-every %g" % args.heap_every if args.heap_every != 0.5 else "") + "'",
+               "spins": args.spins, "seed": args.seed, "power_cut": args.power_cut, "cuts": cuts,
+               "heap_every": args.heap_every, "runs": []}
     status = 0
     for name, uf2, fz in runs:
         r = run_one(name, uf2, fz, folder, changes, truths, heap_every=args.heap_every, wear_writes=args.wear_writes)
@@ -378,10 +380,14 @@ def markdown(figures: dict) -> str:
            "`%s`: the real MicroPython v1.28.0 rp2 port in the `rp2040py` emulator, %d simulated spin(s)%s "
            "(seed %d) played on its pins, the project's host link on its USB serial. CPU is executed cycles "
            "over 125 MHz x emulated time; heap is `gc.mem_alloc()` after `gc.collect()` on the port, every "
-           "0.5 s. Those collections are taken out of the CPU figures and stand in for the firmware's own "
-           "(none runs with a mark every 0.5 s): the collector's work is not in them (`rp2prof` measures "
-           "a spin with it)." % (figures.get("command", "make bench ARGS=rp2"), figures.get("spins", 0),
-                       " and a spin cut by a power failure" if figures.get("power_cut") else "", figures.get("seed", 1)),
+           "%g s. Those collections are taken out of the CPU figures%s." % (
+               figures.get("command", "make bench ARGS=rp2"), figures.get("spins", 0),
+               " and a spin cut by a power failure" if figures.get("power_cut") else "", figures.get("seed", 1),
+               figures.get("heap_every", 0.5),
+               " and stand in for the firmware's own (none runs with a mark every 0.5 s): the collector's work "
+               "is not in them (`rp2prof` measures a spin with it)" if figures.get("heap_every", 0.5) <= 0.5 else
+               "; with marks that far apart the firmware's own collections may run between them, and their "
+               "cycles are then in the figures"),
            "", "| deployment | CPU in a spin | ball on the track | in the pockets | idle | heap after boot | "
            "heap peak | outcomes right | wall s per emulated s |", "|---|---|---|---|---|---|---|---|---|"]
     for r in figures.get("runs", []):
@@ -417,7 +423,9 @@ def markdown(figures: dict) -> str:
     if cut_rows:
         out += ["Spins cut by a power failure at each phase (off 155 ms, the rotor and the ball running on, the "
                 "host talking all through): a ball that had not dropped voids its spin, a ball that had is its "
-                "number.", "", "| deployment | cut | spin | outcome | right |", "|---|---|---|---|---|"]
+                "number. Cut after the result (the host has it: not in flash), the ball is named again if "
+                "still in its pocket, else the spin is voided `restart`; the table ignores either "
+                "(counted as repeated, not doubled).", "", "| deployment | cut | spin | outcome | right |", "|---|---|---|---|---|"]
         for r, w in cut_rows:
             out.append("| %s | %s | %d | %s | %s |" % (r["deployment"], w["cut"], w["spin"], ",".join(w["got"]) or "none",
                                                      "yes" if w.get("ok") else "no, want " + w["want"]))

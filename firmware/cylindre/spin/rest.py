@@ -11,7 +11,8 @@ is taken as silent, a fault, and no bet is taken until they see a ball again.
 
 After a restart that cut a spin, the controller looks at the pockets before it voids anything
 (`restart_pending`): the ball confirmed at rest is that spin's result; a ball still running on
-the track had not dropped, and the spin is void (`restart`), as it is when no ball is found.
+the track had not dropped, and the spin is void (`restart`), as it is when no ball is found (its
+actuation then counts as played: the result the host acknowledged is not in flash).
 """
 
 from cylindre.spin.core import DROPPED, VOID, RESULT, SPINNING, keep_history, history_entry
