@@ -121,6 +121,8 @@ class DeviceLink:
         # session: host nonce and our nonce, None until a valid HELLO
         self._hn = None
         self._dn = None
+        self._mac_in = None         # the session's MACs (Hmac.keyed), set with its nonces
+        self._mac_out = None
         self._cmd_seq = 0
         self._reply = None
         self._status_seq = 0
@@ -241,7 +243,7 @@ class DeviceLink:
                 return
             self._open_session(hn)
             return
-        if self._dn is None or not f.verify(self._hmac, self._hn, self._dn):
+        if self._dn is None or not f.verify_keyed(self._mac_in):
             self.rejected += 1
             return
         if t == fr.ACK:
@@ -256,6 +258,9 @@ class DeviceLink:
         """A fresh nonce for every HELLO: frames of any earlier session can no longer verify."""
         self._hn = hn
         self._dn = self._urandom(8)
+        # the MACs of this session's frames, keyed once to their domain and nonces
+        self._mac_in = self._hmac.keyed(fr.mac_input_prefix(hn, self._dn))
+        self._mac_out = self._hmac.keyed(fr.mac_input_prefix(self._dn, hn))
         self._cmd_seq = 0
         self._reply = None
         self._status_seq = 0
@@ -423,7 +428,7 @@ class DeviceLink:
             self._sent += 1
 
     def _send(self, ftype, seq, ack, payload):
-        data = fr.build(self._hmac, ftype, seq, ack, payload, self._dn, self._hn, self._encode)
+        data = fr.build_keyed(self._mac_out, ftype, seq, ack, payload, self._encode)
         try:
             self._write(data)
         except Exception:

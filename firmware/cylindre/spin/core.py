@@ -212,7 +212,7 @@ class Core:
         ph = self.phase
         if not self.table_open and ph not in SPINNING:
             state = IDLE
-        elif ph in (IDLE, RESULT, VOID) and (self.health.bad() or self.vanished_t is not None):
+        elif ph in (IDLE, RESULT, VOID) and (self.health.nbad or self.vanished_t is not None):
             state = "fault"
         elif self.called and ph not in SPINNING:
             state = NO_MORE             # the croupier's call, no spin seen yet
