@@ -9,6 +9,7 @@ needs it fails loudly when the binaries are missing, unless CYLINDRE_NO_POSTGRES
 from __future__ import annotations
 
 import glob
+import json
 import os
 import pwd
 import shutil
@@ -19,6 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from host_tools.floor.link import command as C
+from host_tools.floor.link import envelope as E
+from host_tools.floor.link.stream import ensure_bucket, ensure_stream, kv_key
 from host_tools.floor.natsrv import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -142,3 +146,46 @@ class TableToFloor:
         self.table.close()
         self.store.close()
         self.srv.close()
+
+
+class FloorTable:
+    """A table's command end: verifies each request, answers, and remembers what it took."""
+
+    def __init__(self, url, key, site="CASINO", table="T1", answer=True, ops=C.OPS):
+        self.url, self.key, self.site, self.table, self.answer, self.ops = url, key, site, table, answer, ops
+        self.taken, self.replay, self.pending = [], C.Replay(), {}
+
+    async def start(self):
+        import nats
+        self.nc = await nats.connect(self.url)
+        self.js = self.nc.jetstream()
+        await ensure_stream(self.js)
+        kv = await ensure_bucket(self.js)
+        await kv.put(kv_key(self.site, self.table), json.dumps({"open": False, "phase": "idle", "croupier": "ana",
+                                                                 "last_numbers": [17, 0, 32], "link": "up"}).encode())
+        await self.nc.subscribe(E.cmd_subject(self.site, self.table), cb=self.on_cmd)
+        return self
+
+    async def on_cmd(self, msg):
+        if not self.answer:
+            return
+        try:
+            req = json.loads(msg.data)
+            if req.get("op") not in self.ops:
+                raise C.CommandError("unknown_op", f"unknown op {req.get('op')!r}")
+            req = C.verify(req, self.key, time.time(), self.replay)
+        except C.CommandError as e:
+            return await msg.respond(json.dumps(C.error(e.code, e.message)).encode())
+        self.taken.append(req)
+        result = {}
+        if req["op"] == "request_setting":
+            result = {"request": "t-" + req["id"][:8]}
+            self.pending[result["request"]] = req["who"]
+        elif req["op"] == "approve_setting" and self.pending.get(req["args"]["request"]) == req["who"]:
+            return await msg.respond(json.dumps(C.error("same_user", "same user")).encode())
+        await msg.respond(json.dumps(C.ok(result)).encode())
+
+    async def publish(self, eid, kind, body):
+        serial = "W-17" if self.table == "T1" else "W-" + self.table      # each table its own wheel
+        data = E.build(self.site, self.table, serial, eid, kind, time.time(), body)
+        await self.js.publish(E.subject(self.site, self.table, kind), data, headers={E.MSG_ID: E.msg_id(self.table, eid)})

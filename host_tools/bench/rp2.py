@@ -19,10 +19,13 @@ talking all through: the restart is reported, the cut spin voided `restart`, not
 doubled. `--cuts launch,track,bounce,rest,confirmed` adds a spin cut at each of those phases (just
 after the launch, mid-track, the ball bouncing, at rest before the confirmation, after the
 result): a spin whose ball had not dropped is void (`restart`), one whose ball rests in its
-pocket is that number (docs/internals/spin-logic.md, "Restart").
-- flash wear: the file system's sector erases and page programs per coup, counted at the chip's
-  flash peripheral (host_tools/rp2emu/wear.py), and the years of service at 600 coups a day from
-  littlefs's own levelling of the record the board wrote (`lifetime`).
+pocket is that number (docs/internals/spin-logic.md, "Restart"); after the result, the host
+having acknowledged it (not in flash), the ball still in its pocket names it again (`restart`),
+which the table ignores (a `repeat`, not a double).
+- flash wear: the records written per coup (their numbers read from the emulated flash), the
+  file system's sector erases and page programs per coup, counted at the chip's flash peripheral
+  (host_tools/rp2emu/wear.py), and the years of service at 600 coups a day from littlefs's own
+  levelling of the record the board wrote, as many times a coup as it did here (`lifetime`).
 
     make bench ARGS='rp2 [--spins N] [--seed S] [--uf2 PATH] [--power-cut] [--cuts PHASES] [--only fs|frozen]'
 """
@@ -66,7 +69,9 @@ def add_arguments(p) -> None:
 def cut_at(truth: dict, phase: str) -> int:
     """The feed instant (us) of a power cut at `phase` of a spin (its truth)."""
     launch, drop, rest = truth["launch_us"], truth["drop_us"], truth["rest_us"]
-    return {"launch": launch + truth["first_lap_us"] + 300_000, "track": (launch + drop) // 2,
+    # the ball's first pass may come up to a lap after its release: its first lap is complete
+    # (the launch taken and written) at the latest two laps after it
+    return {"launch": launch + 2 * truth["first_lap_us"] + 300_000, "track": (launch + drop) // 2,
             "bounce": (drop + rest) // 2, "rest": rest + 1_000_000, "confirmed": rest + 7_000_000}[phase]
 
 
@@ -95,6 +100,25 @@ def spins(board_path: Path, n: int, seed: int, power_cut: bool, cuts=()):
         tr["scenario"] = scenario
         truths.append(tr)
     return changes, truths
+
+
+def full_record(spins: int = 60, seed: int = 1) -> bytes:
+    """The flash record as the board writes it once full: the controller replayed on `spins`
+    simulated spins of the pico board (48 drops learnt, 10 games kept), encoded by the store."""
+    from cylindre.board.store import encode
+    from cylindre.replay import MemoryStore, Replay
+    from host_tools.sim import WheelSimulator
+    from host_tools.sim.boards import load_board
+
+    geometry, overrides = load_board(Path(__file__).resolve().parents[2] / "boards" / "pico.json")
+    sim = WheelSimulator(geometry, seed=[seed, 7])
+    store = MemoryStore()
+    rp = Replay(sim.geometry, lambda ev: None, overrides=overrides, store=store)
+    for _ in range(spins):
+        rp.run(sim.spin().changes)
+    rec = dict(store.record)
+    rec["seq"] = 10 ** 6            # a number of a year's saves
+    return encode(rec)
 
 
 def run_one(name: str, uf2: Path | None, frozen: bool, folder: Path, changes, truths, log=print,
@@ -150,8 +174,10 @@ def run_one(name: str, uf2: Path | None, frozen: bool, folder: Path, changes, tr
     plain_end = next((i for i, tr in enumerate(truths) if tr.get("scenario") or tr.get("cut")), len(truths))
     wear_marks: dict = {}
     if played and plain_end:
-        chip.at(t0 + truths[0]["start_us"] * 1e3, lambda: wear_marks.update(a=ops.totals()))
-        chip.at(t0 + truths[plain_end - 1]["end_us"] * 1e3, lambda: wear_marks.update(b=ops.totals()))
+        def mark(k):
+            wear_marks[k] = ops.totals() + (stored_seq(chip),)
+        chip.at(t0 + truths[0]["start_us"] * 1e3, lambda: mark("a"))
+        chip.at(t0 + truths[plain_end - 1]["end_us"] * 1e3, lambda: mark("b"))
     feed = Feed(chip, board, changes, t0)
     wall1 = time.monotonic()
     step = 5.0
@@ -174,6 +200,8 @@ def run_one(name: str, uf2: Path | None, frozen: bool, folder: Path, changes, tr
         coups = plain_end
         er = wear_marks["b"][0] - wear_marks["a"][0]
         pr = wear_marks["b"][1] - wear_marks["a"][1]
+        # the store numbers its records (`seq`): the writes, read from the emulated flash
+        writes = wear_marks["b"][2] - wear_marks["a"][2]
         record = b""
         for path in ("/cylindre.rec", "/cylindre.rec.b"):
             try:
@@ -181,16 +209,20 @@ def run_one(name: str, uf2: Path | None, frozen: bool, folder: Path, changes, tr
             except Exception:
                 continue
             record = got if len(got) > len(record) else record
-        life = lifetime(flash.files_of(folder, None, frozen=frozen), record or b"x" * 1200, wear_writes) \
-            if wear_writes else None
+        # the record grows over the first 48 spins (the drop learnt, the games kept): the years
+        # are those of the full record, written as many times a coup as the chip wrote it here
+        full = full_record()
+        rec = full if len(full) > len(record) else record
+        life = lifetime(flash.files_of(folder, None, frozen=frozen), rec, wear_writes,
+                        writes_per_coup=writes / coups) if wear_writes and writes > 0 else None
         share = (life["worst_block_erases"] / life["erases"]) if life and life["erases"] else None
-        per_day = er / coups * share * 600 if share else None
-        wear = {"coups": coups, "erases": er, "programs": pr, "erases_a_coup": er / coups,
-                "programs_a_coup": pr / coups, "record_bytes": len(record), "littlefs": life,
-                "worst_block_share": share,
-                "years_at_600_a_day": (100_000 / per_day / 365.0) if per_day else None}
-        log("[rp2] %s: flash %d erases, %d programs over %d coups; years at 600 a day: %s"
-            % (name, er, pr, coups, "-" if wear["years_at_600_a_day"] is None else "%.0f" % wear["years_at_600_a_day"]))
+        wear = {"coups": coups, "writes": writes, "writes_a_coup": writes / coups,
+                "erases": er, "programs": pr, "erases_a_coup": er / coups,
+                "programs_a_coup": pr / coups, "record_bytes": len(record), "full_record_bytes": len(rec),
+                "littlefs": life, "worst_block_share": share,
+                "years_at_600_a_day": life["years"] if life else None}
+        log("[rp2] %s: flash %d records written, %d erases, %d programs over %d coups; years at 600 a day: %s"
+            % (name, writes, er, pr, coups, "-" if wear["years_at_600_a_day"] is None else "%.0f" % wear["years_at_600_a_day"]))
     return {
         "deployment": name, "uf2": str(uf2) if uf2 else None, "frozen": frozen,
         "boot": {"emulated_s": round(boot_s, 3), "wall_s": round(boot_wall, 1),
@@ -211,8 +243,37 @@ def run_one(name: str, uf2: Path | None, frozen: bool, folder: Path, changes, tr
     }
 
 
+def stored_seq(chip) -> int:
+    """The newest record's number (board/store.py stamps `seq` into each) in the emulated flash."""
+    from cylindre.board.store import decode
+    from host_tools.rp2emu import flash
+
+    image = bytes(chip.mcu.flash)
+    best = 0
+    for path in ("/cylindre.rec", "/cylindre.rec.b"):
+        try:
+            rec = decode(flash.read(image, path))
+        except Exception:
+            continue
+        if rec is not None and isinstance(rec.get("seq"), int):
+            best = max(best, rec["seq"])
+    return best
+
+
+def repeat(first: dict, later: dict) -> bool:
+    """An outcome after a spin's first that the table ignores and that changes nothing: after a
+    restart, its result named again (the same number: the host had it, the flash did not), or a
+    void `restart` of a spin already paid (daemon: game/flow.py)."""
+    if first.get("ev") != "result":
+        return False
+    if later.get("ev") == "result":
+        return later.get("number") == first.get("number") and bool(later.get("restart"))
+    return later.get("ev") == "void" and later.get("reason") == "restart"
+
+
 def check_outcomes(truths, outcomes, host) -> dict:
-    """Each spin's result or void against its truth: right, wrong, missing, doubled."""
+    """Each spin's result or void against its truth: right, wrong, missing, doubled (a second
+    outcome that is not a `repeat` of the first)."""
     by_spin: dict[int, list] = {}
     for ev in outcomes:
         by_spin.setdefault(ev.get("spin"), []).append(ev)
@@ -228,12 +289,14 @@ def check_outcomes(truths, outcomes, host) -> dict:
         else:
             want = "void"
         seen = ["%s:%s" % (e["ev"], e.get("number") if e["ev"] == "result" else e.get("reason")) for e in got]
-        ok = len(seen) == 1 and (seen[0] == want or (want == "void" and seen[0].startswith("void:")))
+        again = all(repeat(got[0], e) for e in got[1:])
+        ok = bool(seen) and again and (seen[0] == want or (want == "void" and seen[0].startswith("void:")))
         right += ok
-        rows.append({"spin": i, "want": want, "got": seen, "ok": ok, "cut": cut})
+        rows.append({"spin": i, "want": want, "got": seen, "ok": ok, "cut": cut, "repeated": len(got) - 1 if again else 0})
     spins = {e.get("spin") for e in outcomes}
     return {"spins": len(truths), "right": right, "rows": rows,
-            "doubled": sum(1 for v in by_spin.values() if len(v) > 1),
+            "doubled": sum(1 for v in by_spin.values() if not all(repeat(v[0], e) for e in v[1:])),
+            "repeated": sum(len(v) - 1 for v in by_spin.values() if all(repeat(v[0], e) for e in v[1:])),
             "unknown": sorted(s for s in spins if not (isinstance(s, int) and 1 <= s <= len(truths))),
             "boots": [{"reset_cause": b.get("reset_cause"), "interrupted": b.get("interrupted")} for b in boots]}
 
@@ -262,8 +325,10 @@ def run(args) -> int:
     figures = {"command": "make bench ARGS='rp2" + (" --only %s" % args.only if args.only else "")
                + (" --power-cut" if args.power_cut else "")
                + (" --cuts %s" % args.cuts if cuts else "")
-               + (" --spins %d" % args.spins if args.spins != 2 else "") + "'",
-               "spins": args.spins, "seed": args.seed, "power_cut": args.power_cut, "cuts": cuts, "runs": []}
+               + (" --spins %d" % args.spins if args.spins != 2 else "")
+               + (" --heap-every %g" % args.heap_every if args.heap_every != 0.5 else "") + "'",
+               "spins": args.spins, "seed": args.seed, "power_cut": args.power_cut, "cuts": cuts,
+               "heap_every": args.heap_every, "runs": []}
     status = 0
     for name, uf2, fz in runs:
         r = run_one(name, uf2, fz, folder, changes, truths, heap_every=args.heap_every, wear_writes=args.wear_writes)
@@ -287,15 +352,19 @@ def text(r: dict) -> str:
             continue
         lines.append("  CPU %-38s %s %%" % (LABEL[k], "-" if c.get(k) is None else "%.2f" % c[k]))
     lines.append("  heap live: %s B after boot, peak %s B (%d marks)" % (h["after_boot"], h["peak"], h["marks"]))
-    lines.append("  outcomes: %d of %d right, %d doubled; %s" % (o["right"], o["spins"], o["doubled"],
+    lines.append("  outcomes: %d of %d right, %d doubled, %d repeated after a restart; %s" % (
+                 o["right"], o["spins"], o["doubled"], o.get("repeated", 0),
                  "; ".join("%d %s->%s" % (w["spin"], w["want"], ",".join(w["got"]) or "none") for w in o["rows"])))
     lines.append("  boots: %s; resets %s" % (o["boots"], r["resets"]))
     w = r.get("flash")
     if w:
         lf = w.get("littlefs") or {}
-        lines.append("  flash: %.2f erases and %.1f page programs a coup (%d coups, a %d B record); littlefs over %s "
-                     "writes: %.2f erases a write, the most worn block %.2f %% of them: %s years at 600 coups a day"
-                     % (w["erases_a_coup"], w["programs_a_coup"], w["coups"], w["record_bytes"], lf.get("writes"),
+        lines.append("  flash: %s record writes, %.2f erases and %.1f page programs a coup (%d coups, a %d B record); the full "
+                     "%d B record in littlefs over %s writes: %.2f erases a write, the most worn block %.2f %% of them: %s "
+                     "years at 600 coups a day"
+                     % ("%.2f" % w["writes_a_coup"] if "writes_a_coup" in w else "?",
+                        w["erases_a_coup"], w["programs_a_coup"], w["coups"], w["record_bytes"],
+                        w.get("full_record_bytes") or 0, lf.get("writes"),
                         lf.get("erases_a_write") or 0, 100 * (w["worst_block_share"] or 0),
                         "-" if w["years_at_600_a_day"] is None else "%.0f" % w["years_at_600_a_day"]))
     lines.append("  link: %d session(s), records %s, %d B in, %d B out" % (ln["sessions"], ln["records"], ln["bytes_in"],
@@ -311,10 +380,14 @@ def markdown(figures: dict) -> str:
            "`%s`: the real MicroPython v1.28.0 rp2 port in the `rp2040py` emulator, %d simulated spin(s)%s "
            "(seed %d) played on its pins, the project's host link on its USB serial. CPU is executed cycles "
            "over 125 MHz x emulated time; heap is `gc.mem_alloc()` after `gc.collect()` on the port, every "
-           "0.5 s. Those collections are taken out of the CPU figures and stand in for the firmware's own "
-           "(none runs with a mark every 0.5 s): the collector's work is not in them (`rp2prof` measures "
-           "a spin with it)." % (figures.get("command", "make bench ARGS=rp2"), figures.get("spins", 0),
-                       " and a spin cut by a power failure" if figures.get("power_cut") else "", figures.get("seed", 1)),
+           "%g s. Those collections are taken out of the CPU figures%s." % (
+               figures.get("command", "make bench ARGS=rp2"), figures.get("spins", 0),
+               " and a spin cut by a power failure" if figures.get("power_cut") else "", figures.get("seed", 1),
+               figures.get("heap_every", 0.5),
+               " and stand in for the firmware's own (none runs with a mark every 0.5 s): the collector's work "
+               "is not in them (`rp2prof` measures a spin with it)" if figures.get("heap_every", 0.5) <= 0.5 else
+               "; with marks that far apart the firmware's own collections may run between them, and their "
+               "cycles are then in the figures"),
            "", "| deployment | CPU in a spin | ball on the track | in the pockets | idle | heap after boot | "
            "heap peak | outcomes right | wall s per emulated s |", "|---|---|---|---|---|---|---|---|---|"]
     for r in figures.get("runs", []):
@@ -333,12 +406,15 @@ def markdown(figures: dict) -> str:
         if not w:
             continue
         lf = w.get("littlefs") or {}
-        out.append("Flash wear (%s): %.2f sector erases and %.1f page programs of the file system a coup over the "
-                   "%d normal spins, counted at the chip's flash peripheral (the record %d B); that record written %s "
-                   "times in littlefs as the rp2 port configures it: %.2f erases a write over %d of its %d blocks, the "
-                   "most worn block %.2f %% of them: **%s years** at 600 coups a day before a sector reaches its "
-                   "100,000 erase cycles." % (
-                       r["deployment"], w["erases_a_coup"], w["programs_a_coup"], w["coups"], w["record_bytes"],
+        out.append("Flash wear (%s): %s record writes, %.2f sector erases and %.1f page programs of the file system "
+                   "a coup over the %d normal spins, read from the chip's flash (the record's number) and counted at its "
+                   "flash peripheral (the record %d B); the record once full (%d B: the drop learnt from 48 spins, 10 "
+                   "games) written %s times in littlefs as the rp2 port configures it: %.2f erases a write over %d of "
+                   "its %d blocks, the most worn block %.2f %% of them: **%s years** at 600 coups a day, at the writes "
+                   "a coup measured, before a sector reaches its 100,000 erase cycles." % (
+                       r["deployment"], "%.2f" % w["writes_a_coup"] if "writes_a_coup" in w else "?",
+                       w["erases_a_coup"], w["programs_a_coup"], w["coups"], w["record_bytes"],
+                       w.get("full_record_bytes") or 0,
                        "{:,}".format(lf.get("writes") or 0), lf.get("erases_a_write") or 0, lf.get("blocks_erased") or 0,
                        lf.get("blocks") or 0, 100 * (w.get("worst_block_share") or 0),
                        "-" if w.get("years_at_600_a_day") is None else "%.0f" % w["years_at_600_a_day"]))
@@ -347,7 +423,9 @@ def markdown(figures: dict) -> str:
     if cut_rows:
         out += ["Spins cut by a power failure at each phase (off 155 ms, the rotor and the ball running on, the "
                 "host talking all through): a ball that had not dropped voids its spin, a ball that had is its "
-                "number.", "", "| deployment | cut | spin | outcome | right |", "|---|---|---|---|---|"]
+                "number. Cut after the result (the host has it: not in flash), the ball is named again if "
+                "still in its pocket, else the spin is voided `restart`; the table ignores either "
+                "(counted as repeated, not doubled).", "", "| deployment | cut | spin | outcome | right |", "|---|---|---|---|---|"]
         for r, w in cut_rows:
             out.append("| %s | %s | %d | %s | %s |" % (r["deployment"], w["cut"], w["spin"], ",".join(w["got"]) or "none",
                                                      "yes" if w.get("ok") else "no, want " + w["want"]))

@@ -8,7 +8,9 @@ the wheel idle with the rotor stopped, idle with the rotor turning, and the ball
 - **plain**: nothing but the firmware: the busy share of each window (executed cycles over
   125 MHz x emulated time) and the link's counts;
 - **allocations**: a /boot.py holds the collector off in the ball window and reads
-  `gc.mem_alloc()` at both ends: the bytes the firmware allocates there;
+  `gc.mem_alloc()` at both ends: the bytes the firmware allocates there; then it times one
+  collection (`gc.collect()`) and reads the heap left live and free: at the window's rate of
+  allocation, how often the collector runs and its share of the core over a long run;
 - **profiled**: the same /boot.py also wraps the main loop's calls (`PROFILED`) with
   `time.ticks_us` brackets. The brackets cost cycles of their own (~0.1 ms a call on this
   core): the per-call times are the call's share *with* its bracket, for ranking, not for
@@ -28,6 +30,9 @@ from host_tools.rp2emu.chip import WATCHDOG_SCRATCH
 from host_tools.rp2emu.table import Feed, Host, deploy, rest_levels
 
 OUT = Path("bench/out")
+# what the allocation run's probe reads at the end of the ball window -> the window's key
+GC_KEYS = {"bytes allocated": "bytes_allocated", "collect us": "collect_us", "heap live": "heap_live",
+           "heap free": "heap_free"}
 FLAG = WATCHDOG_SCRATCH + 4        # SCRATCH1: the harness asks the probe for a dump
 
 # (module, class, method) wrapped by the profile; `frame.build` and `frame.parse` are functions.
@@ -85,6 +90,7 @@ from cylindre.link import frame as _fr
 %(frame)s
 from cylindre.board import loop as _loop
 _state = [0, 0]
+_GC = ("bytes allocated", "collect us", "heap live", "heap free")
 
 
 def _run(self):
@@ -94,8 +100,14 @@ def _run(self):
         if m[0x%(flag)X]:
             if _state[0]:
                 _acc["bytes allocated"] = gc.mem_alloc() - _state[1]
-                _n["bytes allocated"] = 1
                 gc.enable()
+                t = time.ticks_us()
+                gc.collect()
+                _acc["collect us"] = time.ticks_diff(time.ticks_us(), t)
+                _acc["heap live"] = gc.mem_alloc()
+                _acc["heap free"] = gc.mem_free()
+                for k in _GC:
+                    _n[k] = 1
             with open("/prof.json", "w") as f:
                 f.write(repr([_acc, _n]))
             if not _state[0] and m[0x%(flag)X + 4]:
@@ -118,7 +130,8 @@ def probe_source(wrap: bool = True) -> bytes:
     for i, (mod, cls, meth) in enumerate(PROFILED if wrap else []):
         lines.append("from %s import %s as _c%d" % (mod, cls, i))
         lines.append('_wrap(_c%d, "%s", "%s.%s")' % (i, meth, cls, meth))
-    frame = '_wrap(_fr, "build", "frame.build")\n_wrap(_fr, "parse", "frame.parse")' if wrap else ""
+    frame = ('_wrap(_fr, "build_keyed", "frame.build_keyed")\n_wrap(_fr, "parse", "frame.parse")'
+             if wrap else "")
     return (PROBE % {"imports": "\n".join(lines), "flag": FLAG, "frame": frame}).encode()
 
 
@@ -171,8 +184,8 @@ def _session(mode: str, seed: int, ball_s: float, log=print) -> dict:
             calls = []
             for k, v in after["us"].items():
                 n = after["calls"].get(k, 0) - before["calls"].get(k, 0)
-                if k == "bytes allocated":
-                    w["bytes_allocated"] = v
+                if k in GC_KEYS:
+                    w[GC_KEYS[k]] = v
                     continue
                 calls.append({"call": k, "us": v - before["us"].get(k, 0), "calls": n})
             w["calls"] = sorted(calls, key=lambda c: -c["us"])
@@ -201,13 +214,36 @@ def run(args) -> int:
                + (" --ball-seconds %g" % args.ball_seconds if args.ball_seconds != 4.0 else ""),
                "seed": args.seed, "plain": plain, "profiled": prof,
                "ball_bytes_allocated": ball.get("bytes_allocated", 0),
-               "ball_busy_without_collector": ball["busy_percent"]}
+               "ball_busy_without_collector": ball["busy_percent"],
+               "collector": collector(ball)}
     print(text(figures))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "rp2prof.json").write_text(json.dumps(figures, indent=1) + "\n")
     print("[rp2prof] figures written to %s" % (out / "rp2prof.json"))
     return 0
+
+
+def collector(ball: dict) -> dict | None:
+    """The collector over a long run at the ball window's rate of allocation: one collection's
+    time (measured after the window), how often the free heap runs out, its share of the core."""
+    if not ball.get("collect_us") or not ball.get("heap_free"):
+        return None
+    rate = ball.get("bytes_allocated", 0) / ball["seconds"]
+    every = ball["heap_free"] / rate if rate else None
+    return {"collect_ms": ball["collect_us"] / 1000, "heap_live": ball["heap_live"], "heap_free": ball["heap_free"],
+            "every_s": round(every, 1) if every else None,
+            "percent": round(100 * ball["collect_us"] / 1e6 / every, 3) if every else 0.0}
+
+
+def _collector_line(figures: dict) -> str:
+    c = figures.get("collector")
+    if not c:
+        return ""
+    return ("One collection after that window took %.1f ms with %s bytes live and %s free: at that rate of "
+            "allocation one every %s s, %.2f %% of the core." % (
+                c["collect_ms"], "{:,}".format(c["heap_live"]), "{:,}".format(c["heap_free"]),
+                c["every_s"], c["percent"]))
 
 
 def text(figures: dict) -> str:
@@ -217,6 +253,8 @@ def text(figures: dict) -> str:
     ball = figures["profiled"]["windows"]["ball on the track"]
     out.append("  ball on the track, collector held off: %s bytes allocated in %.1f s, busy %.2f %%"
                % ("{:,}".format(figures["ball_bytes_allocated"]), ball["seconds"], figures["ball_busy_without_collector"]))
+    if figures.get("collector"):
+        out.append("  " + _collector_line(figures))
     for c in _calls(ball):
         out.append("    %-34s %9d us %6d calls %7.0f us/call" % (c["call"], c["us"], c["calls"], c["us"] / max(1, c["calls"])))
     return "\n".join(out)
@@ -244,7 +282,8 @@ def markdown(figures: dict) -> str:
             "second), busy %.2f %% (%.2f %% with the collector, firmware alone): whether a collection "
             "falls in a short window moves its figure." % (
                 secs, "{:,}".format(b), "{:,}".format(int(b / secs)), figures["ball_busy_without_collector"],
-                plain["ball on the track"]["busy_percent"]), "",
+                plain["ball on the track"]["busy_percent"])
+            + ((" " + _collector_line(figures)) if figures.get("collector") else ""), "",
             "Calls in that window (profiled run, busy %.2f %% with its brackets):" % ball["busy_percent"], "",
             "| call | total ms | calls | ms a call | calls a second |", "|---|---|---|---|---|"]
     for c in _calls(ball):

@@ -25,6 +25,8 @@ def closed_at(events: list[dict], t: int) -> bool:
 def first_open(events: list[dict], a: int, b: int) -> int | None:
     """The first instant in [a, b) at which the wheel's word lets the table take bets, or None
     when betting stays closed all through (events in time order)."""
+    if a >= b:
+        return None
     closed = False
     i = 0
     while i < len(events) and events[i]["t"] <= a:

@@ -164,6 +164,7 @@ class SimulatedBoard:
         self._cut_at = None           # clock() time of a pending cut
         self._mute = False            # nothing leaves the board (the frame dies with the power)
         self._deaf = False            # nothing reaches the board (the host's ack comes too late)
+        self._cut_written = False     # cut once the controller has written its record
         self.replay.power_on(0)
 
     def _ms(self):
@@ -185,8 +186,9 @@ class SimulatedBoard:
             self._played = True
         cut = self.cuts.get(ev.get("spin")) if kind in ("result", "rnvp") else None
         if cut == "result_unsent" and kind == "result":
-            self._mute = True                       # emitted, never on the wire
-            self._cut_at = self.clock()             # cut once the controller has saved it
+            self._mute = True                       # emitted, never on the wire: the result is
+            self._cut_written = True                # never acknowledged, so the controller writes
+                                                    # it after its hold; the cut comes then
         elif cut == "result_unacked" and kind == "result":
             self._deaf = True                       # on the wire; the ack never arrives
             self._cut_at = self.clock() + 0.5
@@ -198,11 +200,14 @@ class SimulatedBoard:
         """The board loses power and gets it back: the link's RAM (session, outbox, boot id) is
         gone; the controller boots again from the same store (flash survives)."""
         self._cut_at = None
-        self._mute = self._deaf = False
+        self._mute = self._deaf = self._cut_written = False
         self.power_cuts += 1
         self.log("power cut")
         self.link = self._new_link()
-        self.replay.run([(self.t_us, "RESET", 1), (self.t_us, "RESET", 0)])
+        # the power comes back after the croupier took the ball: no sensor still sees it
+        gone = [(self.t_us, k, 0) for k in sorted(self.replay.levels)
+                if self.replay.levels[k] and k.startswith(("BALL", "POCKET"))]
+        self.replay.run([(self.t_us, "RESET", 1)] + gone + [(self.t_us, "RESET", 0)])
 
     def _now_sim(self):
         return self._sim0 + int((self.clock() - self._real0) * 1e6 * self.speed)
@@ -218,6 +223,8 @@ class SimulatedBoard:
         if data and not self._deaf:
             self.link.feed(data)
         self.link.poll()
+        if self._cut_written and not self.replay.ctl.dirty:
+            self._cut_at = self.clock()
         if self._cut_at is not None and self.clock() >= self._cut_at:
             self.power_cut()
             return False

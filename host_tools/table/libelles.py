@@ -105,6 +105,8 @@ RNVP_WHY = {
     "prediction": "à l'avance voulue sur la chute prévue",
     "slow_lap": "tour de bille trop lent",
     "drop": "la bille est tombée avant l'annonce",
+    "croupier": "annoncé par le croupier",
+    "unseen": "bille plus vue par les capteurs de piste",
 }
 PHASE = {"closed": "table fermée", "betting": "faites vos jeux", "no_more_bets": "rien ne va plus"}
 # What the table says now (game/annonce.py): "faites vos jeux" only while a bet would be taken.

@@ -166,13 +166,11 @@ def wired(pico, monkeypatch):
         sys.modules.pop(m, None)
 
 
-@pytest.mark.parametrize("seed", [1, 2, 5])
-def test_the_board_comes_back_from_a_power_cut_mid_spin(wired, monkeypatch, tmp_path, seed):
-    from host_tools.bench.rp2 import spins
+def _play(wired, monkeypatch, tmp_path, changes):
+    """The wired firmware through `changes` (a RESET pulse: the power off, then back after the
+    imports): (table, the instant the power came back)."""
     shell, clock, sel, wiring = wired
     board = _board()
-    changes, truths = spins(ROOT / "boards" / "pico.json", 0, seed, True)
-    cut = [t for t, name, level in changes if name == "RESET"]
     table = Table(clock, board, changes)
     sel.poll = table.poller
     boot_at = [0]
@@ -230,6 +228,15 @@ def test_the_board_comes_back_from_a_power_cut_mid_spin(wired, monkeypatch, tmp_
         loop.step()
         busy = busy + 1 if clock["us"] == t and not table.off else 0
         assert busy < 20, "the loop stopped waiting at %d us" % t
+    return table, back
+
+
+@pytest.mark.parametrize("seed", [1, 2, 5])
+def test_the_board_comes_back_from_a_power_cut_mid_spin(wired, monkeypatch, tmp_path, seed):
+    from host_tools.bench.rp2 import spins
+    changes, truths = spins(ROOT / "boards" / "pico.json", 0, seed, True)
+    cut = [t for t, name, level in changes if name == "RESET"]
+    table, back = _play(wired, monkeypatch, tmp_path, changes)
     assert len(cut) == 2 and back == cut[1]
     kinds = [r["kind"] for _, r in table.records]
     assert "reject" not in kinds and "gap" not in kinds, kinds
@@ -242,6 +249,31 @@ def test_the_board_comes_back_from_a_power_cut_mid_spin(wired, monkeypatch, tmp_
     assert after[0]["ev"] == "boot" and after[0]["interrupted"] == 1
     assert after[1]["ev"] == "void" and after[1]["reason"] == "restart" and after[1]["spin"] == 1
     assert [(e["spin"], e["number"]) for e in after if e["ev"] == "result"] == [(2, truths[1]["number"])]
+
+
+@pytest.mark.parametrize("phase", ["launch", "track", "bounce", "rest", "confirmed"])
+def test_a_power_cut_at_each_phase_of_a_spin_is_decided_by_the_ball(wired, monkeypatch, tmp_path, phase):
+    """The one-sensor board, the power off 155 ms at `phase` (host_tools.bench.rp2.cut_at), the
+    host acknowledging every event: a ball that had not dropped voids the spin (`restart`); one
+    that had is that spin's number, from the pockets after the boot, or from the event the host
+    already had (after the result: named again or, the ball gone, voided; the table ignores
+    either). The same judge as the emulated chip's bench (check_outcomes)."""
+    from host_tools.bench.rp2 import check_outcomes, spins
+    changes, truths = spins(ROOT / "boards" / "pico.json", 0, 3, False, cuts=[phase])
+    table, back = _play(wired, monkeypatch, tmp_path, changes)
+    events = [r["event"] for _, r in table.records if r["kind"] == "event"]
+    boots = [e for e in events if e["ev"] == "boot"]
+    assert [b["interrupted"] for b in boots] == [None, 1], boots
+    host = types.SimpleNamespace(events=[{"event": e} for e in events])
+    o = check_outcomes(truths, [e for e in events if e["ev"] in ("result", "void")], host)
+    assert o["right"] == 1 and o["doubled"] == 0, o["rows"]
+    got = o["rows"][0]["got"]
+    if phase in ("launch", "track"):
+        assert got == ["void:restart"]
+    else:
+        assert got[0] == "result:%d" % truths[0]["number"]
+        first = [e for e in events if e["ev"] == "result"][0]
+        assert (first.get("restart") == "power") == (phase != "confirmed"), first
 
 
 @pytest.mark.micropython

@@ -22,8 +22,7 @@ from host_tools.floor.link import command as C
 from browserkit import browser, overflows, shot
 from host_tools.floor.harness import LoopThread
 
-from floorkit import wait
-from test_floor_web import Table
+from floorkit import FloorTable as Table, wait
 
 playwright = pytest.importorskip("playwright.sync_api")
 

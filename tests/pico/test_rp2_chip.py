@@ -122,6 +122,17 @@ def test_the_bench_page_section_and_the_outcome_check():
     bad = check_outcomes(truths, [{"ev": "void", "spin": 1, "reason": "restart"},
                                   {"ev": "void", "spin": 1, "reason": "restart"}], FakeHost)
     assert bad["right"] == 0 and bad["doubled"] == 1 and bad["rows"][1]["got"] == []
+    # after a restart, a result the host had named again (same number), or voided (the ball
+    # gone), is a repeat the table ignores; another number is a double
+    again = check_outcomes(truths, [{"ev": "void", "spin": 1, "reason": "restart"},
+                                    {"ev": "result", "spin": 2, "number": 19},
+                                    {"ev": "result", "spin": 2, "number": 19, "restart": "power"},
+                                    {"ev": "void", "spin": 2, "reason": "restart"}], FakeHost)
+    assert again["right"] == 2 and again["doubled"] == 0 and again["repeated"] == 2
+    other = check_outcomes(truths, [{"ev": "void", "spin": 1, "reason": "restart"},
+                                    {"ev": "result", "spin": 2, "number": 19},
+                                    {"ev": "result", "spin": 2, "number": 4, "restart": "power"}], FakeHost)
+    assert other["right"] == 1 and other["doubled"] == 1
     run = {"deployment": "file system (stock UF2)", "boot": {"emulated_s": 1.06, "cycles": 74_700_000},
            "cpu_percent": {"spin": 4.63, "ball": 4.65, "pockets": 4.45, "idle": 3.41},
            "heap": {"after_boot": 81616, "peak": 81968, "marks": 96}, "outcomes": good,

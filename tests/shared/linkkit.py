@@ -36,6 +36,7 @@ class FakeController:
         self.accepting = []
         self.settings = {"rnvp_lead_ms": 3000}
         self.games = [{"spin": 1, "number": 17}]
+        self.durables = 0           # times the link said every result emitted is acknowledged
 
     def open_table(self, t):
         self.table_open = True
@@ -59,6 +60,9 @@ class FakeController:
 
     def set_accepting(self, ok, reason=None):
         self.accepting.append((ok, reason))
+
+    def durable(self):
+        self.durables += 1
 
 
 class Wire:

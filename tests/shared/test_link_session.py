@@ -79,6 +79,28 @@ def test_events_before_any_host_wait_in_the_outbox():
     assert _spins(r) == [0, 1, 2, 3, 4]
 
 
+def test_the_controller_is_told_its_results_are_durable_once_the_host_acknowledged_them_all():
+    # the controller holds a result in RAM until then (its flash written once a coup)
+    r = Rig()
+    r.run(1200)
+    r.auto_ack = False
+    r.dev.emit({"ev": "launch", "t": 0, "spin": 1})
+    r.run(500)
+    r.host.acknowledge(r.delivered[-1][1])
+    r.run(200)
+    assert r.ctl.durables == 0            # a launch acknowledged: no result to tell of
+    r.dev.emit({"ev": "result", "t": 1, "spin": 1, "number": 17})
+    r.dev.emit({"ev": "result", "t": 2, "spin": 2, "number": 4})
+    r.run(500)
+    assert [e["spin"] for (_b, _s, e) in r.delivered[-2:]] == [1, 2]
+    r.host.acknowledge(r.delivered[-2][1])
+    r.run(200)
+    assert r.ctl.durables == 0            # spin 2's result still in the outbox
+    r.host.acknowledge(r.delivered[-1][1])
+    r.run(200)
+    assert r.ctl.durables == 1 and r.dev.outbox_len() == 0
+
+
 def test_cable_pulled_mid_stream_loses_nothing_and_duplicates_nothing():
     r = Rig()
     r.run(1200)

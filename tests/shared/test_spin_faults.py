@@ -99,6 +99,27 @@ def test_restart_after_a_drop_with_no_ball_found_voids_the_spin():
     assert store.record["in_spin"] is None
 
 
+def test_restart_just_after_the_launch_voids_the_spin_when_the_ball_runs_on():
+    # the launch written (its first lap seen), the power cut at once: the ball still runs
+    log, log2, store, drop = _cut(4500000)
+    assert [e["spin"] for e in log.of("launch")] == [1] and not log.of("rnvp")
+    assert log2.of("boot")[0]["interrupted"] == 1
+    assert _reasons(log2) == ["restart"] and "still ran on the track" in log2.of("void")[0]["detail"]
+    assert not log2.of("result") and not log2.of("launch")
+
+
+def test_restart_while_the_ball_bounces_names_the_pocket_it_comes_to_rest_in():
+    w, ctl, log = make()
+    drop = w.add_ball(3000000, -1)
+    rest = drop + 2500000
+    log, log2, store, drop = _cut(drop + 1000000, rest_us=rest, number=4)
+    assert log.of("drop") and not log.of("result")
+    assert not log2.of("void")
+    r = log2.of("result")
+    assert [(e["spin"], e["number"], e["restart"]) for e in r] == [(1, 4, "watchdog")]
+    assert ctl_history(store) == [[1, 4]]      # no host acknowledged it here: written after the hold
+
+
 def ctl_history(store):
     return [[g[0], g[1]] for g in store.record["hist"]]
 

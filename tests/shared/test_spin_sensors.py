@@ -118,3 +118,19 @@ def test_a_ball_seen_once_at_launch_pace_then_gone_is_a_misspin():
     w.run(ctl, 20000000)
     assert [e["lap_us"] for e in log.of("launch")] == [0], log.events
     assert len(log.of("void")) == 1 and not log.of("result")
+
+
+def test_the_count_of_signals_not_ok_follows_every_change():
+    """`Health.nbad` (what the status asks) is the number of names `bad()` lists, whatever the
+    order of the changes: a pseudo-random walk over every signal and state (MicroPython too)."""
+    from cylindre.spin.health import Health, OK, STUCK, SILENT
+    h = Health(["Z", "BALL0", "BALL1", "POCKET0", "VOID"])
+    states = (OK, STUCK, SILENT)
+    x = 12345
+    for _ in range(400):
+        x = (x * 1103515245 + 12345) & 0x7FFFFFFF
+        h.set(x % 5, states[(x >> 8) % 3])
+        assert h.nbad == len(h.bad())
+    for i in range(5):
+        h.set(i, OK)
+    assert h.nbad == 0 and h.bad() == []

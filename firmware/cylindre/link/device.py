@@ -34,6 +34,8 @@ informational event (launch, drop, fault) is shrunk to an `{"ev": "evicted"}` to
 
 The outbox dies with the power; the controller's flash does not. So the `boot` event leaves with
 the games the flash kept (`history`), from which the host settles a result it never received.
+The controller writes a result to flash only when the host has not acknowledged it in time: the
+link tells it (`durable()`) once no result is left in the outbox.
 """
 
 import json
@@ -119,6 +121,8 @@ class DeviceLink:
         # session: host nonce and our nonce, None until a valid HELLO
         self._hn = None
         self._dn = None
+        self._mac_in = None         # the session's MACs (Hmac.keyed), set with its nonces
+        self._mac_out = None
         self._cmd_seq = 0
         self._reply = None
         self._status_seq = 0
@@ -239,7 +243,7 @@ class DeviceLink:
                 return
             self._open_session(hn)
             return
-        if self._dn is None or not f.verify(self._hmac, self._hn, self._dn):
+        if self._dn is None or not f.verify_keyed(self._mac_in):
             self.rejected += 1
             return
         if t == fr.ACK:
@@ -254,6 +258,9 @@ class DeviceLink:
         """A fresh nonce for every HELLO: frames of any earlier session can no longer verify."""
         self._hn = hn
         self._dn = self._urandom(8)
+        # the MACs of this session's frames, keyed once to their domain and nonces
+        self._mac_in = self._hmac.keyed(fr.mac_input_prefix(hn, self._dn))
+        self._mac_out = self._hmac.keyed(fr.mac_input_prefix(self._dn, hn))
         self._cmd_seq = 0
         self._reply = None
         self._status_seq = 0
@@ -304,7 +311,10 @@ class DeviceLink:
             self.rejected += 1      # acks an event never sent: ignore
             return
         n = 0
+        told = False                # a result among the events acknowledged
         while n < len(self._seqs) and self._seqs[n] <= ack:
+            if self._kinds[n] == pr.RESULT:
+                told = True
             n += 1
         if n:
             del self._seqs[:n]
@@ -312,6 +322,9 @@ class DeviceLink:
             del self._payloads[:n]
             self._sent = max(0, self._sent - n)
             self._progress_ms = self._clock()
+            if told and pr.RESULT not in self._kinds and self._ctl is not None:
+                # every result said is durable at the host: the controller need not write it
+                self._ctl.durable()
         if not self.accepting and len(self._seqs) <= self.low_water:
             self.accepting = True
             self._tell = True
@@ -415,7 +428,7 @@ class DeviceLink:
             self._sent += 1
 
     def _send(self, ftype, seq, ack, payload):
-        data = fr.build(self._hmac, ftype, seq, ack, payload, self._dn, self._hn, self._encode)
+        data = fr.build_keyed(self._mac_out, ftype, seq, ack, payload, self._encode)
         try:
             self._write(data)
         except Exception:

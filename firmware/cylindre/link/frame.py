@@ -53,6 +53,13 @@ def mac_input_prefix(sender_nonce, receiver_nonce):
 def build(hmac, ftype, seq, ack, payload, sender_nonce, receiver_nonce, encode=None):
     """Return the wire bytes (COBS-encoded, with the 0x00 delimiter) of one frame. `encode`:
     another implementation of `cobs.encode` (the Pico's machine-code one, board/fastcobs.py)."""
+    return build_keyed(hmac.keyed(mac_input_prefix(sender_nonce, receiver_nonce)), ftype, seq, ack,
+                       payload, encode)
+
+
+def build_keyed(mac_of, ftype, seq, ack, payload, encode=None):
+    """`build` with the session's MAC already keyed to its prefix (`Hmac.keyed`): the wheel's
+    link keys it once a session, for every frame it sends."""
     if len(payload) > MAX_PAYLOAD:
         raise FrameError("too_long", "payload of %d bytes" % len(payload))
     # one buffer, the parts written in place: each join or concatenation was a copy and an
@@ -64,7 +71,7 @@ def build(hmac, ftype, seq, ack, payload, sender_nonce, receiver_nonce, encode=N
     struct.pack_into(HEADER, body, 0, VERSION, ftype, seq, ack, n)
     body[HEADER_SIZE:end] = payload
     signed = view[:end]                 # header and payload: one slice for the MAC and the CRC
-    mac = hmac.digest(DOMAIN, sender_nonce, receiver_nonce, signed)
+    mac = mac_of.digest(signed)
     body[end:end + MAC_SIZE] = mac
     struct.pack_into(">I", body, end + MAC_SIZE, crc32(mac, crc32(signed)) & 0xFFFFFFFF)
     return (encode or cobs.encode)(body, True)
@@ -87,6 +94,10 @@ class Frame:
     def verify(self, hmac, sender_nonce, receiver_nonce):
         """True when the MAC is right for this session's nonces (constant-time compare)."""
         return equal(hmac.digest(DOMAIN, sender_nonce, receiver_nonce, self.signed), self.tag)
+
+    def verify_keyed(self, mac_of):
+        """`verify` with the session's MAC already keyed to its prefix (`Hmac.keyed`)."""
+        return equal(mac_of.digest(self.signed), self.tag)
 
 
 def parse(raw):

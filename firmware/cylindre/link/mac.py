@@ -6,6 +6,12 @@ module gives the same digests as CPython's `hmac.new(key, msg, 'sha256')`.
 On CPython (the host) two fast paths, the same results: the hash states after the padded keys
 are computed once and copied per message (`sha256().copy()`, which MicroPython lacks), and the
 compare is `hmac.compare_digest` (C, constant time). The Pico keeps the plain path.
+
+A session's frames all start their MAC's input with the same 20 bytes (the domain and the two
+nonces, link/frame.py): `Hmac.keyed(prefix)` joins the padded key and that prefix once, so a
+frame's MAC is two hash objects and an update each. The hash's state itself cannot be kept on
+the Pico: the rp2 port's `hashlib.sha256` has no `copy` (v1.28.0: `update` and `digest` only),
+so the padded key's block is hashed again for every frame (five SHA-256 blocks for a STATUS).
 """
 
 import hashlib
@@ -65,6 +71,37 @@ class Hmac:
         for p in parts:
             inner.update(p)
         outer = hashlib.sha256(self._opad)
+        outer.update(inner.digest())
+        return outer.digest()
+
+    def keyed(self, prefix):
+        """The MAC of messages that all start with `prefix` (a session's domain and nonces)."""
+        return Keyed(self, prefix)
+
+
+class Keyed:
+    """HMAC-SHA256 of messages that all start with `prefix`: `digest(data)` is
+    `Hmac.digest(prefix, data)`, the padded key and the prefix joined once."""
+
+    __slots__ = ("_ip", "_op", "_inner", "_outer")
+
+    def __init__(self, hmac, prefix):
+        self._ip = hmac._ipad + bytes(prefix)
+        self._op = hmac._opad
+        # CPython: the states after the padded keys (and the prefix), copied per message
+        self._inner = getattr(hashlib.sha256(self._ip), "copy", None)
+        self._outer = getattr(hashlib.sha256(self._op), "copy", None)
+
+    def digest(self, data):
+        if self._inner is not None and self._outer is not None:
+            inner = self._inner()
+            inner.update(data)
+            outer = self._outer()
+            outer.update(inner.digest())
+            return outer.digest()
+        inner = hashlib.sha256(self._ip)
+        inner.update(data)
+        outer = hashlib.sha256(self._op)
         outer.update(inner.digest())
         return outer.digest()
 

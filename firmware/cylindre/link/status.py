@@ -25,6 +25,9 @@ HEALTH = ("ok", "stuck", "silent")
 FIELDS = ("t", "spin", "rotor_rpm_x10", "rotor_dir", "last", "table_open", "sensors", "echo")
 LAYOUT = ">BBqiibbBqiqqBB"
 HEAD = 51               # struct.calcsize(LAYOUT)
+_STATE = {}             # state -> its index in STATES (a dict: one lookup, not a scan)
+for _i in range(len(STATES)):
+    _STATE[STATES[_i]] = _i
 MAX_SIGNALS = 16        # balls + pockets, a bound for a payload read off the line
 
 
@@ -61,6 +64,19 @@ def encode(st, at_ms, emitted, echo, codes=None):
     """The payload of status `st` (the controller's event) sent at link clock `at_ms`, with the
     last event number `emitted` and the ACK `echo` ([h, r] or None). `codes`: sensor_codes of
     its `sensors`, if already made."""
+    if codes is not None:
+        try:
+            # The controller's status has every field: each read once, the mask all ones.
+            last = st["last"]
+            h, r = (0, 0) if echo is None else echo
+            head = struct.pack(LAYOUT, 0x7F if echo is None else 0xFF, _STATE[st["state"]],
+                               st["t"] or 0, st["spin"] or 0, st["rotor_rpm_x10"] or 0,
+                               st["rotor_dir"] or 0, -1 if last is None else last,
+                               1 if st["table_open"] else 0, at_ms, emitted, h, r, codes[0], codes[1])
+            if "sensors" in st:
+                return head + codes[2]
+        except KeyError:
+            pass                        # a field left out: the mask says which (below)
     g = st.get
     # one expression, not a loop over FIELDS: a Python turn costs the Pico's core ~10 us
     mask = (("t" in st) | ("spin" in st) << 1 | ("rotor_rpm_x10" in st) << 2

@@ -34,6 +34,8 @@ _STUCK_POCKETS = const(3)    # a pocket sensor active while the rotor turns over
 _VOID_STUCK_X = const(10)    # the void button held 10 times stuck_us: stuck
 _CHECK_US = const(500000)    # the checks without a time of their own (see tick) this often
 _GROUP_TICK_US = const(100000)  # while a launch's group may end, a tick this often
+_UNSEEN_X10 = const(13)      # a pass not seen 1.3 laps after the last: every sensor missed the ball
+_UNSEEN_FAR_X10 = const(23)  # ... 2.3 laps while the call is over 2 laps away (a lap all missed)
 
 # the phases, for the modules that import them from here
 __all__ = ("Controller", "FW", "IDLE", "IN_RIM", "NO_MORE", "DROPPED", "RESULT", "VOID")
@@ -215,6 +217,10 @@ class Controller(Core):
             laps = b.laps
             if laps and laps[-1] * _SLOW_PACE_D >= lim * _SLOW_PACE_N and b.last_ref_t + lim < d:
                 d = b.last_ref_t + lim
+            if laps and b.on_track:
+                u = b.last_ref_t + laps[-1] * self._unseen_x10() // 10 + 1
+                if u < d:
+                    d = u
         elif self.phase == DROPPED and self.drop_t is not None:
             unseen, limit = self._dropped_limits()
             e = self.drop_t + 1 + (limit if self.pockets.seen_after(self._track_end()) else unseen)
@@ -225,6 +231,15 @@ class Controller(Core):
             if gone < d:
                 d = gone
         return d
+
+    def _unseen_x10(self):
+        """Laps x10 without a pass before the call `unseen`: 1.3 near the predicted call, 2.3
+        while it is over two laps away (a ball every sensor missed once is then not called
+        early; one two laps from its call is: 1 pass in 10,000 with two sensors)."""
+        p = self.pred
+        if p is not None and p[2] * 10 - self.s["rnvp_lead_laps_x10"] > 20:
+            return _UNSEEN_FAR_X10
+        return _UNSEEN_X10 if p is not None else _UNSEEN_FAR_X10
 
     def rebase(self, at=REBASE_AT_US, step=REBASE_STEP_US):
         """Move the time origin forward, when controller time is past `at` and the controller
@@ -310,6 +325,11 @@ class Controller(Core):
                     and b.pace() * _SLOW_PACE_D >= self.s["rnvp_max_lap_us"] * _SLOW_PACE_N:
                 # a lap this long (not two short ones a missed pulse would run together)
                 self._rnvp(t_us, "slow_lap")
+            elif b.running() and b.nlaps and t_us - b.lap_start() > b.pace() * self._unseen_x10() // 10:
+                # No sensor saw the ball where its next lap puts it: they all missed it at once
+                # (one pass in ten thousand with two sensors), or the ball-track head died and the
+                # ball runs on unseen. Called now, not when the drop's wait runs out (issue 33).
+                self._rnvp(t_us, "unseen")
         if self.phase in SPINNING and r.known() and r.rpm_x10 < self.s["rotor_min_rpm_x10"]:
             if self.phase == DROPPED:
                 # The ball is off the track: the spin was played, but with the rotor too slow

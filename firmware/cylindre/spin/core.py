@@ -5,11 +5,15 @@ launch, pockets, health), the spin's state, and the few ways the controller spea
 an event (`emit`), a fault, a void, the status, the flash record. The ball on the track
 (spin/track.py) and in the pockets (spin/rest.py) build on it.
 
-The flash record is written at the launch (the spin in progress, with whatever changed since the
-record before: the rotor's actuations, the drop learnt) and at the spin's end, its result or its
-void (docs/internals/spin-logic.md, "The flash record"); a record left newer in RAM than in flash
-when play stops (an actuation with no launch, a drop learnt from a voided ball) is written after
-`IDLE_SAVE_US` with no launch.
+The flash record is written once a coup, at the launch (the spin in progress, with whatever
+changed since the record before: the last result, the rotor's actuations, the drop learnt); a
+void after the launch is written too (a voided spin is never paid, whatever a restart finds in
+the pockets). A result is held in RAM until the host has it (`durable`: the link's ACK): the
+next launch writes it. Not acknowledged within `HOLD_US` (the link down), it is written then; a
+power cut before either is decided by the ball at the reboot (spin/rest.py, `restart_pending`).
+A record left newer in RAM than in flash when play stops (an acknowledged result, an actuation
+with no launch, a drop learnt from a voided ball) is written after `IDLE_SAVE_US` with no launch
+(docs/internals/spin-logic.md, "The flash record").
 """
 
 from cylindre.spin.settings import build, bounds, confirm_sightings, confirm_sensors
@@ -31,6 +35,7 @@ except ImportError:  # CPython
 
 FW = "cylindre-fw 0.1"
 IDLE_SAVE_US = const(300000000)  # a record newer in RAM than in flash, no launch this long: written
+HOLD_US = const(1500000)     # a result the host has not acknowledged this long: written
 
 IDLE = "idle"
 IN_RIM = "ball_in_rim"
@@ -96,6 +101,7 @@ class Core:
         self.in_spin = None         # the spin the flash record says is in progress
         self.dirty = False          # the record in RAM is newer than the one in flash
         self.idle_save_t = None     # ... and is written then if no launch comes first
+        self.held = False           # a result not yet in flash nor acknowledged by the host
         self.run_end_t = None       # the last run on the track ended then (`_check_launch_wait`)
         self._new_spin_state()
         self._setup()
@@ -168,12 +174,27 @@ class Core:
             self.dirty = True
             self.idle_save_t = self.t + IDLE_SAVE_US
 
+    def _hold(self):
+        """A result in RAM only: written with the next launch once the host has it (`durable`),
+        at `HOLD_US` if the host has not acknowledged it by then."""
+        self.dirty = True
+        self.held = True
+        self.idle_save_t = self.t + HOLD_US
+
+    def durable(self):
+        """The link: the host has acknowledged every result emitted so far (durable in its
+        journal). The held result waits for the next launch's write (or `IDLE_SAVE_US`)."""
+        if self.held:
+            self.held = False
+            self.idle_save_t = self.t + IDLE_SAVE_US
+
     def _save(self, in_spin):
         self.last_dir = self.rotor.act_dir
         self.prev_dir = self.rotor.prev_dir
         self.used = self.rotor.used
         self.in_spin = in_spin
         self.dirty = False
+        self.held = False
         self.idle_save_t = None
         rec = {"v": 1, "spin": self.spin, "dir": self.last_dir, "pdir": self.prev_dir,
                "used": self.used, "in_spin": in_spin,
@@ -191,7 +212,7 @@ class Core:
         ph = self.phase
         if not self.table_open and ph not in SPINNING:
             state = IDLE
-        elif ph in (IDLE, RESULT, VOID) and (self.health.bad() or self.vanished_t is not None):
+        elif ph in (IDLE, RESULT, VOID) and (self.health.nbad or self.vanished_t is not None):
             state = "fault"
         elif self.called and ph not in SPINNING:
             state = NO_MORE             # the croupier's call, no spin seen yet

@@ -15,11 +15,17 @@ class Health:
         self.names = names          # the controller's list, not a copy: it is never changed
         self.state = [OK] * len(self.names)
         self._snap = None           # the last snapshot, until a state changes
+        self.nbad = 0               # signals not ok (every status asks: no list made for it)
 
     def set(self, i, state):
         """Record signal i's state; True when it changed."""
-        if self.state[i] == state:
+        old = self.state[i]
+        if old == state:
             return False
+        if old == OK:
+            self.nbad += 1
+        elif state == OK:
+            self.nbad -= 1
         self.state[i] = state
         self._snap = None
         return True

@@ -11,7 +11,8 @@ is taken as silent, a fault, and no bet is taken until they see a ball again.
 
 After a restart that cut a spin, the controller looks at the pockets before it voids anything
 (`restart_pending`): the ball confirmed at rest is that spin's result; a ball still running on
-the track had not dropped, and the spin is void (`restart`), as it is when no ball is found.
+the track had not dropped, and the spin is void (`restart`), as it is when no ball is found (its
+actuation then counts as played: the result the host acknowledged is not in flash).
 """
 
 from cylindre.spin.core import DROPPED, VOID, RESULT, SPINNING, keep_history, history_entry
@@ -44,6 +45,11 @@ def _void(self, reason, detail):
         # the spin a restart cut: whatever ends it, it ends as the restart's
         detail = "the controller restarted (%s) during this spin; %s" % (self.restarted, detail)
         reason = "restart"
+        if not self.ball.on_track and self.act == self.rotor.act:
+            # No ball found: the coup may have had its result before the cut (one the host
+            # acknowledged is not in flash), so its actuation counts as played (Article 53: the
+            # next coup needs an actuation of its own); a ball found on the track had not dropped.
+            self.rotor.used = True
     self.voided = self.spin
     self.void_reason = reason
     self.emit({"ev": "void", "t": self.t, "spin": self.spin, "reason": reason, "detail": detail})
@@ -91,7 +97,7 @@ def _confirm(self, t):
     self._spin_over()
     if self.act == self.rotor.act:
         self.rotor.used = True      # this actuation has had its coup
-    self._save(None)                # the result survives a power cut until the host has it
+    self._hold()                    # in flash with the next launch, or if the host lacks it
 
 def _track_end(self):
     """The last pass of this spin's ball on the track."""

@@ -239,7 +239,8 @@ def _off_track(self, t):
             self._learn_void_drop()
         if b.laps_done() or b.strong_groups():
             self._may_rest(t)       # a ball's run ended: it may rest in a pocket, no spin open
-    self.run_end_t = t
+    if b.laps_done():
+        self.run_end_t = t          # a ball ran laps: the launch awaited counts from its end
     b.leave_track()
 
 def _dropped(self, t, seen=False):

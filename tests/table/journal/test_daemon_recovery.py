@@ -108,6 +108,20 @@ def test_a_void_after_a_result_the_host_settled_is_ignored(table):
     assert not any(s.startswith("coup nul") for s in said)
 
 
+def test_a_result_named_again_after_a_restart_is_not_paid_twice(table):
+    """The host acknowledged the result, so the wheel never wrote it; the power went before the
+    next launch, and after the boot the ball still in its pocket names the spin again."""
+    w = Wheel(table)
+    a, = started(table, w, 1, {"player": "ana", "type": "plein", "numbers": [8], "stake": 1000})
+    w.send({"ev": "result", "t": 3, "spin": 1, "number": 8})
+    paid = table.bet(a)
+    w.reboot("b1", 1, [], interrupted=1)
+    w.send({"ev": "result", "t": 5, "spin": 1, "number": 8, "restart": "power", "laps": None})
+    assert settled(table) == [(1, 8)] and table.bet(a) == paid
+    said = [r["text"] for r in table.j.query("SELECT text FROM announcements ORDER BY id")]
+    assert sum(1 for s in said if "huit" in s) == 1, said          # announced once
+
+
 def test_prisoners_meet_every_lost_result_in_order(table):
     w = Wheel(table)
     a, = started(table, w, 1, {"player": "ana", "type": "rouge", "stake": 1000})
