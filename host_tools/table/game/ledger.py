@@ -264,9 +264,28 @@ class Ledger:
             self.j.after_commit(lambda: (self.labels.__setitem__(key, i), self.label_of.__setitem__(i, list(key))))
         return i
 
+    def _label_ids(self, keys):
+        """`_label_id` of many (type, label) pairs at once: the new ones written with one statement
+        and read back with one (a new table's first result names a couple of hundred)."""
+        out = {k: self.labels[k] for k in keys if k in self.labels}
+        todo = [k for k in keys if k not in out]
+        if todo:
+            self.db.executemany("INSERT OR IGNORE INTO result_labels (type, label) VALUES (?,?)", todo)
+            want = set(todo)
+            got = {(r[1], r[2]): r[0] for r in self.db.execute("SELECT id, type, label FROM result_labels")
+                   if (r[1], r[2]) in want}
+            out.update(got)
+
+            def remember():             # once committed (a rollback takes the rows away)
+                for k, i in got.items():
+                    self.labels[k] = i
+                    self.label_of[i] = list(k)
+            self.j.after_commit(remember)
+        return out
+
     def _labels_of(self, pairs):
         """The `result_labels` ids of the registry's (type, label) pairs (reglement.REGISTRY.pair
-        numbers, an array): a gather from the ids known, `_label_id` for the others."""
+        numbers, an array): a gather from the ids known, `_label_ids` for the others."""
         if self._pair_epoch != REGISTRY.epoch:
             self._pair_ids, self._pair_epoch = np.zeros(0, np.int64), REGISTRY.epoch
         known = self._pair_ids
@@ -276,12 +295,12 @@ class Ledger:
         missing = np.flatnonzero(out < 0)
         if len(missing):
             names = REGISTRY.pair_names
-            fresh = {}
-            for k in np.unique(pairs[missing]).tolist():
-                fresh[k] = self._label_id(*names[k])
-            out = out.copy()
-            for k, i in fresh.items():
-                out[pairs == k] = i
+            ks = np.unique(pairs[missing]).tolist()
+            ids = self._label_ids([tuple(names[k]) for k in ks])
+            fresh = {k: ids[tuple(names[k])] for k in ks}
+            lut = known.copy()
+            lut[ks] = [fresh[k] for k in ks]
+            out = lut[pairs]
             epoch = REGISTRY.epoch
 
             def remember():             # once committed (a rollback takes the rows away)
