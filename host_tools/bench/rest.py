@@ -27,7 +27,8 @@ import numpy as np
 from cylindre.spin.pockets import FULL_X10
 
 from host_tools.sim.physics import BallTrack
-from host_tools.sim.wheel import WHEEL, WheelSimulator, geometry_from, wheel_from
+from host_tools.sim.presets import WHEEL, geometry_from, wheel_from
+from host_tools.sim.wheel import WheelSimulator
 
 PITCH = 360.0 / 37
 FULL = FULL_X10 / 10  # fraction of the window a sighting covers (the firmware's own threshold)

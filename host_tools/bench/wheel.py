@@ -121,7 +121,7 @@ def run_feed_file(job) -> dict:
     from cylindre.feed import FeedError, FeedReader
     from cylindre.replay import Replay
     from host_tools.sim.decode import Decoder
-    from host_tools.sim.wheel import truth_path
+    from host_tools.sim.feedfile import truth_path
 
     path, overrides = job
     t0 = time.perf_counter()
@@ -299,7 +299,7 @@ def _jobs(args):
     if args.noisy:
         from host_tools.sim import NOISY
         imp = NOISY
-    from host_tools.sim.wheel import wheel_from
+    from host_tools.sim.presets import wheel_from
     wheel = wheel_from(args.wheel)
     jobs = []
     n_chunks = (args.spins + CHUNK - 1) // CHUNK
@@ -327,7 +327,7 @@ def run(args) -> int:
     t0 = time.perf_counter()
     results = []
     if args.feeds:
-        from host_tools.sim.wheel import truth_path
+        from host_tools.sim.feedfile import truth_path
         feeds = sorted(p for p in Path(args.feeds).iterdir()
                        if p.is_file() and not p.name.endswith(".truth.jsonl") and truth_path(p).exists())
         if not feeds:

@@ -28,7 +28,7 @@ def run_table(journal, spins, seed=1, wheel=None, dealer=None, rotate=30, speed=
     daemon's link counters: frames, events, rejects, ...)."""
     from host_tools.table.wheel.keys import new_key
     from host_tools.table.daemon.host import TableHost
-    from host_tools.sim.wheel import DEALER, WHEEL, wheel_from
+    from host_tools.sim.presets import DEALER, WHEEL, wheel_from
     from host_tools.sim.ptywheel import PtyPort, SimulatedBoard
 
     from host_tools.stats import duty

@@ -7,7 +7,9 @@ import sys
 from pathlib import Path
 
 from .scenarios import SCENARIOS, parse_list
-from .wheel import NOISY, REALISTIC, FeedWriter, WheelSimulator, truth_path, wheel_from
+from .feedfile import FeedWriter, truth_path
+from .presets import NOISY, REALISTIC, wheel_from
+from .wheel import WheelSimulator
 
 HELP = "simulate a wheel: write N spins to a sensor feed (and FEED.truth.jsonl beside it)"
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from host_tools.sim import NOISY, REALISTIC, WheelSimulator
-from host_tools.sim.wheel import DEALER, wheel_from
+from host_tools.sim.presets import DEALER, wheel_from
 
 
 def _passes(sp, name):
