@@ -190,7 +190,7 @@ class Facts:
         self.settled = set(settled)         # among the spins the step may touch, those settled
         self.last_settled = last_settled    # the highest spin settled for this wheel
         self.voided = voided                # this boot of the wheel voided the event's spin
-        self.bodies = dict(bodies or {})    # the prisoners' bets, by id (their choice at zero)
+        self.bodies = dict(bodies or {})    # the prisoners' bets with a choice at zero, by id
         # (spin, shelf): the locked bets of `spin` already in a Book, in order of id, with their
         # choices at zero (`shelf.book`, `shelf.choices`: tapis.py), or None. The settlement
         # appends the carried bets to that book: it serves one step

@@ -189,14 +189,16 @@ class Ledger:
         self.tidy()
         self.db.execute("UPDATE bets SET status='held', reason=? WHERE wheel=? AND status='locked'", (reason, self.wheel))
 
-    def bodies(self, ids):
-        """{id: body} of these bets (one statement for many: the stakes a zero imprisoned are read
-        at the next result, 1,500 of them on a stadium's spin)."""
+    def with_zero_choice(self, ids):
+        """{id: body} of these bets, the body read only where it names a choice at zero (None for
+        the others: they have none). One statement for many: the stakes a zero imprisoned are
+        read at the next result, 1,500 of them on a stadium's spin, most without a choice."""
         out = {}
         ids = list(ids)
         for k in range(0, len(ids), 500):
             part = ids[k:k + 500]
-            for r in self.db.execute("SELECT id, body FROM bets WHERE id IN (%s)" % ",".join("?" * len(part)), part):
+            for r in self.db.execute("SELECT id, body FROM bets WHERE id IN (%s) AND instr(body, '\"zero_choice\"') > 0"
+                                     % ",".join("?" * len(part)), part):
                 out[r[0]] = json.loads(r[1])
         for bid in ids:
             out.setdefault(bid, None)

@@ -83,17 +83,21 @@ def pack(done, label_id, labels_of):
     ids = list(book.ids)
     gid = done.a_gid
     shapes = REGISTRY.shapes
-    gpair = np.frombuffer(REGISTRY.gpair, dtype=np.int64, count=len(REGISTRY.gpair)) if n else np.zeros(0, np.int64)
+    gpair = np.array(REGISTRY.gpair, dtype=np.int64) if n else np.zeros(0, np.int64)    # a copy: a view would pin the growing array
     label = labels_of(gpair[gid]) if n else np.zeros(0, np.int64)
     is_call = np.frombuffer(REGISTRY.gcall, dtype=np.int8, count=len(REGISTRY.gcall))[gid] != 0 if n \
         else np.zeros(0, bool)
     more = np.zeros(n, np.int64)
-    mores = []
+    mores = _Mores()
     full = set(np.flatnonzero(done.a_excess).tolist())
     full.update(done.extra)
     full.update(book.carried)
-    for i in sorted(full):
-        more[i] = _more(mores, done.result(i))
+    if full:
+        simple = _simple_at(gid)
+        excess = done.a_excess
+        for i in sorted(full):
+            text = _prison_more(done, i) if simple[i] and not excess[i] else None
+            more[i] = mores.add(text if text is not None else _more_text(done.result(i)))
     if is_call.any():
         if full:
             is_call[list(full)] = False
@@ -101,21 +105,22 @@ def pack(done, label_id, labels_of):
         if len(where):
             pairs = gid[where] * (1 << 40) + done.a_mult[where]         # (shape, unit): one `more` each
             uniq, first, back = np.unique(pairs, return_index=True, return_inverse=True)
-            ks = np.array([_call_more(mores, done, int(where[j])) for j in first.tolist()], dtype=np.int64)
+            ks = np.array([mores.add(_call_more(done, int(where[j]))) for j in first.tolist()], dtype=np.int64)
             more[where] = ks[back]
     cols = {"id": ids, "label": label, "staked": done.a_staked, "outcome": done.a_outcome.astype(np.int64),
             "won": done.a_won, "returned": done.a_returned, "lost": done.a_lost, "imprisoned": done.a_imprisoned,
             "more": more}
     carried = done.carried_results
     if carried:
-        extra = {k: [] for k in COLUMNS}
-        for r in carried:
-            extra["id"].append(str(r["id"]))
-            extra["label"].append(label_id(r["type"], r["label"]))
-            extra["outcome"].append(OUTCOMES.index(r["outcome"]) if r["outcome"] in OUTCOMES else -1)
-            for k in ("staked", "won", "returned", "lost", "imprisoned"):
-                extra[k].append(r[k])
-            extra["more"].append(_more(mores, r))
+        # column by column (a zero's 1,500 prisoners are carried to the next spin)
+        labels = {tl: label_id(*tl) for tl in {(r["type"], r["label"]) for r in carried}}
+        codes = {o: k for k, o in enumerate(OUTCOMES)}
+        extra = {"id": [str(r["id"]) for r in carried],
+                 "label": [labels[(r["type"], r["label"])] for r in carried],
+                 "outcome": [codes.get(r["outcome"], -1) for r in carried],
+                 "more": [mores.add(_carried_more(r)) for r in carried]}
+        for k in ("staked", "won", "returned", "lost", "imprisoned"):
+            extra[k] = [r[k] for r in carried]
         if -1 in extra["outcome"]:
             return None                 # an outcome the columns have no code for: format 4
         cols["id"] = ids + extra["id"]
@@ -145,13 +150,23 @@ def pack(done, label_id, labels_of):
     except ValueError:
         return None
     settled = [ids[i] for i in range(n) if i not in book.carried] if book.carried else ids
-    return json.dumps(header, separators=(",", ":")), b"".join(data), mores, settled
+    return json.dumps(header, separators=(",", ":")), b"".join(data), list(mores), settled
 
 
-def _more(mores, r):
-    """Row k of the spin's `result_mores` for result dict r's `more`: its k + 1."""
-    mores.append(_more_text(r))
-    return len(mores)
+class _Mores(list):
+    """The spin's `result_mores` rows: each text once; the results that say the same share its row."""
+
+    def __init__(self):
+        super().__init__()
+        self.row = {}
+
+    def add(self, text):
+        """The `more` column's value for `text`: its row k + 1."""
+        k = self.row.get(text)
+        if k is None:
+            self.append(text)
+            k = self.row[text] = len(self)
+        return k
 
 
 def _more_text(r):
@@ -160,20 +175,62 @@ def _more_text(r):
 
 
 _CALLS = {}             # (shape, unit, number) -> a plain called bet's `more` (JSON text)
+_KEPT = {}              # a prisoner's `more` by what it holds: a zero imprisons 1,500 stakes alike
 MAX_CALLS = 50000
 
 
-def _call_more(mores, done, i):
-    """`_more` of called bet i, which has no excess, prison, replay nor carried mark: its `more`
+def _remember(cache, key, make):
+    text = cache.get(key)
+    if text is None:
+        if len(cache) >= MAX_CALLS:
+            cache.clear()
+        text = cache[key] = make()
+    return text
+
+
+def _call_more(done, i):
+    """The `more` of called bet i, which has no excess, prison, replay nor carried mark: it
     depends on its shape, unit and the number alone, kept from one spin to the next."""
     key = (REGISTRY.shapes[int(done.a_gid[i])], int(done.a_mult[i]), done.number)
-    text = _CALLS.get(key)
-    if text is None:
-        if len(_CALLS) >= MAX_CALLS:
-            _CALLS.clear()
-        text = _CALLS[key] = _more_text(done.result(i))
-    mores.append(text)
-    return len(mores)
+    return _remember(_CALLS, key, lambda: _more_text(done.result(i)))
+
+
+def _prison_more(done, i):
+    """The `more` of even chance i (no excess) imprisoned by this zero with no carried mark (the
+    rules' result then adds its prison alone, `{"prison": {chance, wins_needed}}`), or None for
+    any other: the rules' result is read for it. A zero imprisons every even chance on the
+    layout; each one's result dict cost 20 µs."""
+    q = done.extra.get(i)
+    if q is None or done.book.carried.get(i):
+        return None
+    key = ("prison", q.get("chance"), q.get("wins_needed"))
+    if type(key[1]) is not str or type(key[2]) is not int:
+        return None
+    return _remember(_KEPT, key, lambda: _more_text(done.result(i)))
+
+
+def _carried_more(r):
+    """The `more` of carried prisoner r (rules.settle.carried_prisoners: `carried`,
+    `wins_needed_before` and, still imprisoned, its `prison`), kept by what it holds: a zero's
+    1,500 prisoners say one of a few things. Anything else is written as it is."""
+    c, w, q = r.get("carried"), r.get("wins_needed_before"), r.get("prison")
+    if not (c is True and type(w) is int and r.keys() <= _CARRIED
+            and (q is None or (type(q) is dict and q.keys() == _PRISON and type(q["chance"]) is str
+                               and type(q["wins_needed"]) is int))):
+        return _more_text(r)
+    key = ("carried", w, None if q is None else (q["chance"], q["wins_needed"]))
+    return _remember(_KEPT, key, lambda: _more_text(r))
+
+
+_CARRIED = frozenset(BASE) | {"carried", "wins_needed_before", "prison"}
+_PRISON = {"chance", "wins_needed"}
+
+
+def _simple_at(gid):
+    """For each bet (its REGISTRY shape number), whether it is an even chance."""
+    shapes = REGISTRY.shapes
+    flags = np.fromiter((s.family == "simple" for s in shapes), dtype=bool, count=len(shapes))
+    return flags[gid].tolist()
 
 
 def _payments(done, labels_of):

@@ -321,7 +321,7 @@ class Table:
             settled=[s for s in game.spins_of(self.st, ev) if self.ledger.settled(s)],
             last_settled=self.ledger.last_settled() if kind == pr.BOOT else None,
             voided=kind == pr.RESULT and isinstance(spin, int) and self.j.voided(self.wheel, boot, spin),
-            bodies=self.ledger.bodies([p["id"] for p in self.st["prisoners"] if p.get("id")]) if settles else None,
+            bodies=self.ledger.with_zero_choice([p["id"] for p in self.st["prisoners"] if p.get("id")]) if settles else None,
             withdrawn=[dict(r, body=json.loads(r["body"])) for r in self.ledger.withdrawn_since(boot, floor)]
             if calls and floor is not None else (),
             book=self.tapis.spin_book if settles else None, ordered=True,

@@ -342,3 +342,60 @@ def test_a_spin_with_no_bet_and_one_with_only_a_prisoner_are_written_in_columns(
     (v,) = t.j.query("SELECT bet, outcome, returned, more FROM all_results WHERE spin=3")
     assert (v["bet"], v["outcome"], v["returned"], json.loads(v["more"])["carried"]) == (bid, "released", 1000, True)
     assert t.bet(bid)["result"]["outcome"] == "imprisoned"
+
+
+def test_a_zeros_prisoners_share_their_words_and_read_back_as_the_rules_settle_them(tmp_path):
+    """300 even chances imprisoned at zero, then carried to a zero again and to a number: each
+    result reads back as `settle_spin` gives it, and the prisoners that say the same (their
+    prison, their carried mark) share one row of `result_mores` instead of one row each."""
+    t = _table(tmp_path / "j.sqlite")
+    w = Wheel(t)
+    chances = ["rouge", "noir", "pair", "impair", "manque", "passe"]
+    bets = [{"type": chances[k % 6], "stake": 100 * (1 + k % 5), "player": "p%d" % (k % 7)} for k in range(300)]
+    bets[7]["zero_choice"] = "partage"
+    bets[8]["zero_choice"] = {"move": "noir"}
+    _place_all(t, bets)
+    prisoners = []
+    for spin, number in enumerate((0, 0, 17), 1):
+        if spin > 1:
+            _place_all(t, [{"type": "plein", "numbers": [number], "stake": 100, "player": "bob"}])
+        ids = [b["id"] for b in t.bets(status="locked", limit=1000)] if spin > 1 else None
+        w.spin(spin, number)
+        got = t.recall(spin)["settlement"]
+        bodies = [dict(t.ledger.body(r["id"]), id=r["id"]) for r in got["results"] if not r.get("carried")]
+        choices = {b["id"]: b.pop("zero_choice") for b in bodies if "zero_choice" in b}
+        choices.update({p["id"]: t.ledger.body(p["id"])["zero_choice"] for p in prisoners
+                        if "zero_choice" in (t.ledger.body(p["id"]) or {})})
+        want = settle_spin(number, bodies, prisoners, choices or None, Limits())
+        assert got["results"] == want["results"], spin
+        assert got["totals"] == want["totals"]
+        texts = [r["more"] for r in t.j.query("SELECT more FROM result_mores WHERE spin=?", (spin,))]
+        assert len(texts) == len(set(texts)) < 10, (spin, len(texts))      # 300 prisoners, a few rows
+        prisoners = want["prisoners"]
+        assert ids is None or set(ids) <= {r["id"] for r in got["results"]}
+    assert sum(1 for r in got["results"] if r.get("carried")) > 100
+
+
+def test_a_result_whose_write_fails_leaves_the_table_whole_and_its_resend_settles(tmp_path, monkeypatch):
+    """The settlement's columns cannot be written (the journal refuses, the disk is full): the
+    step rolls back, the table reads its state and layout again from the journal (which needs
+    the shapes' registry free to grow) and the wheel's resend of the result settles it."""
+    from host_tools.table.game import resultats
+    t = _table(tmp_path / "j.sqlite")
+    w = Wheel(t)
+    ids = _place_all(t, _bets(200, 4))
+    w.send({"ev": "launch", "t": 1, "spin": 1})
+    w.send({"ev": "rnvp", "t": 2, "spin": 1})
+    real = resultats._payments
+
+    def full_disk(*a):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(resultats, "_payments", full_disk)
+    with pytest.raises(OSError, match="No space"):
+        w.send({"ev": "result", "t": 3, "spin": 1, "number": 0})
+    assert t.j.one("SELECT COUNT(*) AS n FROM settlements")["n"] == 0
+    assert sorted(b["id"] for b in t.bets(status="locked", limit=1000)) == sorted(ids)
+    monkeypatch.setattr(resultats, "_payments", real)
+    assert w.send({"ev": "result", "t": 3, "spin": 1, "number": 0}, seq=w.seq) is True
+    assert t.j.one("SELECT COUNT(*) AS n FROM settlements WHERE spin=1")["n"] == 1
+    assert all(t.bet(bid)["status"] == "settled" for bid in ids)
