@@ -318,7 +318,9 @@ def markdown(figures: dict) -> str:
     if d:
         L += ["", "Result frame → settlement durable in the SQLite journal (COMMIT with fsync, its events journaled "
                   "with it), wall time; and the step's own CPU time (the thread's: what the machine's load does not "
-                  "stretch):", "", "| bets on the spin | spins | median | p99 | min | CPU of the step, median / max | goal p99 |",
+                  "stretch). The second spin of each run falls on zero: its even chances go en prison and the "
+                  "third settles them carried, the two longest steps of a table (at 10,000 bets, 1,500 prisoners; "
+                  "about 1 spin in 18 at a real table is one of them):", "", "| bets on the spin | spins | median | p99 | min | CPU of the step, median / max | goal p99 |",
               "|---|---|---|---|---|---|---|"]
         for n, r in d.items():
             a = r["after"]
