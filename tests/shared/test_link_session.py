@@ -1,6 +1,6 @@
 """Both ends of the link together: sessions, lossless delivery, replay and forgery, outbox limits."""
 
-from linkkit import KEY, Rand, Rig
+from linkkit import Rig
 
 from cylindre.link import frame as fr
 from cylindre.link.mac import Hmac

@@ -5,8 +5,7 @@ cylindre dans un sens opposé au précédent" (seed 001): every coup played to a
 actuation of its own, and each actuation turns opposite to the one before.
 """
 
-from test_spin_kit import DrivenRotor, Wheel, Log, board, make, valid_spin as _valid_spin
-from cylindre.spin.controller import Controller
+from test_spin_kit import DrivenRotor, board, make, valid_spin as _valid_spin
 from cylindre.replay import MemoryStore
 from cylindre.spin.geometry import WHEEL_ORDER
 

@@ -1,6 +1,6 @@
 """Voids: the void button and the relaunch, a restart mid-spin, no result, the ball off the wheel, a full outbox."""
 
-from test_spin_kit import Wheel, Log, board, make
+from test_spin_kit import Log, board, make
 from cylindre.spin.controller import Controller
 from cylindre.replay import MemoryStore
 

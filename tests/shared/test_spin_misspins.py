@@ -1,8 +1,6 @@
 """Misspins from the launch and the rotor: few laps, slow launch, slow rotor, closed table; a ccw rotor."""
 
-from test_spin_kit import Wheel, Log, board, make, valid_spin as _valid_spin
-from cylindre.spin.controller import Controller
-from cylindre.replay import MemoryStore
+from test_spin_kit import board, make, valid_spin as _valid_spin
 
 
 def test_fewer_than_four_laps_is_void():

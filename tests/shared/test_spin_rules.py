@@ -1,8 +1,6 @@
 """A valid spin on an ideal wheel: events, evidence, rien ne va plus, confirmation, status."""
 
-from test_spin_kit import Wheel, Log, board, make, valid_spin as _valid_spin
-from cylindre.spin.controller import Controller
-from cylindre.replay import MemoryStore
+from test_spin_kit import board, make, valid_spin as _valid_spin
 
 
 def test_valid_spin_reports_the_number_once_with_its_evidence():

@@ -1,8 +1,6 @@
 """Sensor faults: the encoder against the index, stuck and silent sensors; each voids the spin."""
 
-from test_spin_kit import Wheel, Log, board, make
-from cylindre.spin.controller import Controller
-from cylindre.replay import MemoryStore
+from test_spin_kit import board, make
 
 
 def _reasons(log):

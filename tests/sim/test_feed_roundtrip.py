@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cylindre.feed import FeedError, FeedReader, format_line, header_line
-from host_tools.sim import WheelSimulator, truth_path, write_feed
+from host_tools.sim import WheelSimulator, truth_path
 
 HEADER = {"cpr": 400, "index_offset_deg": 3.25, "ball_sensors_deg": [10.0, 14.0], "pocket_sensors_deg": [200.0],
           "signals": ["A", "B", "Z", "BALL0", "BALL1", "POCKET0", "VOID", "RESET"]}

@@ -4,13 +4,12 @@ whatever is malformed left out, and a summary, plots and a PDF out."""
 import json
 import sqlite3
 
-import pytest
 
 from host_tools.cli import main
 from host_tools.table.journal.store import Journal
 from host_tools.table.game.table import Table
 from host_tools.stats import analysis, duty, games, synth
-from host_tools.sim.tablewheel import Wheel, game
+from host_tools.sim.tablewheel import Wheel
 
 KEYS = ("spin", "number", "ball_dir", "rotor_dir", "rotor_rpm_x10", "launch_lap_us", "release_pocket", "laps",
         "drop_angle_x10", "drop_pocket", "violations", "croupier")

@@ -9,7 +9,7 @@ spin/rest.py's. Functions of the controller (`self`): spin/controller.py makes t
 
 from cylindre.spin.core import IN_RIM, NO_MORE, DROPPED, VOID, SPINNING, fmt1
 from cylindre.spin.health import OK, STUCK, SILENT
-from cylindre.spin.predict import predict, fit, along, rate_after, FitCache
+from cylindre.spin.predict import predict, fit, along, rate_after
 from cylindre.spin.droplearn import DROP_TO_POCKET_US
 from cylindre.spin.settings import bounds
 from cylindre.spin.geometry import number_at
@@ -79,7 +79,6 @@ def _launch(self, t, period):
             self._void("no_result", "the ball was launched again before a result")
         else:
             self._unseen("before the relaunch")
-    s = self.s
     b = self.ball
     r = self.rotor
     self._new_spin_state()

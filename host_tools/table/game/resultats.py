@@ -82,7 +82,6 @@ def pack(done, label_id, labels_of):
     n = len(book)
     ids = list(book.ids)
     gid = done.a_gid
-    shapes = REGISTRY.shapes
     gpair = np.array(REGISTRY.gpair, dtype=np.int64) if n else np.zeros(0, np.int64)    # a copy: a view would pin the growing array
     label = labels_of(gpair[gid]) if n else np.zeros(0, np.int64)
     is_call = np.frombuffer(REGISTRY.gcall, dtype=np.int8, count=len(REGISTRY.gcall))[gid] != 0 if n \

@@ -5,7 +5,6 @@ token (a public screen) is streamed no bet."""
 import http.client
 import json
 import socket
-import threading
 import time
 
 from apikit import served  # noqa: F401  (fixture)

@@ -2,7 +2,6 @@
 stream exactly once whatever the broker does, the cursor resumes after a restart, the bucket holds
 the table's last state, and the floor's signed commands are carried out, audited or refused."""
 
-import asyncio
 import json
 import time
 

@@ -2,7 +2,6 @@
 flash kept (the `history` of its next `boot` event); nothing is paid twice, nothing is invented,
 and bets locked to a spin with no result play again or, when nobody can know, are held."""
 
-import json
 
 import pytest
 
