@@ -17,7 +17,6 @@ save), which the shell applies in one journal transaction. The window's rules (d
 - Closed stays closed: nothing from the wheel reopens the table; only an explicit open does.
 """
 
-import json
 from collections import namedtuple
 from operator import itemgetter
 
@@ -28,6 +27,7 @@ from cylindre.rules.compiled import Book
 
 from host_tools.table import libelles
 from host_tools.table.game import reglement
+from host_tools.table.journal import jsontext
 from host_tools.table.wheel.clock import WheelClock
 
 CLOSED, BETTING, NO_MORE = "closed", "betting", "no_more_bets"
@@ -215,7 +215,7 @@ def on_event(state, facts, boot, seq, ev, limits):
 
 class _Step:
     def __init__(self, state, facts, limits):
-        self.st = json.loads(json.dumps(state))         # a copy: the caller's state is never touched
+        self.st = jsontext.copy(state)                  # a copy: the caller's state is never touched
         self.facts = facts
         self.limits = limits
         self.open = facts.open_bets if facts.ordered else sorted(facts.open_bets, key=_ID)

@@ -37,7 +37,7 @@ from operator import add
 import numpy as np
 
 from host_tools.table.game import resultats
-from host_tools.table.journal.jsontext import text
+from host_tools.table.journal.jsontext import sorted_text, text
 from host_tools.table.game.reglement import REGISTRY, Reglement
 
 MIGRATIONS = (("wheel_boot", "TEXT"), ("wheel_ms", "REAL"), ("idem_key", "TEXT"), ("answer", "TEXT"),
@@ -244,7 +244,7 @@ class Ledger:
             raise RuntimeError("spin %s: %d bets locked in the journal, %d settled from the layout" % (spin, n, len(settled)))
         self.db.execute("INSERT INTO settlements (wheel, spin, number, at, staked, paid, result, pending) "
                         "VALUES (?,?,?,?,?,?,?,1)",
-                        (self.wheel, spin, number, time.time(), staked, paid, json.dumps(head, sort_keys=True)))
+                        (self.wheel, spin, number, time.time(), staked, paid, sorted_text(head)))
         if packed is not None:
             self.db.execute("INSERT INTO spin_results (wheel, spin, n, rows, format, data) VALUES (?,?,?,?,5,?)",
                             (self.wheel, spin, json.loads(header)["n"], header, data))

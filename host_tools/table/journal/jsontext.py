@@ -26,6 +26,26 @@ def canonical(value) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
 
 
+def sorted_text(value) -> str:
+    """`value` as JSON text, keys sorted, compact (the table's state, a settlement's head: 1,500
+    prisoners after a zero make them long); Python's json for an integer past 64 bits."""
+    try:
+        return orjson.dumps(value, option=_SORTED).decode()
+    except orjson.JSONEncodeError:
+        import json
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def copy(value):
+    """A deep copy of JSON data `value`, as a JSON round trip makes it (tuples become lists, keys
+    strings), in C; Python's json for an integer past 64 bits."""
+    try:
+        return orjson.loads(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS))
+    except orjson.JSONEncodeError:
+        import json
+        return json.loads(json.dumps(value))
+
+
 def event_text(value) -> str:
     """An event's JSON text as the journal keeps it and the stream sends it (keys in their
     order, compact); Python's json for what orjson will not write (an integer past 64 bits)."""

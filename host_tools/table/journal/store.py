@@ -16,6 +16,8 @@ import zlib
 from contextlib import contextmanager
 from pathlib import Path
 
+from host_tools.table.journal.jsontext import sorted_text
+
 SCHEMA_VERSION = 5       # 5: a spin's results in columns (`spin_results.format` 5: the
                          # columns in `spin_results.data`, the few `more` in `result_mores`,
                          # game/resultats.py); 4: a settled bet's row is not rewritten at its settlement (`pending`,
@@ -280,7 +282,7 @@ class Journal:
 
     def save_state(self, wheel, state: dict):
         self.db.execute("INSERT OR REPLACE INTO state (wheel, body) VALUES (?,?)",
-                        (wheel, json.dumps(state, sort_keys=True)))
+                        (wheel, sorted_text(state)))
 
     # -- status frames, kept compactly -----------------------------------------------------------
     def compact_statuses(self, older_than_s=STATUS_AGE_S, block=STATUS_BLOCK, now=None, partial=False) -> int:
