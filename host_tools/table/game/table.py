@@ -321,7 +321,8 @@ class Table:
             settled=[s for s in game.spins_of(self.st, ev) if self.ledger.settled(s)],
             last_settled=self.ledger.last_settled() if kind == pr.BOOT else None,
             voided=kind == pr.RESULT and isinstance(spin, int) and self.j.voided(self.wheel, boot, spin),
-            bodies=self.ledger.with_zero_choice([p["id"] for p in self.st["prisoners"] if p.get("id")]) if settles else None,
+            bodies=self.ledger.with_zero_choice([p["id"] for p in self.st["prisoners"] if p.get("id")])
+            if settles and _may_choose(ev) else None,
             withdrawn=[dict(r, body=json.loads(r["body"])) for r in self.ledger.withdrawn_since(boot, floor)]
             if calls and floor is not None else (),
             book=self.tapis.spin_book if settles else None, ordered=True,
@@ -466,6 +467,14 @@ class Table:
                             "frame_hex": (e["raw"] or b"").hex()} for e in evs],
                 "settlement": st,
                 "bets": bets, "announcements": said}
+
+
+def _may_choose(ev):
+    """Whether a step on `ev` may read a prisoner's choice at zero: a result on zero (or one whose
+    number the step will refuse), or a boot whose history it settles; a result on another number
+    releases or loses the prisoners whatever they chose (rules/prison.after)."""
+    number = ev.get("number")
+    return ev.get("ev") != pr.RESULT or type(number) is not int or number == 0
 
 
 def _collect():
