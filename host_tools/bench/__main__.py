@@ -38,17 +38,26 @@ def main(argv=None) -> int:
         return 2
     chosen = [a for a in argv if a in PARTS] or PARTS
     rest = [a for a in argv if a not in PARTS]
-    status = 0
-    recorded = False
+    modules = {}
     for part in chosen:
         try:
-            module = importlib.import_module(f"host_tools.bench.{part}")
+            modules[part] = importlib.import_module(f"host_tools.bench.{part}")
         except ModuleNotFoundError as exc:
             if exc.name == f"host_tools.bench.{part}":
                 print(f"[bench] {part}: not built yet, skipped")
                 continue
             raise
-        args, unknown = part_parser(part, module).parse_known_args(rest)
+    parsers = {part: part_parser(part, m) for part, m in modules.items()}
+    stray = unknown_options(rest, parsers.values())
+    if stray:
+        # an option no part takes was ignored, and the page rewritten as if it had been obeyed
+        print(f"[bench] option {stray[0]} is not one of {', '.join(parsers) or 'the parts'}'s: nothing run "
+              f"(make bench ARGS='PART --help' lists a part's options)", file=sys.stderr)
+        return 2
+    status = 0
+    recorded = False
+    for part, module in modules.items():
+        args, unknown = parsers[part].parse_known_args(rest)
         print(f"=== bench: {part} ===", flush=True)
         started = time.time()
         code = int(module.run(args) or 0)
@@ -74,6 +83,24 @@ def unknown_parts(argv: list[str]) -> list[str]:
     if not any(a in PARTS for a in argv):
         words += [a for a in argv if a.isidentifier() and a not in words]
     return words
+
+
+def unknown_options(argv: list[str], parsers) -> list[str]:
+    """The options of `argv` (`--name` or `--name=value`) that none of `parsers` takes."""
+    taken = set()
+    for parser in parsers:
+        taken.update(parser._option_string_actions)
+    return [a.split("=", 1)[0] for a in argv if a.startswith("-") and a.split("=", 1)[0] not in taken
+            and not _number(a)]
+
+
+def _number(word: str) -> bool:
+    """A negative number given as an option's value (`--offset -3`), not an option."""
+    try:
+        float(word)
+    except ValueError:
+        return False
+    return True
 
 
 def _known(given: list[str], unknown: list[str]) -> list[str]:

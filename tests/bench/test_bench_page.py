@@ -67,6 +67,21 @@ def test_a_part_it_does_not_know_is_refused_with_the_list_of_parts(tmp_path, mon
     assert bench.unknown_parts(["settle", "--bets", "300", "--before", "main"]) == []
 
 
+def test_an_option_no_named_part_takes_is_refused_before_anything_runs(tmp_path, monkeypatch, capsys):
+    """`make bench ARGS='stadium --out X'`: stadium has no --out. Before, the option was dropped
+    without a word, the part ran, and the page recorded the run as if it had been obeyed."""
+    monkeypatch.chdir(tmp_path)
+    for argv in (["stadium", "--out", "x"], ["link", "--frame", "200"], ["link", "rest", "--spin=3"]):
+        assert bench.main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert "option " + argv[-2 if "=" not in argv[-1] else -1].split("=")[0] in err and "nothing run" in err
+    assert not (tmp_path / "bench").exists() and not (tmp_path / "docs").exists()
+    from host_tools.bench import link, rest
+    parsers = [bench.part_parser("link", link), bench.part_parser("rest", rest)]
+    assert bench.unknown_options(["--frames", "9", "--spins=3", "--out", "o", "-h"], parsers) == []
+    assert bench.unknown_options(["--frames", "-3", "--nope"], parsers) == ["--nope"]
+
+
 def test_a_part_run_alone_keeps_the_other_sections_as_they_were_measured(tmp_path):
     """`make bench ARGS=link` on a clone with an empty `bench/out/` (it is not committed) rewrites
     the link's section and keeps every other section of the page: before, they were dropped."""
