@@ -155,7 +155,7 @@ class Daemon:
         """A Cammegh reader as the source: its events continue the journal's numbering for this
         host's boot, its launches the table's spin count; it asks a stopped reader to run only
         while the table is open here (a table the chef closed stays closed)."""
-        from host_tools.table.game.flow import CLOSED
+        from host_tools.table.game.window import CLOSED
         from host_tools.table.wheel.cammegh import CammeghSource, host_boot
         boot = host_boot()
         row = self.j.one("SELECT MAX(seq) AS s FROM events WHERE wheel=? AND boot=?", (self.wheel, boot))

@@ -1,20 +1,9 @@
-"""The game at the table (le jeu) as pure rules: the betting window and the spin's life.
+"""The game at the table (le jeu) as pure rules: the spin's life.
 
-No I/O and no clock of its own. The shell (table.Table) hands in the wheel's STATUS frames, the
-host instant of each bet, and for each event of the wheel the state and what the ledger knows
-(`Facts`); `on_event` answers with the effects (lock, refuse, settle, hold, announce, publish,
-save), which the shell applies in one journal transaction. The window's rules (docs/internals/betting-window.md,
-"The betting window"):
-
-- A bet is taken only while the table is open (`betting`), and only on *fresh evidence* from the
-  wheel: a STATUS of the wheel's current boot, sent when every event the wheel had emitted was
-  already taken here (its `emitted`), not saying the spin is called, and at most `FRESH_MS` old
-  when the bet arrives, its age measured with the wheel's clock (`WheelClock`, uncertainty against
-  the player). Otherwise 409 `wheel_not_heard`: a slow, cut or tampered link stops the betting.
-- The wheel's call (*rien ne va plus*) ends the window at the wheel's instant (`at_ms`, its link
-  clock), whatever the link did: every bet whose latest possible wheel instant of arrival is at or
-  after the call is refused as a *poussette* when the call is taken, however late that is.
-- Closed stays closed: nothing from the wheel reopens the table; only an explicit open does.
+No I/O and no clock of its own. The shell (table.Table) hands in, for each event of the wheel,
+the state and what the ledger knows (`Facts`); `on_event` answers with the effects (lock, refuse,
+settle, hold, announce, publish, save), which the shell applies in one journal transaction. The
+betting window the call closes, its phases and when a bet came after the call: window.py.
 """
 
 from collections import namedtuple
@@ -27,127 +16,16 @@ from cylindre.rules.compiled import Book
 
 from host_tools.table import libelles
 from host_tools.table.game import reglement
+from host_tools.table.game.window import BETTING, after_call, after_spin, is_int, late
 from host_tools.table.journal import jsontext
-from host_tools.table.wheel.clock import WheelClock
-
-CLOSED, BETTING, NO_MORE = "closed", "betting", "no_more_bets"
-FRESH_MS = 1000         # two of the link's 500-ms status periods: one lost STATUS is tolerated
-LATE_STATUSES = 4       # this many STATUS in a row too old on arrival (2 s): no bet is possible
-
-
-def _int(x):
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
-class Window:
-    """The evidence that betting is open now, and the wheel's clock it is measured with."""
-
-    def __init__(self, fresh_ms=FRESH_MS):
-        self.fresh_ms = fresh_ms
-        self.clock = WheelClock()
-        self.evidence = None        # (boot, wheel ms) of the last STATUS that says "not called"
-        self.late = 0               # STATUS frames in a row already older than fresh_ms on arrival
-
-    def on_status(self, boot, status, taken, now_ms=None):
-        """A STATUS of wheel boot `boot`, received when events up to `taken` were taken here (at
-        host instant `now_ms`: how old it is on arrival, as a bet would judge it)."""
-        self.clock.echo(boot, status.get("echo"))
-        at, emitted = status.get("at_ms"), status.get("emitted")
-        w = None if now_ms is None else self.clock.latest_wheel_ms(now_ms)
-        if _int(at) and w is not None and self.clock.boot == boot:
-            self.late = self.late + 1 if w - at > self.fresh_ms else 0
-        if not (_int(at) and _int(emitted)) or emitted > taken or status.get("state") in pr.NO_BETS_STATES:
-            # the wheel said something we have not taken yet (maybe its call), or it says called
-            # or in fault (a silent ball-track sensor may hide a spin under way)
-            self.evidence = None
-            return
-        if self.evidence is None or self.evidence[0] != boot or at > self.evidence[1]:
-            self.evidence = (boot, at)
-
-    def too_late(self, n=LATE_STATUSES) -> bool:
-        """Every STATUS of the last `n` arrived too old to take a bet on (a line so slow that the
-        link is up and no bet is possible: told, the freshness rule is not loosened)."""
-        return self.late >= n
-
-    def lost(self):
-        """The link lost an event (could not journal it): no evidence until the next STATUS."""
-        self.evidence = None
-
-    def admit(self, phase, now_ms):
-        """(status, reason, (boot, latest wheel ms)) for a bet arriving at host instant `now_ms`."""
-        boot = self.clock.boot
-        w = self.clock.latest_wheel_ms(now_ms)
-        where = (boot, w)
-        if phase == CLOSED:
-            return "refused", "table_closed", where
-        if phase == NO_MORE:
-            return "refused", "poussette", where
-        ev = self.evidence
-        if ev is None or w is None or ev[0] != boot or w - ev[1] > self.fresh_ms:
-            return "refused", "wheel_not_heard", where
-        return "open", None, where
-
-    def open_for(self, now_ms) -> float:
-        """How long (ms) from host instant `now_ms` the evidence stays fresh enough to take a bet
-        without another STATUS: 0 when there is none (admit refuses whatever the phase). A screen
-        saying "faites vos jeux" stops when this runs out, as `admit` starts refusing then."""
-        ev, w = self.evidence, self.clock.latest_wheel_ms(now_ms)
-        if ev is None or w is None or ev[0] != self.clock.boot:
-            return 0.0
-        return max(0.0, float(self.fresh_ms - (w - ev[1])))
-
-
-def withdrawal(window, phase, now_ms):
-    """(status, reason, where) for taking an open bet back at host instant `now_ms`: like a bet,
-    only on fresh word that the spin is not called (a cut line must not let a losing bet be taken
-    back once the ball has landed), also at a closed table; `where` is the latest wheel instant it
-    can be, against which the call judges it (`call`: a withdrawal at or after it is undone)."""
-    status, reason, where = window.admit(BETTING if phase == CLOSED else phase, now_ms)
-    return status, ("no_more_bets" if reason == "poussette" else reason), where
 
 
 def call_floor(state, boot, ev):
     """The earliest wheel instant the call of a step on `ev` can be (the shell reads the
     withdrawals from then on): the spin's launch in this boot, else the event's own instant."""
     la = state.get("launch_at")
-    cands = [x for x in (ev.get("at_ms"), la[1] if la and la[0] == boot else None) if _int(x)]
+    cands = [x for x in (ev.get("at_ms"), la[1] if la and la[0] == boot else None) if is_int(x)]
     return min(cands) if cands else None
-
-
-def after_call(phase):
-    """Rien ne va plus: betting stops; a closed table stays closed."""
-    return NO_MORE if phase == BETTING else phase
-
-
-def croupier_call(phase):
-    """The croupier's *rien ne va plus* (the pit, or the wheel's button through the wheel): no bet
-    from now, whatever the wheel's sensors say; the wheel's call locks the bets to its spin, the
-    spin's end opens the table again. None when betting is not open."""
-    return after_call(phase) if phase == BETTING else None
-
-
-def after_spin(phase):
-    """A result or a void ends the spin: betting reopens unless the table is closed."""
-    return BETTING if phase == NO_MORE else phase
-
-
-def late(bet_boot, bet_wheel_ms, call_boot, call_ms):
-    """Was a bet placed at or after the call? A bet of an earlier boot of the wheel came before
-    every call of a later boot (a new boot must launch a ball and see it lap before it can call,
-    seconds, far more than FRESH_MS); one without a wheel instant was placed before this rule."""
-    if bet_boot != call_boot or bet_wheel_ms is None or not _int(call_ms):
-        return False
-    return bet_wheel_ms >= call_ms
-
-
-def open_close(phase, is_open):
-    """Open or close the table: (new phase, the croupier's words), or None if nothing changes.
-    Bets locked to a called spin stay locked when it closes: its result or void decides them."""
-    if is_open and phase == CLOSED:
-        return BETTING, "faites vos jeux"
-    if not is_open and phase != CLOSED:
-        return CLOSED, "la table est fermée"
-    return None
 
 
 # -- the spin's life: the wheel's events in, effects out --------------------------------------------
@@ -205,7 +83,7 @@ def spins_of(state, ev):
     out = {state.get("locked_spin"), ev.get("spin")}
     if ev.get("ev") == pr.BOOT:
         out |= {g[0] for g in games(ev.get("history")) or ()}
-    return {s for s in out if _int(s)}
+    return {s for s in out if is_int(s)}
 
 
 def on_event(state, facts, boot, seq, ev, limits):
@@ -239,7 +117,7 @@ class _Step:
         if kind == pr.BOOT:
             if before is not None and boot != before:
                 self.recover(boot, seq, ev)
-            if _int(spin):
+            if is_int(spin):
                 st["boot_spin"] = spin
         elif kind == pr.LAUNCH:
             if st["locked_spin"] is not None and st["locked_spin"] != spin:
@@ -264,7 +142,7 @@ class _Step:
         elif kind == pr.FAULT and ev.get("code") == "result_lost":
             # a source that can miss a line (a Cammegh reader) lost the number of a called spin:
             # its bets wait for the supervisor, never voided nor settled (docs/internals/journal.md)
-            if _int(spin) and st["locked_spin"] == spin and spin not in self.settled:
+            if is_int(spin) and st["locked_spin"] == spin and spin not in self.settled:
                 self.hold(spin, ev.get("detail") or "its result was not heard", lost="not heard from the reader")
         elif kind == pr.VOID and spin in self.settled:
             # a restart just after a result the host already has: the result stands
@@ -343,7 +221,7 @@ class _Step:
         """Did this boot of the wheel void `spin`? (A boot's counter only goes up, so a void and a
         result of one spin number in one boot are the same spin; another boot may reuse the number
         after its flash record was lost.) A void of a spin already settled changed nothing."""
-        return _int(spin) and spin not in self.settled and self.facts.voided
+        return is_int(spin) and spin not in self.settled and self.facts.voided
 
     def launch_at(self, boot, spin, ev):
         """A result without its call (never from a correct controller): the window is taken to
@@ -357,7 +235,7 @@ class _Step:
     def settle(self, spin, number, lock_open=True, source=None, call=(None, None)):
         """Settle spin `spin` once (the ledger's key (wheel, spin) refuses a second time)."""
         st = self.st
-        if not _int(number) or not 0 <= number <= 36:
+        if not is_int(number) or not 0 <= number <= 36:
             self.log(ERROR, "result of spin %s without a valid number: %r" % (spin, number))
             return
         if spin in self.settled:
@@ -483,7 +361,7 @@ class _Step:
         # lost results can only be of spins from `floor` on: every result before the last launch
         # heard (or the last settlement, or the previous boot's counter) came in order before it
         known = [v for v in (st.get("spin"), None if last_settled is None else last_settled + 1,
-                             None if st.get("boot_spin") is None else st["boot_spin"] + 1) if _int(v)]
+                             None if st.get("boot_spin") is None else st["boot_spin"] + 1) if is_int(v)]
         if not known:
             return      # this journal has followed no spin of this wheel: nothing it could lose
         floor = max(known)
@@ -492,8 +370,8 @@ class _Step:
         lacks = (kept is not None and last_settled is not None and ev.get("interrupted") != last_settled
                  and (len(kept) < HISTORY or kept[0][0] <= last_settled)
                  and last_settled not in [g[0] for g in kept])
-        if kept is None or not _int(counter) or counter < floor - 1 or lacks:
-            if kept is None or not _int(counter):
+        if kept is None or not is_int(counter) or counter < floor - 1 or lacks:
+            if kept is None or not is_int(counter):
                 why = "the wheel sent no readable history of its games"
             elif counter < floor - 1:
                 why = "the wheel's spin counter went back to %d (its flash record was lost)" % counter
@@ -574,7 +452,7 @@ def games(history):
         if not isinstance(g, dict):
             return None
         spin, number = g.get("spin"), g.get("number")
-        if not (_int(spin) and _int(number) and 0 <= number <= 36):
+        if not (is_int(spin) and is_int(number) and 0 <= number <= 36):
             return None
         out.append((spin, number))
     out.sort()

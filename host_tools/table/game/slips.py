@@ -13,7 +13,7 @@ them all or refuses them all as poussette (flow.py judges them by that one insta
 
 An `Idempotency-Key` names the slip: a retry gets the first answer (201 or 409), another request
 under it 422 idempotency_mismatch. Withdrawing a slip takes back all of its open bets on fresh
-word from the wheel (game.withdrawal), or none; a withdrawal the call turns out to follow is
+word from the wheel (window.withdrawal), or none; a withdrawal the call turns out to follow is
 undone bet by bet, and the slip is open again (ledger.reinstate). The `slips` table (one row a
 slip: its bets as sent, its status, its key and first answer) is created by the ledger; the bets'
 rows name their slip (column `slip`).
@@ -28,7 +28,7 @@ import time
 from cylindre.rules.bets import BetError
 from cylindre.rules.compiled import compile_bet
 
-from host_tools.table.game import flow as game
+from host_tools.table.game import window
 from host_tools.table.game.flow import esc
 from host_tools.table.journal.jsontext import text
 from host_tools.table.game.gate import (_KEPT, _REFUSALS, Invalid, Mismatch, NotFound, Receipt, Refused,
@@ -201,7 +201,7 @@ def withdraw(table, sid, by=None) -> dict:
         closed = [b["id"] for b in bets if b["status"] != "open"]
         if closed:
             raise Refused("not_open", f"slip {sid}: bet {closed[0]} is no longer open: the slip stays as it is")
-        status, reason, where = game.withdrawal(table.window, table.st["phase"], table.clock())
+        status, reason, where = window.withdrawal(table.window, table.st["phase"], table.clock())
         if status != "open":
             raise Refused(reason, _KEPT[reason])
         for b in bets:

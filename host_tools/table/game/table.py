@@ -1,12 +1,12 @@
 """The game at the table (le jeu): bets in, the wheel's events in, settlement exactly once.
 
 Driven by three inputs: bets from the API (`place`, `cancel`, `consent`), the wheel's STATUS
-frames (`on_status`: the evidence that betting is open, game.Window) and its events (`on_event`,
+frames (`on_status`: the evidence that betting is open, window.Window) and its events (`on_event`,
 in order, as a source of wheel events delivers them). Each call is one journal transaction; the
 state that must survive a restart (phase, spin, imprisoned stakes, carried replays) is saved in
 the same transaction, so after a kill the daemon resumes exactly where the journal says. The
-decisions are flow.py's (the window, and the effects of each event: this module reads the facts a
-step needs and applies its effects), the SQL ledger.py's.
+decisions are window.py's (the betting window) and flow.py's (the effects of each event: this
+module reads the facts a step needs and applies its effects), the SQL ledger.py's.
 
 Phases: `closed` (bets refused; only an explicit open reopens) -> `betting` (bets accepted on
 fresh evidence from the wheel, also while the ball runs) -> `no_more_bets` (the wheel called rien
@@ -28,9 +28,9 @@ from cylindre.rules.bets import BetError
 from cylindre.rules.compiled import compile_bet
 from cylindre.rules.limits import Limits
 
-from host_tools.table.game import annonce, flow as game
+from host_tools.table.game import annonce, flow as game, window
 from host_tools.table import libelles
-from host_tools.table.game.flow import CLOSED, esc
+from host_tools.table.game.flow import esc
 from host_tools.table.game.gate import (  # noqa: F401  (the gate's names, as the table's callers import them)
     BET_FIELDS, CONSENT_FIELDS, MAX_STAKE, STATE_FIELDS, _KEPT, _REFUSALS, Invalid, Mismatch, NotFound, Receipt,
     Refused, _check_key, parse_bet_request, request_digest)
@@ -38,6 +38,7 @@ from host_tools.table.journal.store import Journal
 from host_tools.table.game.ledger import Ledger
 from host_tools.table.game.reglement import REGISTRY
 from host_tools.table.game.tapis import Tapis, entry
+from host_tools.table.game.window import CLOSED
 
 log = logging.getLogger("cylindre.table")
 
@@ -57,7 +58,7 @@ class Table:
         self.clock = clock or (lambda: time.monotonic() * 1000.0)     # host ms, the link's clock
         self.lock = threading.RLock()
         self.ledger = Ledger(journal, wheel)
-        self.window = game.Window()
+        self.window = window.Window()
         self.blocked = None         # a refusal code for every bet whatever the window says (wheel_unknown)
         self.deferred = False       # a group of placements saves the state once (committer.py)
         self.created = False
@@ -225,7 +226,7 @@ class Table:
     def cancel(self, bid: str, by=None) -> dict:
         """The player takes an open bet back: only on fresh word that the spin is not called
         (409 wheel_not_heard, no_more_bets); a withdrawal the wheel's call turns out to precede is
-        undone when the call arrives (game.withdrawal). A straddle awaiting consent plays nothing:
+        undone when the call arrives (window.withdrawal). A straddle awaiting consent plays nothing:
         it may be taken back at any time."""
         with self.lock, self.j.tx():
             row = self.ledger.row(bid)
@@ -235,7 +236,7 @@ class Table:
                 raise Refused("not_open", f"bet {bid} is {row['status']}: only an open bet can be withdrawn")
             where = (None, None)
             if row["status"] == "open":
-                status, reason, where = game.withdrawal(self.window, self.st["phase"], self.clock())
+                status, reason, where = window.withdrawal(self.window, self.st["phase"], self.clock())
                 if status != "open":
                     raise Refused(reason, _KEPT[reason])
             self.ledger.cancel(bid, where, by)
@@ -394,7 +395,7 @@ class Table:
     # -- table open / closed (the wheel is told by the daemon) --------------------------------------
     def set_open(self, is_open: bool):
         with self.lock, self.j.tx():
-            change = game.open_close(self.st["phase"], is_open)
+            change = window.open_close(self.st["phase"], is_open)
             if change is None:
                 return
             st = dict(self.st, phase=change[0])
@@ -404,10 +405,10 @@ class Table:
         self._after(after)
 
     def call(self) -> bool:
-        """The croupier's rien ne va plus at the table (game.croupier_call): no bet from now,
+        """The croupier's rien ne va plus at the table (window.croupier_call): no bet from now,
         before the wheel is told. False when betting was not open."""
         with self.lock, self.j.tx():
-            phase = game.croupier_call(self.st["phase"])
+            phase = window.croupier_call(self.st["phase"])
             if phase is None:
                 return False
             st = dict(self.st, phase=phase)

@@ -5,7 +5,7 @@ screens' words and their expiry are the betting window's own verdict."""
 from hypothesis import given, settings, strategies as st
 
 from host_tools.table.game import annonce as A
-from host_tools.table.game.flow import BETTING, CLOSED, NO_MORE, Window
+from host_tools.table.game.window import BETTING, CLOSED, NO_MORE, Window
 
 
 def test_faites_vos_jeux_only_when_a_bet_would_be_taken():

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from host_tools.table.game import flow as game
+from host_tools.table.game import window
 from host_tools.table.game.committer import Committer, _Job
 from host_tools.table.journal.store import Journal
 from host_tools.table.game.table import Refused, Table
@@ -89,7 +89,7 @@ def test_a_bet_taken_at_receipt_is_a_poussette_if_the_call_is_taken_before_its_g
 def test_a_bet_refused_at_receipt_stays_refused_whatever_comes_before_its_group(t):
     w = Wheel(t)
     c = Committer(t)
-    t.clock.advance(game.FRESH_MS + 1)               # the line quiet: no fresh word when it arrives
+    t.clock.advance(window.FRESH_MS + 1)               # the line quiet: no fresh word when it arrives
     job = _job(t, PLEIN)
     w.status()                                       # fresh word again before its group commits
     assert t.state()["accepting_bets"]
@@ -102,7 +102,7 @@ def test_a_bet_taken_at_receipt_is_judged_with_its_receipt_instant_not_its_group
     Wheel(t)
     c = Committer(t)
     job = _job(t, PLEIN)
-    t.clock.advance(game.FRESH_MS + 500)             # its group commits late: the word is stale now
+    t.clock.advance(window.FRESH_MS + 500)             # its group commits late: the word is stale now
     c.commit([job])
     assert job.error is None and job.out["status"] == "open"
     row = t.ledger.row(job.out["id"])

@@ -4,7 +4,7 @@ same Idempotency-Key places nothing twice. Over a real SQLite journal, on the te
 
 import pytest
 
-from host_tools.table.game import flow as game
+from host_tools.table.game import window
 from host_tools.table.game.table import Invalid, Mismatch, Refused, Table, parse_bet_request
 from host_tools.sim.tablewheel import Wheel
 
@@ -30,7 +30,7 @@ def _money(t):
 def test_no_bet_without_fresh_word_from_the_wheel(t):
     w = Wheel(t)
     t.place(PLEIN)                                   # a status just now: accepted
-    t.clock.advance(game.FRESH_MS + 1)               # the line goes quiet (cable pulled)
+    t.clock.advance(window.FRESH_MS + 1)               # the line goes quiet (cable pulled)
     with pytest.raises(Refused) as e:
         t.place(PLEIN)
     assert e.value.code == "wheel_not_heard"
@@ -212,7 +212,7 @@ def test_no_withdrawal_while_the_wheel_is_not_heard(t):
     w = Wheel(t)
     b = t.place(PLEIN)
     w.send({"ev": "launch", "t": 1, "spin": 1})
-    t.clock.advance(game.FRESH_MS + 1)               # the call and the result are on a cut line
+    t.clock.advance(window.FRESH_MS + 1)               # the call and the result are on a cut line
     with pytest.raises(Refused) as e:
         t.cancel(b["id"])
     assert e.value.code == "wheel_not_heard"
