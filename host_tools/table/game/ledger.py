@@ -31,8 +31,6 @@ from __future__ import annotations
 
 import json
 import time
-from itertools import compress
-from operator import add
 
 import numpy as np
 
@@ -227,7 +225,8 @@ class Ledger:
         if packed is not None:
             header, data, mores, settled = packed
         else:
-            rows, settled = result_rows(done, self._label_id) if done is not None else dict_rows(res, self._label_id)
+            rows, settled = (resultats.result_rows(done, self._label_id) if done is not None
+                             else resultats.dict_rows(res, self._label_id))
         head = {k: v for k, v in res.items() if k not in ("results", "payment_order")}
         if packed is None:
             head["payments"] = [[p["id"], p["kind"], p["combination"], p["stake"], p["won"]] for p in res["payment_order"]]
@@ -462,7 +461,6 @@ _PENDING = "SELECT spin FROM settlements WHERE wheel=? AND pending=1"
 # a bet's status as it stands, in SQL (the view `bets_now`)
 STATUS = ("CASE WHEN b.status='locked' AND EXISTS (SELECT 1 FROM settlements s WHERE s.wheel=b.wheel "
           "AND s.spin=b.spin AND s.pending=1) THEN 'settled' ELSE b.status END")
-_BASE = ("id", "type", "label", "staked", "outcome", "won", "returned", "lost", "imprisoned", "paid")
 _PAYMENT = ("id", "kind", "combination", "stake", "won")
 _RESULT = "bet, type, label, staked, outcome, won, returned, lost, imprisoned, more"
 _BET_ROW = ("SELECT b.*, r.bet AS r_bet, r.type AS r_type, r.label AS r_label, r.staked AS r_staked, "
@@ -502,45 +500,3 @@ def _result(p):
     if p[9]:
         out.update(p[9])
     return out
-
-
-def result_rows(done, label_id):
-    """The `spin_results` rows (format 4) of a `Settlement` (columns in, tuples out: no per-bet
-    dict for the plain bets and even chances), and the ids of the bets it settled (those not
-    carried); `label_id(type, label)` names a (type, label) pair by its id."""
-    book = done.book
-    ids, carried, excess, extra = book.ids, book.carried, book.excess, done.extra
-    n = len(ids)
-    mores = [None] * n
-    full = set(compress(range(n), excess))      # the results whose `more` is result()'s
-    full.update(extra)
-    full.update(carried)
-    labels = {}
-    number = done.number
-    for s, members in book.groups:       # what a shape says, once per shape
-        labels[s] = label_id(s.chance if s.family == "simple" else s.type, s.label)
-        if s.family == "annonce" and not (s.a_placer or s.winning[number]):
-            for i in members:            # a call that won nothing: what result() would say
-                mores[i] = {"chips": s.count, "unit": s.unit if s.unit is not None else book.mults[i], "winning": []}
-        elif s.family == "annonce":
-            full.update(members)
-    for i in full:
-        r = done.result(i)
-        mores[i] = {k: v for k, v in r.items() if k not in _BASE}
-    staked = list(map(add, book.played, excess))
-    rows = list(zip(ids, map(labels.__getitem__, book.shapes), staked,
-                    done.outcome, done.won, done.returned, done.lost, done.imprisoned, mores))
-    rows.extend(_row(r, label_id) for r in done.carried_results)
-    settled = [ids[i] for i in range(n) if i not in carried] if carried else ids
-    return rows, settled
-
-
-def dict_rows(res, label_id):
-    """The `spin_results` rows (format 4) of settle_spin's dict, and the ids of the bets it settled."""
-    return ([_row(r, label_id) for r in res["results"]], [r["id"] for r in res["results"] if not r.get("carried")])
-
-
-def _row(r, label_id):
-    more = {k: v for k, v in r.items() if k not in _BASE}
-    return (str(r["id"]), label_id(r["type"], r["label"]), r["staked"], r["outcome"], r["won"], r["returned"],
-            r["lost"], r["imprisoned"], more or None)

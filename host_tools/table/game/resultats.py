@@ -1,4 +1,5 @@
-"""A spin's results as the journal keeps them, in columns (format 5 of `spin_results`).
+"""A spin's results as the journal keeps them: in columns (format 5 of `spin_results`), and as
+rows (format 4, `result_rows`) for what the columns cannot hold.
 
 At 10,000 bets, writing the results as JSON rows (format 4) cost more than the rest of the
 result's path: a tuple and a list per bet, 300 kB of text encoded in Python. Format 5 writes the
@@ -20,12 +21,14 @@ still shows every result as a row and an auditor's SQL works as before.
 
 Rows past the spin's bets are the stakes carried en prison, as in the other formats. `pack`
 answers None for what it cannot write so (a negative amount, an id that is not plain ASCII):
-the ledger then writes format 4.
+the ledger then writes format 4 (`result_rows`).
 """
 
 from __future__ import annotations
 
 import json
+from itertools import compress
+from operator import add
 
 import numpy as np
 import numpy.ma  # noqa: F401  (np.unique imports it at its first call: 100 ms on the first result's path otherwise)
@@ -304,3 +307,45 @@ def unpack(header, data, mores, named):
         kind, comb = named(pcol["label"][j])
         pays.append([ids[pcol["bet"][j]], kind, comb, pcol["stake"][j], pcol["won"][j]])
     return rows, pays
+
+
+def result_rows(done, label_id):
+    """Format 4, what the ledger writes when `pack` cannot: the `spin_results` rows of a `Settlement` (columns in, tuples out: no per-bet
+    dict for the plain bets and even chances), and the ids of the bets it settled (those not
+    carried); `label_id(type, label)` names a (type, label) pair by its id."""
+    book = done.book
+    ids, carried, excess, extra = book.ids, book.carried, book.excess, done.extra
+    n = len(ids)
+    mores = [None] * n
+    full = set(compress(range(n), excess))      # the results whose `more` is result()'s
+    full.update(extra)
+    full.update(carried)
+    labels = {}
+    number = done.number
+    for s, members in book.groups:       # what a shape says, once per shape
+        labels[s] = label_id(s.chance if s.family == "simple" else s.type, s.label)
+        if s.family == "annonce" and not (s.a_placer or s.winning[number]):
+            for i in members:            # a call that won nothing: what result() would say
+                mores[i] = {"chips": s.count, "unit": s.unit if s.unit is not None else book.mults[i], "winning": []}
+        elif s.family == "annonce":
+            full.update(members)
+    for i in full:
+        r = done.result(i)
+        mores[i] = {k: v for k, v in r.items() if k not in BASE}
+    staked = list(map(add, book.played, excess))
+    rows = list(zip(ids, map(labels.__getitem__, book.shapes), staked,
+                    done.outcome, done.won, done.returned, done.lost, done.imprisoned, mores))
+    rows.extend(_row(r, label_id) for r in done.carried_results)
+    settled = [ids[i] for i in range(n) if i not in carried] if carried else ids
+    return rows, settled
+
+
+def dict_rows(res, label_id):
+    """The `spin_results` rows (format 4) of settle_spin's dict, and the ids of the bets it settled."""
+    return ([_row(r, label_id) for r in res["results"]], [r["id"] for r in res["results"] if not r.get("carried")])
+
+
+def _row(r, label_id):
+    more = {k: v for k, v in r.items() if k not in BASE}
+    return (str(r["id"]), label_id(r["type"], r["label"]), r["staked"], r["outcome"], r["won"], r["returned"],
+            r["lost"], r["imprisoned"], more or None)
