@@ -273,7 +273,7 @@ def held_port(fd: int, c):
     take the port, and a pseudo-terminal's number cannot go to another program while it lives); the
     port is opened without locking it again. None (and why, on stderr) if the descriptor is not that."""
     import fcntl
-    from host_tools.table.daemon.service import SerialPort
+    from host_tools.table.wheel.port import SerialPort
     try:
         if not os.isatty(fd):
             raise OSError(0, "pas un terminal")

@@ -5,7 +5,8 @@ the session ends, /health names the reason, the status says so (issue 21, item 1
 import os
 import time
 
-from host_tools.table.daemon.service import Daemon, SerialPort
+from host_tools.table.daemon.service import Daemon
+from host_tools.table.wheel.port import SerialPort
 from host_tools.sim.ptywheel import PtyPort
 
 from loopkit import KEY, Loopback, wait
