@@ -36,6 +36,8 @@ import threading
 import time
 from pathlib import Path
 
+from host_tools.bench import procstat
+
 OUT = Path("bench/out/api.json")
 PATH_FIGURES = {}
 GOAL_BETS_PER_S = 1000
@@ -96,15 +98,6 @@ def _wheel(work, key):
             raise RuntimeError("the simulated wheel did not start")
         time.sleep(0.05)
     return wheel, path_file.read_text().split()[0]
-
-
-def _cpu_s(pid):
-    """CPU seconds (user + system) a process has used so far, from /proc (None elsewhere)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 def _stop(p):
@@ -233,14 +226,14 @@ def _load(args, against=None, tree=None):
         errors: list = []
         threads = [threading.Thread(target=_client, args=(port, token, n, stop, lats[n], errors), daemon=True)
                    for n in range(args.clients)]
-        t0, cpu0 = time.perf_counter(), _cpu_s(daemon.pid)
+        t0, cpu0 = time.perf_counter(), procstat.cpu_s(daemon.pid)
         for t in threads:
             t.start()
         time.sleep(args.seconds)
         stop.set()
         for t in threads:
             t.join(35)
-        wall, cpu1 = time.perf_counter() - t0, _cpu_s(daemon.pid)
+        wall, cpu1 = time.perf_counter() - t0, procstat.cpu_s(daemon.pid)
     finally:
         _stop(daemon)
         _stop(wheel)

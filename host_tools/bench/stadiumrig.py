@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 import socket
 import sqlite3
@@ -16,6 +15,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from host_tools.bench import procstat
 
 
 # -- the HTTP client: one keep-alive connection, requests one after the other ---------------------------
@@ -124,20 +125,10 @@ class Rig:
         return False
 
     def cpu_s(self):
-        try:
-            f = Path(f"/proc/{self.daemon.pid}/stat").read_text().rsplit(")", 1)[1].split()
-            return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
-        except (OSError, ValueError, IndexError):
-            return None
+        return procstat.cpu_s(self.daemon.pid)
 
     def rss_bytes(self):
-        try:
-            for line in Path(f"/proc/{self.daemon.pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-        except (OSError, ValueError):
-            pass
-        return None
+        return procstat.rss_bytes(self.daemon.pid)
 
     def db(self):
         c = sqlite3.connect(f"file:{self.journal}?mode=ro", uri=True)
