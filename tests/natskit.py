@@ -89,7 +89,10 @@ class Cable:
         while not self.closed.is_set():
             if not self.flowing.wait(0.05):
                 continue
-            r, _, _ = select.select([src], [], [], 0.05)
+            try:
+                r, _, _ = select.select([src], [], [], 0.05)
+            except (OSError, ValueError):   # the other direction ended and closed both sockets
+                break
             if not r or not self.flowing.is_set():
                 continue
             try:
