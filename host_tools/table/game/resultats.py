@@ -95,7 +95,7 @@ def pack(done, label_id, labels_of):
     full.update(done.extra)
     full.update(book.carried)
     if full:
-        simple = _simple_at(gid)
+        simple = REGISTRY.numbers[done.number].tables()["simple"][gid].tolist()    # even chances, by bet
         excess = done.a_excess
         for i in sorted(full):
             text = _prison_more(done, i) if simple[i] and not excess[i] else None
@@ -226,13 +226,6 @@ def _carried_more(r):
 
 _CARRIED = frozenset(BASE) | {"carried", "wins_needed_before", "prison"}
 _PRISON = {"chance", "wins_needed"}
-
-
-def _simple_at(gid):
-    """For each bet (its REGISTRY shape number), whether it is an even chance."""
-    shapes = REGISTRY.shapes
-    flags = np.fromiter((s.family == "simple" for s in shapes), dtype=bool, count=len(shapes))
-    return flags[gid].tolist()
 
 
 def _payments(done, labels_of):
