@@ -200,14 +200,16 @@ class Tokens:
 
 
 class _tx:
-    """A transaction of its own unless the connection is already in one."""
+    """A transaction of its own unless the connection is already in one. It takes the write lock
+    at its start (IMMEDIATE): a deferred one that read first and then wrote could meet a daemon's
+    commit in between and fail at once ("database is locked") instead of waiting its turn."""
 
     def __init__(self, db):
         self.db, self.mine = db, False
 
     def __enter__(self):
         if not self.db.in_transaction:
-            self.db.execute("BEGIN")
+            self.db.execute("BEGIN IMMEDIATE")
             self.mine = True
 
     def __exit__(self, kind, *_):
