@@ -6,7 +6,8 @@ in Python. On the table host a spin holds thousands of bets, so this module sett
 `Book` with array arithmetic: per bet one gather of its shape's row for the number (what it wins,
 hands back, which chips win), per winning chip one entry of the payment order, sorted once. The
 few bets that need a decision of their own (even chances at zero, replays of a winning call, the
-stakes carried en prison) go through the reference's own functions. The answer is a
+stakes carried en prison at a zero) go through the reference's own functions; the prisoners a
+zero left, settled on the next number, are columns of their own (prisonniers.py). The answer is a
 `Reglement`, a `Settlement` whose money sits in NumPy columns: the reference's output methods
 (`result`, `results`, `summary`, `to_json`) read them, so the dicts it gives are the
 reference's; the ledger writes the columns as they are (ledger.py, format 5).
@@ -25,6 +26,7 @@ from array import array
 import numpy as np
 
 from cylindre.rules import prison
+from host_tools.table.game.prisonniers import settle_after
 from cylindre.rules.settle import (INSIDE, PAY_ORDER, SIDE, SIMPLE, Settlement, _RANK, _replay, announcements_of,
                                    carried_prisoners, carry_on, check, paying_croupier, totals_of)
 
@@ -299,10 +301,15 @@ def settle(book, number, prisoners=(), choices=None, cols=None):
         for i in replays.tolist():
             _replay(st, shapes[g[i]], i, later)
     carry_on(st, later)
-    carried_prisoners(st, prisoners, chosen)
+    if prisoners and n != 0:            # a zero's 1,500 prisoners on the next number: in columns
+        st.carried_results = settle_after(prisoners, n, st.prisoners)
+        sums = [st.carried_results.sums()]
+    else:
+        carried_prisoners(st, prisoners, chosen)
+        sums = st.carried_results
     st.announcements = _announcements(st)
     st.totals = totals_of(int(st.a_staked.sum()), int(won.sum()), int(returned.sum()), int(lost.sum()),
-                          int(imprisoned.sum()), st.carried_results)
+                          int(imprisoned.sum()), sums)
     return st
 
 

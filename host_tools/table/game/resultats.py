@@ -34,6 +34,7 @@ import numpy as np
 import numpy.ma  # noqa: F401  (np.unique imports it at its first call: 100 ms on the first result's path otherwise)
 
 from host_tools.table.game.reglement import OUTCOMES, REGISTRY
+from host_tools.table.game.prisonniers import Carried
 
 COLUMNS = ("id", "label", "staked", "outcome", "won", "returned", "lost", "imprisoned", "more")
 PAY_COLUMNS = ("bet", "label", "stake", "won")
@@ -115,14 +116,15 @@ def pack(done, label_id, labels_of):
     carried = done.carried_results
     if carried:
         # column by column (a zero's 1,500 prisoners are carried to the next spin)
-        labels = {tl: label_id(*tl) for tl in {(r["type"], r["label"]) for r in carried}}
-        codes = {o: k for k, o in enumerate(OUTCOMES)}
-        extra = {"id": [str(r["id"]) for r in carried],
-                 "label": [labels[(r["type"], r["label"])] for r in carried],
-                 "outcome": [codes.get(r["outcome"], -1) for r in carried],
-                 "more": [mores.add(_carried_more(r)) for r in carried]}
-        for k in ("staked", "won", "returned", "lost", "imprisoned"):
-            extra[k] = [r[k] for r in carried]
+        extra = _carried_columns(carried, label_id, mores) if isinstance(carried, Carried) else None
+        if extra is None:
+            labels = {tl: label_id(*tl) for tl in {(r["type"], r["label"]) for r in carried}}
+            extra = {"id": [str(r["id"]) for r in carried],
+                     "label": [labels[(r["type"], r["label"])] for r in carried],
+                     "outcome": [_CODES.get(r["outcome"], -1) for r in carried],
+                     "more": [mores.add(_carried_more(r)) for r in carried]}
+            for k in ("staked", "won", "returned", "lost", "imprisoned"):
+                extra[k] = [r[k] for r in carried]
         if -1 in extra["outcome"]:
             return None                 # an outcome the columns have no code for: format 4
         cols["id"] = ids + extra["id"]
@@ -224,6 +226,29 @@ def _carried_more(r):
     return _remember(_KEPT, key, lambda: _more_text(r))
 
 
+def _carried_columns(c, label_id, mores):
+    """The ledger's columns of the carried prisoners settled in columns (prisonniers.Carried):
+    what `_carried_more` and the dicts' loop above give, read from its columns; None if an id
+    or a wins count is not what they expect (the dicts' loop then takes them)."""
+    chances = c.chances
+    labels = {ch: label_id(ch, "%s (en prison)" % ch) for ch in set(chances)}
+    prison = c.prison
+    more = []
+    for i, w in enumerate(c.before):
+        q = prison.get(i)
+        key = ("carried", w, None if q is None else (q["chance"], q["wins_needed"]))
+        text = _KEPT.get(key)
+        if text is None:
+            if type(w) is not int:
+                return None
+            text = _remember(_KEPT, key, lambda: _more_text(c[i]))
+        more.append(mores.add(text))
+    return {"id": [v if type(v) is str else str(v) for v in c.ids], "label": [labels[ch] for ch in chances],
+            "outcome": [_CODES.get(o, -1) for o in c.outcomes], "more": more, "staked": c.stakes,
+            "won": [0] * len(c), "returned": c.returned, "lost": c.lost, "imprisoned": c.imprisoned}
+
+
+_CODES = {o: k for k, o in enumerate(OUTCOMES)}
 _CARRIED = frozenset(BASE) | {"carried", "wins_needed_before", "prison"}
 _PRISON = {"chance", "wins_needed"}
 

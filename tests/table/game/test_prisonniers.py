@@ -1,0 +1,56 @@
+"""The prisoners a zero left, settled on the next number in columns (prisonniers.py), are the
+reference's (`rules.settle.carried_prisoners`) to the dict and to the cent, and the ledger's
+columns of them are those the reference's dicts give."""
+
+from hypothesis import given, settings, strategies as st
+
+from cylindre.rules import wheel
+from cylindre.rules.settle import carried_prisoners, totals_of
+from host_tools.table.game import resultats
+from host_tools.table.game.prisonniers import Carried, settle_after
+
+PRISONER = st.builds(lambda i, c, s, w: dict({"id": i if i % 2 else "p%d" % i, "chance": c, "stake": s},
+                                             **({"wins_needed": w} if w else {})),
+                     st.integers(0, 10 ** 6), st.sampled_from(list(wheel.CHANCES)),
+                     st.integers(1, 10 ** 12), st.sampled_from([0, 1, 2, 3]))
+
+
+class _Spin:
+    def __init__(self, number):
+        self.number, self.prisoners, self.carried_results = number, [], []
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(PRISONER, max_size=60, unique_by=lambda p: p["id"]), st.integers(1, 36))
+def test_the_prisoners_settle_in_columns_as_the_rules_settle_them(prisoners, number):
+    want = _Spin(number)
+    carried_prisoners(want, [dict(p) for p in prisoners], {})
+    kept = []
+    got = settle_after([dict(p) for p in prisoners], number, kept)
+    assert list(got) == want.carried_results
+    assert [got[i] for i in range(-len(got), 0)] == want.carried_results      # read from the end alike
+    assert got[1:3] == want.carried_results[1:3]
+    assert kept == want.prisoners
+    assert totals_of(0, 0, 0, 0, 0, [got.sums()]) == totals_of(0, 0, 0, 0, 0, want.carried_results)
+    assert len(got) == len(prisoners) and bool(got) == bool(prisoners)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(PRISONER, min_size=1, max_size=40, unique_by=lambda p: p["id"]), st.integers(1, 36))
+def test_the_ledgers_columns_of_the_prisoners_are_those_of_their_dicts(prisoners, number):
+    got = settle_after(prisoners, number, [])
+    names = {}
+
+    def label_id(kind, label):
+        return names.setdefault((kind, label), len(names) + 1)
+
+    fast, slow = resultats._Mores(), resultats._Mores()
+    columns = resultats._carried_columns(got, label_id, fast)
+    rows = [slow.add(resultats._carried_more(r)) for r in list(got)]     # the dicts' way
+    assert columns["more"] == rows and list(fast) == list(slow)
+    for k in ("staked", "returned", "lost", "imprisoned"):
+        assert columns[k] == [r[k] for r in got]
+    assert columns["id"] == [str(r["id"]) for r in got]
+    assert columns["label"] == [names[(r["type"], r["label"])] for r in got]
+    assert [resultats.OUTCOMES[k] for k in columns["outcome"]] == [r["outcome"] for r in got]
+    assert isinstance(got, Carried)
