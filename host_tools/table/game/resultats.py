@@ -97,10 +97,20 @@ def pack(done, label_id, labels_of):
     full.update(book.carried)
     if full:
         simple = REGISTRY.numbers[done.number].tables()["simple"][gid].tolist()    # even chances, by bet
-        excess = done.a_excess
-        for i in sorted(full):
-            text = _prison_more(done, i) if simple[i] and not excess[i] else None
-            more[i] = mores.add(text if text is not None else _more_text(done.result(i)))
+        excess = set(np.flatnonzero(done.a_excess).tolist())
+        extra, marked, row, kept = done.extra, book.carried, mores.row, _KEPT
+        where = sorted(full)
+        ks = []
+        for i in where:                 # a zero's 1,500 prisoners: one of a few texts, looked up
+            text = None
+            q = extra.get(i)
+            if q is not None and simple[i] and i not in excess and not marked.get(i):
+                text = kept.get(("prison", q.get("chance"), q.get("wins_needed"))) or _prison_more(done, i)
+            if text is None:
+                text = _more_text(done.result(i))
+            k = row.get(text)
+            ks.append(k if k is not None else mores.add(text))
+        more[where] = ks
     if is_call.any():
         if full:
             is_call[list(full)] = False
