@@ -93,7 +93,12 @@ def on_event(state, facts, boot, seq, ev, limits):
 
 class _Step:
     def __init__(self, state, facts, limits):
-        self.st = jsontext.copy(state)                  # a copy: the caller's state is never touched
+        # a copy: the caller's state is never touched. Its prisoners (1,500 after a zero, three
+        # copies a coup) are shared, not copied: a step replaces the list whole, with the new
+        # dicts the settlement makes, and changes no prisoner in place (test_money_game.py)
+        self.st = jsontext.copy({k: v for k, v in state.items() if k != "prisoners"})
+        if "prisoners" in state:
+            self.st["prisoners"] = state["prisoners"]
         self.facts = facts
         self.limits = limits
         self.open = facts.open_bets if facts.ordered else sorted(facts.open_bets, key=_ID)

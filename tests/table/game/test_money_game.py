@@ -42,6 +42,25 @@ def test_the_step_touches_nothing_it_was_given():
     assert state == STATE and facts.open_bets == [bet("B1", at=10)]
 
 
+def test_no_step_changes_the_prisoners_it_was_given_which_it_shares_with_its_new_state():
+    """The step shares the state's prisoners instead of copying them: every kind of step, at a
+    zero (choices: partage, a move, prison) and on a number, leaves the given ones as they were."""
+    prisoners = [{"id": "P%d" % k, "chance": c, "stake": 100 * (k + 1), **({"wins_needed": w} if w else {})}
+                 for k, (c, w) in enumerate([("rouge", 1), ("noir", 0), ("pair", 2), ("impair", 3), ("manque", 1)])]
+    called = dict(STATE, phase="no_more_bets", locked_spin=1, prisoners=prisoners)
+    bodies = {"P0": {"id": "P0", "type": "rouge", "stake": 100, "zero_choice": "partage"},
+              "P1": {"id": "P1", "type": "noir", "stake": 200, "zero_choice": {"move": "pair"}}}
+    steps = [({"ev": "result", "spin": 1, "number": n}, dict(locked=[bet("B1", spin=1)], bodies=b))
+             for n in (0, 17, 2) for b in (bodies, None)]
+    steps += [({"ev": "rnvp", "spin": 1}, dict(open_bets=[bet("B2", at=10)])), ({"ev": "launch", "spin": 2}, {})]
+    for ev, facts in steps:
+        state = json.loads(json.dumps(called))
+        fx = step(ev, state=state, **facts)
+        assert state == called, ev
+        assert state["prisoners"] == prisoners
+        assert ev["ev"] != "result" or len(of(fx, Settle)) == 1          # settled, prisoners and all
+
+
 def test_a_result_settles_the_locked_bets_once_and_reopens_betting():
     called = dict(STATE, phase="no_more_bets", locked_spin=1)
     fx = step({"ev": "result", "spin": 1, "number": 17}, state=called, locked=[bet("B1", spin=1), bet("B2", 5, spin=1)])
