@@ -154,29 +154,51 @@ REGISTRY = _Registry()
 
 class Colonnes:
     """A book's bets as columns: for each bet its shape's number (`REGISTRY.gid`), its
-    multiplier and its excess, appended as the bets are (`add`: one bet in C arrays)."""
-    __slots__ = ("gidx", "mult", "excess", "epoch")
+    multiplier and its excess, appended as the bets are (`add`: one bet in C arrays); and their
+    ids as the ledger's fixed-width text (`id_text`), when given and alike (resultats.py)."""
+    __slots__ = ("gidx", "mult", "excess", "epoch", "ids", "width")
 
     def __init__(self):
         self.gidx = array("q")
         self.mult = array("q")
         self.excess = array("q")
         self.epoch = REGISTRY.epoch
+        self.ids = bytearray()
+        self.width = 0              # every id's length; -1: not every bet's id is here alike
 
     def __len__(self):
         return len(self.gidx)
 
-    def add(self, shape, mult, excess):
+    def add(self, shape, mult, excess, bid=None):
         self.gidx.append(REGISTRY.gid(shape))
         self.mult.append(mult)
         self.excess.append(excess)
+        w = self.width
+        if w >= 0:
+            if type(bid) is str and bid.isascii() and bid.isprintable() and " " not in bid \
+                    and (w == len(bid) or (w == 0 and bid and len(self.gidx) == 1)):
+                self.ids += bid.encode("ascii")
+                self.width = len(bid)
+            else:
+                self.width = -1
+
+    def id_text(self, ids):
+        """The ledger's id column of `ids` (the book these columns are of): (bytes, width) as
+        resultats._text makes it, or None where the ids were not all kept alike."""
+        w = self.width
+        n = len(ids)
+        if w <= 0 or n != len(self.gidx) or len(self.ids) != n * w \
+                or (n and (self.ids[:w].decode("ascii") != ids[0] or self.ids[-w:].decode("ascii") != ids[-1])):
+            return None
+        return bytes(self.ids), w
 
     def catch_up(self, book):
         """Append the bets of `book` past the ones these columns hold (the carried bets a
         settlement adds to the book, or a whole book built without columns)."""
         add = self.add
+        ids = book.ids
         for i in range(len(self.gidx), len(book)):
-            add(book.shapes[i], book.mults[i], book.excess[i])
+            add(book.shapes[i], book.mults[i], book.excess[i], ids[i])
         return self
 
 
@@ -212,6 +234,7 @@ class Reglement(Settlement):
         self.announcements = []
         self.totals = {}
         self._lists = {}
+        self.cols = None            # the book's Colonnes (their ids' text: resultats.pack)
 
     def _list(self, name, make):
         v = self._lists.get(name)
@@ -270,6 +293,7 @@ def settle(book, number, prisoners=(), choices=None, cols=None):
         cols = Colonnes()
     cols.catch_up(book)
     st = Reglement(book, number)
+    st.cols = cols
     n = number
     t = REGISTRY.numbers[n].tables()
     count = len(cols)

@@ -149,7 +149,7 @@ def pack(done, label_id, labels_of):
             for k in table:
                 v = source[k]
                 if k == "id":
-                    enc = _text(v)
+                    enc = _ids_text(done, ids, v)
                     if enc is None:
                         return None
                     b, w = enc
@@ -165,6 +165,21 @@ def pack(done, label_id, labels_of):
         return None
     settled = [ids[i] for i in range(n) if i not in book.carried] if book.carried else ids
     return json.dumps(header, separators=(",", ":")), b"".join(data), list(mores), settled
+
+
+def _ids_text(done, ids, every):
+    """The id column's text (`_text(every)`): the book's part as its columns kept it while the
+    bets were placed (reglement.Colonnes.id_text), the carried prisoners' after it."""
+    cols = getattr(done, "cols", None)
+    kept = cols.id_text(ids) if cols is not None else None
+    if kept is None:
+        return _text(every)
+    if len(every) == len(ids):
+        return kept
+    rest = _text(every[len(ids):])
+    if rest is None or rest[1] != kept[1]:
+        return _text(every)
+    return kept[0] + rest[0], kept[1]
 
 
 class _Mores(list):

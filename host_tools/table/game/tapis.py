@@ -188,7 +188,7 @@ class _Shelf:
             return False
         body = e["body"]
         self.book.add_compiled(e["id"], c[0], c[1], c[2], body)
-        self.cols.add(c[0], c[1], c[2])
+        self.cols.add(c[0], c[1], c[2], e["id"])
         zc = body.get("zero_choice")
         if zc is not None and c[0].family == "simple":
             self.choices[e["id"]] = zc

@@ -5,6 +5,7 @@ columns of them are those the reference's dicts give."""
 from hypothesis import given, settings, strategies as st
 
 from cylindre.rules import wheel
+from cylindre.rules.bets import BetError
 from cylindre.rules.settle import carried_prisoners, totals_of
 from host_tools.table.game import resultats
 from host_tools.table.game.prisonniers import Carried, settle_after
@@ -54,3 +55,29 @@ def test_the_ledgers_columns_of_the_prisoners_are_those_of_their_dicts(prisoners
     assert columns["label"] == [names[(r["type"], r["label"])] for r in got]
     assert [resultats.OUTCOMES[k] for k in columns["outcome"]] == [r["outcome"] for r in got]
     assert isinstance(got, Carried)
+
+
+IDS = st.lists(st.one_of(st.from_regex(r"[0-9a-f]{8}", fullmatch=True), st.text(max_size=9)), max_size=30, unique=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(IDS, IDS)
+def test_the_ids_text_kept_as_bets_are_placed_is_the_one_made_at_the_result(ids, carried):
+    """The ledger's id column from the book's columns (kept while the bets were placed) and the
+    carried prisoners' ids after it is `_text` of them all, or None where `_text` is None."""
+    from cylindre.rules.compiled import Book
+    from host_tools.table.game.reglement import Colonnes
+    book, cols = Book(None), Colonnes()
+    for bid in ids:
+        try:
+            k = book.add({"id": bid, "type": "plein", "numbers": [7], "stake": 100})
+        except BetError:
+            continue                        # an id the rules refuse is never on the layout
+        cols.add(book.shapes[k], book.mults[k], book.excess[k], bid)
+
+    class Done:
+        pass
+    done = Done()
+    done.cols = cols
+    got = resultats._ids_text(done, list(book.ids), list(book.ids) + carried)
+    assert got == resultats._text(list(book.ids) + carried)
