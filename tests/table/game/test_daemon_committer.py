@@ -210,7 +210,11 @@ def test_a_kill_during_group_commits_keeps_every_acknowledged_bet_and_no_part_of
         p = subprocess.Popen([sys.executable, "-c", KILLED, str(path), str(acked), tests], stdout=subprocess.PIPE,
                              env=env)
         assert p.stdout.readline().strip() == b"ready"
-        time.sleep(rnd.uniform(0.3, 0.9))
+        end = time.monotonic() + 60                 # a busy machine: the first group's 201 may take a while
+        while not (acked.exists() and acked.read_text().strip()):
+            assert time.monotonic() < end, "no bet was acknowledged"
+            time.sleep(0.02)
+        time.sleep(rnd.uniform(0.0, 0.6))           # then killed at a random moment of the groups
         p.send_signal(signal.SIGKILL)
         p.wait(10)
         t = Table(Journal(path), "T1")
