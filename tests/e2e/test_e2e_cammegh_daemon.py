@@ -110,7 +110,9 @@ def test_a_simulated_reader_runs_the_table_through_the_daemon(tmp_path):
         bettor = threading.Thread(target=player, daemon=True)
         bettor.start()
         run_pty(pty, sim, speed=SPEED, clock=clock, stop=lambda: time.monotonic() - (clock.t0 or 1e18) > 120)
-        time.sleep(0.5)
+        end = time.monotonic() + 30                      # the daemon reads the last lines (a busy machine: late)
+        while len(d.api("GET", "/history?limit=100")[1]) < len(sim.results) and time.monotonic() < end:
+            time.sleep(0.05)
         stop.set()
         bettor.join(5)
         assert sim.finished and sim.voids and "*P OK" in sim.answers      # started by the daemon's *P 1
@@ -158,8 +160,12 @@ def test_a_recorded_session_played_on_the_port_settles_every_game(tmp_path):
         d.wait_up()
         time.sleep(0.2)                                  # the port is open (a reader's lines before are not ours)
         play(pty, timed_lines(SESSION.read_bytes()), speed=16)
-        time.sleep(0.3)
-        st, hist = d.api("GET", "/history?limit=100")
+        end = time.monotonic() + 30                      # the daemon reads the last lines (a busy machine: late)
+        while True:
+            st, hist = d.api("GET", "/history?limit=100")
+            if len(hist) >= 6 or time.monotonic() > end:
+                break
+            time.sleep(0.05)
         assert [h["number"] for h in sorted(hist, key=lambda h: h["spin"])] == [7, 35, 25, 26, 15, 13]
         st, recall = d.api("GET", "/spins/%d" % min(h["spin"] for h in hist))
         assert bytes.fromhex(recall["events"][-1]["frame_hex"]) == b"*X;5;013; 7;0;168;1"
