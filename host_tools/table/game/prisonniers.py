@@ -18,6 +18,15 @@ RELEASED, LOST, IMPRISONED = "released", "lost", "imprisoned"
 SUMS = ("staked", "won", "returned", "lost", "imprisoned")
 
 
+class Prisonniers(list):
+    """The prisoners a settlement of this process made (`prison.at_zero`, `prison.after`: sound by
+    construction), as the next settlement receives them through the table's state, which shares
+    them and never changes one (flow.py): it need not check them one by one again (1,500 after a
+    zero). Prisoners read back from the journal are a plain list, and checked."""
+
+    __slots__ = ()
+
+
 class Carried:
     """The results of the carried prisoners, as the reference's `carried_results` reads (a
     sequence of its dicts, built when read), with their columns: `ids`, `chances`, `stakes`,

@@ -26,7 +26,7 @@ from array import array
 import numpy as np
 
 from cylindre.rules import prison
-from host_tools.table.game.prisonniers import settle_after
+from host_tools.table.game.prisonniers import Prisonniers, settle_after
 from cylindre.rules.settle import (INSIDE, PAY_ORDER, SIDE, SIMPLE, Settlement, _RANK, _replay, announcements_of,
                                    carried_prisoners, carry_on, check, paying_croupier, totals_of)
 
@@ -286,7 +286,12 @@ def settle(book, number, prisoners=(), choices=None, cols=None):
     """Settle `book` on `number` as `rules.settle.settle_book` does (same arguments, same
     `BetError`s), in columns: a `Reglement`. `cols`: the book's `Colonnes` kept as it was
     filled (None: built now)."""
-    chosen = check(book, number, prisoners, choices)
+    # the prisoners this process's settlement made are sound (Prisonniers): the number and the
+    # choices are checked, not each prisoner again, unless a choice may name one
+    made = type(prisoners) is Prisonniers
+    if made and choices:
+        prisoners, made = list(prisoners), False    # (the rules take a list or a tuple, no subclass)
+    chosen = check(book, number, () if made else prisoners, choices)
     if len(REGISTRY.shapes) > MAX_SHAPES:
         REGISTRY.clear()
     if cols is None or len(cols) > len(book) or cols.epoch != REGISTRY.epoch:
@@ -331,6 +336,7 @@ def settle(book, number, prisoners=(), choices=None, cols=None):
     else:
         carried_prisoners(st, prisoners, chosen)
         sums = st.carried_results
+    st.prisoners = Prisonniers(st.prisoners)
     st.announcements = _announcements(st)
     st.totals = totals_of(int(st.a_staked.sum()), int(won.sum()), int(returned.sum()), int(lost.sum()),
                           int(imprisoned.sum()), sums)

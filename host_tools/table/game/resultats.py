@@ -259,15 +259,21 @@ def _carried_columns(c, label_id, mores):
     labels = {ch: label_id(ch, "%s (en prison)" % ch) for ch in set(chances)}
     prison = c.prison
     more = []
+    rows = {}                       # wins needed -> the row of those not imprisoned again: most of them
     for i, w in enumerate(c.before):
-        q = prison.get(i)
-        key = ("carried", w, None if q is None else (q["chance"], q["wins_needed"]))
-        text = _KEPT.get(key)
-        if text is None:
-            if type(w) is not int:
-                return None
-            text = _remember(_KEPT, key, lambda: _more_text(c[i]))
-        more.append(mores.add(text))
+        q = prison.get(i) if prison else None
+        k = rows.get(w) if q is None else None
+        if k is None:
+            key = ("carried", w, None if q is None else (q["chance"], q["wins_needed"]))
+            text = _KEPT.get(key)
+            if text is None:
+                if type(w) is not int:
+                    return None
+                text = _remember(_KEPT, key, lambda: _more_text(c[i]))
+            k = mores.add(text)
+            if q is None:
+                rows[w] = k
+        more.append(k)
     return {"id": [v if type(v) is str else str(v) for v in c.ids], "label": [labels[ch] for ch in chances],
             "outcome": [_CODES.get(o, -1) for o in c.outcomes], "more": more, "staked": c.stakes,
             "won": [0] * len(c), "returned": c.returned, "lost": c.lost, "imprisoned": c.imprisoned}

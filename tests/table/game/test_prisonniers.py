@@ -81,3 +81,30 @@ def test_the_ids_text_kept_as_bets_are_placed_is_the_one_made_at_the_result(ids,
     done.cols = cols
     got = resultats._ids_text(done, list(book.ids), list(book.ids) + carried)
     assert got == resultats._text(list(book.ids) + carried)
+
+
+def test_the_prisoners_a_settlement_made_are_settled_next_as_a_plain_list_of_them_is():
+    """A settlement's prisoners are `Prisonniers` (made by the rules: not checked one by one
+    again); the next spin settles them to the same dicts as a plain copy of them, which is
+    checked; a plain list with a bad prisoner is still refused as the rules refuse it."""
+    import json
+    import pytest
+    from cylindre.rules.compiled import Book
+    from host_tools.table.game import reglement
+    from host_tools.table.game.prisonniers import Prisonniers
+    book = Book(None)
+    for k, c in enumerate(wheel.CHANCES * 5):
+        book.add({"id": "b%02d" % k, "type": c, "stake": 100 + k})
+    made = reglement.settle(book, 0).prisoners
+    assert type(made) is Prisonniers and len(made) == 30
+    for n in (0, 7, 18, 36):
+        fast = reglement.settle(Book(None), n, made)
+        slow = reglement.settle(Book(None), n, [dict(p) for p in made])
+        assert json.dumps(fast.to_json(), sort_keys=True) == json.dumps(slow.to_json(), sort_keys=True)
+        assert type(fast.prisoners) is Prisonniers
+    with_choice = reglement.settle(Book(None), 0, made, {made[0]["id"]: "partage"})      # a choice: checked whole
+    assert with_choice.carried_results[0]["outcome"] == "partage"
+    bad = [dict(p) for p in made]
+    bad[3]["stake"] = -1
+    with pytest.raises(BetError, match="stake must be positive"):
+        reglement.settle(Book(None), 7, bad)
