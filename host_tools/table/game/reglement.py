@@ -354,6 +354,18 @@ def _even_chances_at_zero(st, g, where, played, excess, chosen, later):
     shapes = REGISTRY.shapes
     out, ret, lost, imp = st.a_outcome, st.a_returned, st.a_lost, st.a_imprisoned
     gl = g[where].tolist()
+    kinds = {gi: shapes[gi] for gi in set(gl)}
+    if not chosen and all(s.zero is None or s.zero == "prison" for s in kinds.values()):
+        # no choice anywhere: every one en prison (a zero's 1,500 at a stadium), built at once
+        wl = where.tolist()
+        qs = [{"id": ids[i], "chance": kinds[gi].chance, "stake": stake, "wins_needed": 1}
+              for i, gi, stake in zip(wl, gl, played[where].tolist())]
+        out[where] = IMPRISONED
+        lost[where] = 0
+        imp[where] = played[where]
+        st.extra.update(zip(wl, qs))
+        later.extend((i, q, None) for i, q in zip(wl, qs))
+        return
     for i, gi, stake in zip(where.tolist(), gl, played[where].tolist()):
         s = shapes[gi]
         c = chosen.get(ids[i], s.zero) if chosen else s.zero
