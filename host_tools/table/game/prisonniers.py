@@ -7,7 +7,8 @@ pass over the prisoners fills plain columns, and a prisoner's result dict is bui
 is read (`Carried`, a sequence of them): the ledger writes the columns (resultats.py), the totals
 are their sums. A zero that finds prisoners (choices, a split) goes through the reference.
 
-Same dicts, same cents as the reference: tests/table/game/test_reglement.py compares the two.
+Same dicts, same cents as the reference: tests/table/game/test_prisonniers.py and
+test_reglement.py compare the two.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from __future__ import annotations
 from cylindre.rules import wheel
 
 RELEASED, LOST, IMPRISONED = "released", "lost", "imprisoned"
-SUMS = ("staked", "won", "returned", "lost", "imprisoned")
 
 
 class Prisonniers(list):
@@ -70,7 +70,8 @@ class Carried:
 
 
 def settle_after(prisoners, number, out_prisoners) -> Carried:
-    """The carried `prisoners` (checked: `rules.settle.check`) settled on `number` (1 to 36) as
+    """The carried `prisoners` (checked by `rules.settle.check`, or `Prisonniers` a settlement
+    made) settled on `number` (1 to 36) as
     `prison.after` settles each; those still imprisoned are appended to `out_prisoners`."""
     wins = {c: wheel.chance_wins(c, number) for c in wheel.CHANCES}
     out = Carried()

@@ -26,9 +26,9 @@ from array import array
 import numpy as np
 
 from cylindre.rules import prison
-from host_tools.table.game.prisonniers import Prisonniers, settle_after
 from cylindre.rules.settle import (INSIDE, PAY_ORDER, SIDE, SIMPLE, Settlement, _RANK, _replay, announcements_of,
                                    carried_prisoners, carry_on, check, paying_croupier, totals_of)
+from host_tools.table.game.prisonniers import Prisonniers, settle_after
 
 # outcome codes of the column `outcome` (the reference's words, by index; the last two are a
 # carried prisoner's only)
