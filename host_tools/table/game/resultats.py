@@ -126,8 +126,9 @@ def pack(done, label_id, labels_of):
     carried = done.carried_results
     if carried:
         # column by column (a zero's 1,500 prisoners are carried to the next spin)
-        extra = _carried_columns(carried, label_id, mores) if isinstance(carried, Carried) else None
-        if extra is None:
+        if isinstance(carried, Carried):
+            extra = _carried_columns(carried, label_id, mores)
+        else:
             labels = {tl: label_id(*tl) for tl in {(r["type"], r["label"]) for r in carried}}
             extra = {"id": [str(r["id"]) for r in carried],
                      "label": [labels[(r["type"], r["label"])] for r in carried],
@@ -170,8 +171,7 @@ def pack(done, label_id, labels_of):
 def _ids_text(done, ids, every):
     """The id column's text (`_text(every)`): the book's part as its columns kept it while the
     bets were placed (reglement.Colonnes.id_text), the carried prisoners' after it."""
-    cols = getattr(done, "cols", None)
-    kept = cols.id_text(ids) if cols is not None else None
+    kept = done.cols.id_text(ids) if done.cols is not None else None
     if kept is None:
         return _text(every)
     if len(every) == len(ids):
@@ -253,8 +253,7 @@ def _carried_more(r):
 
 def _carried_columns(c, label_id, mores):
     """The ledger's columns of the carried prisoners settled in columns (prisonniers.Carried):
-    what `_carried_more` and the dicts' loop above give, read from its columns; None if an id
-    or a wins count is not what they expect (the dicts' loop then takes them)."""
+    what `_carried_more` and the dicts' loop above give, read from its columns."""
     chances = c.chances
     labels = {ch: label_id(ch, "%s (en prison)" % ch) for ch in set(chances)}
     prison = c.prison
@@ -265,11 +264,7 @@ def _carried_columns(c, label_id, mores):
         k = rows.get(w) if q is None else None
         if k is None:
             key = ("carried", w, None if q is None else (q["chance"], q["wins_needed"]))
-            text = _KEPT.get(key)
-            if text is None:
-                if type(w) is not int:
-                    return None
-                text = _remember(_KEPT, key, lambda: _more_text(c[i]))
+            text = _remember(_KEPT, key, lambda: _more_text(c[i]))
             k = mores.add(text)
             if q is None:
                 rows[w] = k
