@@ -3,8 +3,11 @@
 Each bet is one transaction with its own fsync when placed alone; at 32 clients that fsync is
 the cost. Here `place` stamps the bet at its receipt (`Table.receive`: the host instant and the
 betting window's verdict then) and queues it; one committer thread takes every bet waiting,
-records them in one journal transaction (each in its own savepoint: a bet that fails rolls back
-alone) and commits once; only then is each caller answered. So:
+records them in one journal transaction and commits once; only then is each caller answered.
+A bet that fails (an error that is not a refusal: a failing disk sector) rolls back alone: the
+group is first recorded without a savepoint a bet (they cost a fifth of a single bet's
+recording), and if one of its bets fails, the whole transaction rolls back and the group is
+recorded again, each bet in its own savepoint (`_Again`). So:
 
 - a bet is acknowledged (201) only after the COMMIT that holds it; a kill at any instant leaves
   the whole group in the journal or none of it, and if the COMMIT fails no bet of the group is
@@ -41,6 +44,11 @@ MAX_GROUP = 256         # bets in one transaction at most (the rest wait for the
 class Unvouched(Exception):
     """The token that vouched for a placement changed (revoked) after it was read: nothing is
     recorded; the caller reads the token again (api/fastpath.py: the app's own guard answers)."""
+
+
+class _Again(Exception):
+    """A bet of a group recorded without savepoints failed: the group is recorded again, each bet
+    in its own savepoint, so that bet alone rolls back."""
 
 
 class _Job:
@@ -143,19 +151,13 @@ class Committer:
         """Record `jobs` in one transaction, then answer each (see the module docstring)."""
         table = self.table
         try:
-            with table.lock, self.j.tx():
-                table.deferred = True           # the state saved once, with the group
-                try:
-                    vouchers = [job.voucher for job in jobs if job.voucher is not None]
-                    bad = self.unvouched(self.j.db, vouchers) if vouchers and self.unvouched else ()
-                    for job in jobs:
-                        if bad and job.voucher in bad:
-                            job.error = Unvouched("the token was revoked")
-                            continue
-                        self._one(job)
-                finally:
-                    table.deferred = False
-                self.j.save_state(table.wheel, table.st)
+            try:
+                self._group(jobs, careful=False)
+            except _Again:              # a bet failed: rolled back with the group; again, a savepoint a bet
+                table.reload()
+                for job in jobs:
+                    job.out = job.error = None
+                self._group(jobs, careful=True)
         except BaseException as e:      # the COMMIT (or the journal) failed: nothing of the group is kept
             log.error("a group of %d bets did not commit: %s", len(jobs), e)
             table.reload()
@@ -178,15 +180,40 @@ class Committer:
             except RuntimeError:        # its event loop is closed (the server stopped): nobody waits
                 pass
 
+    def _group(self, jobs, careful):
+        """The group's transaction; `careful`: each job in its savepoint (else a job's failure
+        raises `_Again`, and the transaction rolls back whole)."""
+        table = self.table
+        with table.lock, self.j.tx():
+            table.deferred = True           # the state saved once, with the group
+            try:
+                vouchers = [job.voucher for job in jobs if job.voucher is not None]
+                bad = self.unvouched(self.j.db, vouchers) if vouchers and self.unvouched else ()
+                one = self._careful if careful else self._one
+                for job in jobs:
+                    if bad and job.voucher in bad:
+                        job.error = Unvouched("the token was revoked")
+                        continue
+                    one(job)
+            finally:
+                table.deferred = False
+            self.j.save_state(table.wheel, table.st)
+
     def _one(self, job):
+        """A job, no savepoint: a refusal is its answer; any other error, the group again."""
+        try:
+            job.out = self._place(job)
+        except (Invalid, Refused) as e:
+            job.error = e               # an answer (a refusal is recorded and kept)
+        except Exception as e:
+            raise _Again() from e
+
+    def _careful(self, job):
         before = dict(self.table.st)    # (its counters: the journal's copy waits for the group's end)
         try:
             with self.j.savepoint():
                 try:
-                    if job.slip:
-                        job.out = slips.place(self.table, job.body, job.key, job.by, received=job.receipt)
-                    else:
-                        job.out = self.table.place(job.body, job.key, job.by, received=job.receipt)
+                    job.out = self._place(job)
                 except (Invalid, Refused) as e:
                     job.error = e       # an answer (a refusal is recorded and kept)
         except Exception as e:          # this bet alone rolls back; the table's memory with it
@@ -194,6 +221,11 @@ class Committer:
             job.error = e
             self.table.reload()
             self.table.st = before      # the group's placements before it, not yet saved, stand
+
+    def _place(self, job):
+        if job.slip:
+            return slips.place(self.table, job.body, job.key, job.by, received=job.receipt)
+        return self.table.place(job.body, job.key, job.by, received=job.receipt)
 
 
 def _size(job):

@@ -135,6 +135,48 @@ def test_a_bet_that_fails_rolls_back_alone(t, monkeypatch):
     _consistent(t)
 
 
+def test_a_failing_bet_among_slips_and_refusals_leaves_each_other_answer_and_event_once(tmp_path, monkeypatch):
+    """The group is recorded without savepoints first; a bet that fails rolls it back whole and it
+    is recorded again a savepoint a bet: the others' rows, answers and live events are there once."""
+    from host_tools.table.game import slips
+    from host_tools.table.journal.events_log import EventLog
+    j = Journal(tmp_path / "j.sqlite")
+    events = EventLog(j)
+    t = Table(j, "T1", publish=events.publish)
+    t.set_open(True)
+    Wheel(t)
+    q = events.subscribe(kinds=["bet", "slip"])
+    c = Committer(t)
+    real = t.ledger.add
+    failed = []
+
+    def add(bid, player, *a, **k):
+        if player == "boom":
+            failed.append(bid)
+            raise OSError("a failing disk sector")
+        return real(bid, player, *a, **k)
+    monkeypatch.setattr(t.ledger, "add", add)
+    slip = {"player": "sam", "bets": [{"type": "plein", "numbers": [5], "stake": 100}, {"type": "rouge", "stake": 200}]}
+    jobs = [_job(t, dict(PLEIN, player="a"), "k-a"),
+            _Job(slip, "k-s", None, slips.receive(t, slip, "k-s"), slip=True),
+            _job(t, dict(PLEIN, player="boom")),
+            _job(t, dict(PLEIN, player="b", stake=1)),          # below the minimum: an answer, not a failure
+            _job(t, dict(PLEIN, player="c"))]
+    c.commit(jobs)
+    assert len(failed) == 2                                     # tried in the group, then again alone
+    assert [type(x.error).__name__ for x in jobs] == ["NoneType", "NoneType", "OSError", "Invalid", "NoneType"]
+    rows = t.j.query("SELECT id, player FROM bets ORDER BY id")
+    assert [r["player"] for r in rows] == ["a", "sam", "sam", "c"]
+    assert [x.out["id"] for x in (jobs[0], jobs[4])] == [rows[0]["id"], rows[3]["id"]]
+    assert [b["id"] for b in jobs[1].out["bets"]] == [rows[1]["id"], rows[2]["id"]]
+    seen = []
+    while not q.empty():
+        seen.append(q.get_nowait()[1])
+    assert sorted(seen) == ["bet", "bet", "slip"]
+    assert j.one("SELECT COUNT(*) AS n FROM event_log WHERE kind IN ('bet', 'slip')")["n"] == 3
+    _consistent(t)
+
+
 class _FailingCommit:
     """The journal's connection, whose COMMIT fails (a full disk, a lost mount)."""
 
