@@ -48,11 +48,24 @@ _KEPT = {
 class Receipt:
     """A bet's receipt (`Table.receive`): the host instant `at` (ms) and the window's verdict
     then, (status, reason, (wheel boot, latest wheel ms)); `parsed`, the request as its gate
-    read it (the body is the caller's and is not changed meanwhile: it is not read twice)."""
-    __slots__ = ("at", "verdict", "parsed")
+    read it (the body is the caller's and is not changed meanwhile: it is not read twice).
 
-    def __init__(self, at, verdict, parsed=None):
+    Done on the thread that received the request, so the committer's thread, through which
+    every placement goes one after the other, does not do it again: `asked`, the request's
+    fingerprint when it has a key; `compiled`, (the limits, what the rules compiled under them)
+    when they took it. The placement uses `compiled` only if the table's limits are still
+    those (a change in between: compiled again) and compiles a bet the rules refused again
+    (its error, named as placed)."""
+    __slots__ = ("at", "verdict", "parsed", "asked", "compiled")
+
+    def __init__(self, at, verdict, parsed=None, asked=None, compiled=None):
         self.at, self.verdict, self.parsed = at, verdict, parsed
+        self.asked, self.compiled = asked, compiled
+
+    def compiled_under(self, limits):
+        """What the rules compiled at the receipt, if under `limits` (the very object), else None."""
+        c = self.compiled
+        return c[1] if c is not None and c[0] is limits else None
 
 
 class Refused(Exception):

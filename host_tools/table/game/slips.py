@@ -68,18 +68,49 @@ def parse_slip_request(body) -> tuple:
 def receive(table, body, idempotency_key=None):
     """A slip as it reaches the table (Table.receive for a slip): checked (400) and stamped with
     its host instant and the window's verdict then."""
-    _check_key(idempotency_key)
+    key = _check_key(idempotency_key)
     parsed = parse_slip_request(body)
     now = table.clock()
-    return Receipt(now, table.admit(now), parsed)
+    verdict = table.admit(now)
+    limits = table.limits
+    try:
+        compiled = (limits, _compile(parsed[1], limits))
+    except Invalid:
+        compiled = None                 # `place` compiles it again, after its key's first answer
+    return Receipt(now, verdict, parsed, None if key is None else request_digest(body), compiled)
+
+
+def _compile(bets, limits):
+    """[(bet, shape, multiplier, excess)] of a slip's bets under `limits`, or Invalid naming the
+    first one the rules refuse."""
+    compiled = []
+    for k, (bet, choice) in enumerate(bets):
+        rules_bet = {x: v for x, v in bet.items() if x != "zero_choice"}
+        rules_bet["id"] = "b"
+        try:
+            _, shape, mult, excess = compile_bet(rules_bet, limits)
+        except BetError as e:
+            raise Invalid("bets[%d]: %s%s" % (k, e.message.replace("bet b: ", "", 1),
+                                              "; a straddle awaits the chef de table's consent: place it alone"
+                                              if "consent" in e.message else "")) from None
+        if choice is not None and shape.family != "simple":
+            raise Invalid("bets[%d].zero_choice: %s is not an even chance" % (k, shape.label))
+        compiled.append((bet, shape, mult, excess))
+    return compiled
 
 
 def place(table, body, idempotency_key=None, by=None, received=None) -> dict:
     """Record a slip whole (see the module docstring), inside the caller's transaction (the
     committer's savepoint) or one of its own; its answer, or Invalid / Refused / Mismatch."""
     key = _check_key(idempotency_key)
-    player, bets = received.parsed if received is not None and received.parsed else parse_slip_request(body)
-    asked = None if key is None else request_digest(body)
+    if received is not None and received.parsed:
+        player, bets = received.parsed
+        asked = received.asked if key is not None else None
+    else:
+        player, bets = parse_slip_request(body)
+        asked = None
+    if asked is None and key is not None:
+        asked = request_digest(body)
     with table.lock, table.j.tx():
         out, refused = _place(table, player, bets, key, asked, by, received)
     if out.get("replay"):
@@ -103,18 +134,9 @@ def _place(table, player, bets, key, asked, by, received):
     status, reason, where = table.admit(now)
     if received is not None and received.verdict[0] != "open":
         status, reason, where = received.verdict         # refused at its receipt: refused
-    compiled = []
-    for k, (bet, choice) in enumerate(bets):
-        rules_bet = {x: v for x, v in bet.items() if x != "zero_choice"}
-        try:
-            _, shape, mult, excess = compile_bet(dict(rules_bet, id="b"), table.limits)
-        except BetError as e:
-            raise Invalid("bets[%d]: %s%s" % (k, e.message.replace("bet b: ", "", 1),
-                                              "; a straddle awaits the chef de table's consent: place it alone"
-                                              if "consent" in e.message else "")) from None
-        if choice is not None and shape.family != "simple":
-            raise Invalid("bets[%d].zero_choice: %s is not an even chance" % (k, shape.label))
-        compiled.append((bet, shape, mult, excess))
+    compiled = None if received is None else received.compiled_under(table.limits)
+    if compiled is None:
+        compiled = _compile(bets, table.limits)
     sid = "S%06d" % st.get("next_slip", 1)
     st["next_slip"] = st.get("next_slip", 1) + 1
     stake = sum(m * s.units + x for _, s, m, x in compiled)

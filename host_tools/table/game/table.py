@@ -103,13 +103,22 @@ class Table:
         stamped with the host instant it was received and the betting window's verdict then.
         `place(received=...)` records it, at once or in a group (committer.py): the window is
         judged at the bet's own receipt, however late its group commits."""
-        _check_key(idempotency_key)
+        key = _check_key(idempotency_key)
         parsed = parse_bet_request(body)
         # not under the table's lock (a group may hold it while it commits): the instant is the
         # bet's own; the verdict reads the phase and the evidence as they are, and `place` judges
         # the bet again, with this instant, under the lock
         now = self.clock()
-        return Receipt(now, self.admit(now), parsed)
+        verdict = self.admit(now)
+        limits = self.limits
+        bet = parsed[1]
+        try:
+            _, shape, mult, excess = compile_bet({**{k: v for k, v in bet.items() if k != "zero_choice"}, "id": "b"},
+                                                 limits)
+            compiled = (limits, (shape, mult, excess))
+        except BetError:
+            compiled = None             # `place` compiles it again: its error names the bet
+        return Receipt(now, verdict, parsed, None if key is None else request_digest(body), compiled)
 
     def admit(self, now):
         """The window's verdict on a bet at host instant `now`, closed to every bet while the table
@@ -126,8 +135,14 @@ class Table:
         `received`: the bet's `receive()` (default: received now); the bet is refused if the window
         refused it then, or refuses it now (a call taken in between) with its instant of receipt."""
         key = _check_key(idempotency_key)
-        player, bet, choice = received.parsed if received is not None and received.parsed else parse_bet_request(body)
-        asked = None if key is None else request_digest(body)
+        if received is not None and received.parsed:
+            player, bet, choice = received.parsed
+            asked = received.asked if key is not None and received.asked is not None else None
+        else:
+            player, bet, choice = parse_bet_request(body)
+            asked = None
+        if asked is None and key is not None:
+            asked = request_digest(body)
         try:
             with self.lock, self.j.tx():
                 out, status, reason, label = self._place(player, bet, choice, key, asked, by, received)
@@ -157,16 +172,20 @@ class Table:
         now = self.clock() if received is None else received.at
         bid = "B%06d" % self.st["next_bet"]
         bet["id"] = bid
-        rules_bet = {k: v for k, v in bet.items() if k != "zero_choice"}
         status, reason, where = self.admit(now)
         if received is not None and received.verdict[0] != "open":
             status, reason, where = received.verdict       # refused at its receipt: refused
-        try:
-            _, shape, mult, excess = compile_bet(rules_bet, self.limits)
-        except BetError as e:
-            _, shape, mult, excess = self._needs_consent(rules_bet, e)
-            if status == "open":
-                status = "awaiting_consent"
+        compiled = None if received is None else received.compiled_under(self.limits)
+        if compiled is not None:
+            shape, mult, excess = compiled
+        else:
+            rules_bet = {k: v for k, v in bet.items() if k != "zero_choice"}
+            try:
+                _, shape, mult, excess = compile_bet(rules_bet, self.limits)
+            except BetError as e:
+                _, shape, mult, excess = self._needs_consent(rules_bet, e)
+                if status == "open":
+                    status = "awaiting_consent"
         if choice is not None and shape.family != "simple":
             # the rules settle a choice at zero on even chances only (settle_spin refuses it)
             raise Invalid("zero_choice: %s is not an even chance; a choice at zero (prison, partage, "
