@@ -54,17 +54,33 @@ def main(argv=None) -> int:
         print(f"[bench] option {stray[0]} is not one of {', '.join(parsers) or 'the parts'}'s: nothing run "
               f"(make bench ARGS='PART --help' lists a part's options)", file=sys.stderr)
         return 2
+    parsed = {part: parsers[part].parse_known_args(rest) for part in modules}
+    lock = None
+    if any(_writes_here(args) for args, _ in parsed.values()):
+        lock = hold_the_page()
+        if isinstance(lock, str):
+            print(f"[bench] {lock}: nothing run (two benches at once would write bench/out and "
+                  f"docs/benchmarks.md over each other; wait for it, or give the parts --out elsewhere)",
+                  file=sys.stderr)
+            return 2
+    try:
+        return _run(modules, parsed, argv, rest)
+    finally:
+        if lock is not None:
+            lock.close()                # (flock: let go with its file)
+
+
+def _run(modules, parsed, argv, rest) -> int:
     status = 0
     recorded = False
     for part, module in modules.items():
-        args, unknown = parsers[part].parse_known_args(rest)
+        args, unknown = parsed[part]
         print(f"=== bench: {part} ===", flush=True)
         started = time.time()
         code = int(module.run(args) or 0)
         status |= code
-        out = getattr(args, "out", None)        # a folder, or for some parts the JSON file
-        folder = None if out is None else (Path(out).parent if str(out).endswith(".json") else Path(out))
-        if folder is not None and folder.resolve() != page.OUT.resolve():
+        out = getattr(args, "out", None)
+        if not _writes_here(args):
             # figures written elsewhere: the page's record and its figures stay as they were
             print(f"[bench] {part}: figures in {out}; bench/out and docs/benchmarks.md left as they were")
             continue
@@ -73,6 +89,39 @@ def main(argv=None) -> int:
     if recorded:
         print(f"[bench] written {page.write(PARTS)}")
     return status
+
+
+def _out_folder(args):
+    out = getattr(args, "out", None)        # a folder, or for some parts the JSON file
+    return None if out is None else (Path(out).parent if str(out).endswith(".json") else Path(out))
+
+
+def _writes_here(args) -> bool:
+    """The part writes its figures to bench/out (and so the page)."""
+    folder = _out_folder(args)
+    return folder is None or folder.resolve() == page.OUT.resolve()
+
+
+def hold_the_page():
+    """Take bench/out's lock (an exclusive `flock` on bench/out/.lock, let go when its file is
+    closed or the process ends however it ends): the open file, or the sentence saying who
+    holds it."""
+    import fcntl
+    import os
+    page.OUT.mkdir(parents=True, exist_ok=True)
+    f = open(page.OUT / ".lock", "a+")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.seek(0)
+        who = f.read().strip() or "another process"
+        f.close()
+        return f"another bench is running in {page.OUT} ({who})"
+    f.seek(0)
+    f.truncate()
+    f.write(f"pid {os.getpid()}, since {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}\n")
+    f.flush()
+    return f
 
 
 def unknown_parts(argv: list[str]) -> list[str]:

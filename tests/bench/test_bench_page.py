@@ -112,3 +112,31 @@ def test_another_parts_option_is_not_taken_as_the_prefix_of_this_ones():
     assert unknown == ["--out", "x.json"] and args.outage_s == 60.0
     args, unknown = bench.part_parser("link", link).parse_known_args(["--out", "x.json"])
     assert args.out == "x.json" and unknown == []
+
+
+def test_a_second_bench_while_one_runs_is_refused_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    """Two benches at once wrote bench/out and docs/benchmarks.md over each other: the second
+    is refused, naming who holds the lock; a part run with its figures elsewhere still runs,
+    and once the first is over the lock is free again."""
+    import subprocess
+    import sys
+    monkeypatch.chdir(tmp_path)
+    holder = subprocess.Popen([sys.executable, "-c",
+                               "import sys, time; from host_tools.bench import __main__ as b\n"
+                               "f = b.hold_the_page(); print('held' if not isinstance(f, str) else f, flush=True)\n"
+                               "sys.stdin.read()"],
+                              cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                              env={**__import__("os").environ, "PYTHONPATH": ":".join(sys.path)})
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert bench.main(["link", "--frames", "200", "--no-micropython"]) == 2
+        err = capsys.readouterr().err
+        assert "another bench is running in bench/out (pid %d, since " % holder.pid in err and "nothing run" in err
+        assert not (tmp_path / "docs").exists() and not (tmp_path / "bench" / "out" / "link.json").exists()
+        assert bench.main(["link", "--frames", "200", "--no-micropython", "--out", str(tmp_path / "x.json")]) == 0
+    finally:
+        holder.communicate("")
+    assert holder.returncode == 0
+    assert bench.main(["link", "--frames", "200", "--no-micropython"]) == 0
+    assert (tmp_path / "bench" / "out" / "link.json").exists() and (tmp_path / "docs" / "benchmarks.md").exists()
+    assert bench.main(["link", "--frames", "200", "--no-micropython"]) == 0      # this process let it go
