@@ -26,7 +26,7 @@ import time
 from cylindre.link import protocol as pr
 from cylindre.rules.limits import Limits
 
-from host_tools.table.game import annonce, flow as game, mise, window
+from host_tools.table.game import annonce, flow as game, mise, resultats, window
 from host_tools.table import libelles
 from host_tools.table.game.gate import (  # noqa: F401  (the gate's names, as the table's callers import them)
     BET_FIELDS, CONSENT_FIELDS, MAX_STAKE, STATE_FIELDS, _KEPT, _REFUSALS, Invalid, Mismatch, NotFound, Receipt,
@@ -213,7 +213,7 @@ class Table:
                 self._stream(after)
             self.j.after_commit(lambda: self._after(after))     # the caller's transaction may hold it
             if any(isinstance(e, game.Lock) and e.bets for e in effects):
-                self.j.after_commit(_collect)
+                self.j.after_commit(lambda: _collect(self.tapis))
                 self.j.after_commit(self.j.checkpoint)
         return True
 
@@ -385,13 +385,20 @@ def _may_choose(ev):
     return ev.get("ev") != pr.RESULT or type(number) is not int or number == 0
 
 
-def _collect():
+def _collect(tapis):
     """Python's full garbage collection, run when the wheel's call has locked the bets: no bet is
     taken then and the ball runs for seconds. Left to itself it starts when enough objects were
     made, as often as not on the result's path (10,000 bets make it 20 ms long); after this one
     the result's step, which makes tens of thousands, stays short of the next (docs/internals/performance.md).
-    And what each number settles the shapes on the layout to, made now rather than on the result's step."""
+    And what each number settles the shapes on the layout to, and the called bets' results,
+    made now rather than on the result's step."""
     REGISTRY.warm()
+    book = tapis.spin_book
+    try:
+        if book is not None:
+            resultats.warm_calls(getattr(book[1], "cols", None))
+    except Exception:                   # a cache: the result's step makes what it lacks
+        log.exception("the called bets' results were not made at the call")
     gc.collect()
 
 
