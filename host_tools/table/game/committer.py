@@ -153,7 +153,9 @@ class Committer:
         try:
             try:
                 self._group(jobs, careful=False)
-            except _Again:              # a bet failed: rolled back with the group; again, a savepoint a bet
+            except _Again as again:     # a bet failed: rolled back with the group; again, a savepoint a bet
+                log.warning("a bet of a group of %d failed (%r): the group is recorded again, a savepoint a bet",
+                            len(jobs), again.__cause__)
                 table.reload()
                 for job in jobs:
                     job.out = job.error = None
