@@ -101,7 +101,7 @@ def _compile(bets, limits):
 
 def place(table, body, idempotency_key=None, by=None, received=None) -> dict:
     """Record a slip whole (see the module docstring), inside the caller's transaction (the
-    committer's savepoint) or one of its own; its answer, or Invalid / Refused / Mismatch."""
+    committer's group) or one of its own; its answer, or Invalid / Refused / Mismatch."""
     key = _check_key(idempotency_key)
     if received is not None and received.parsed:
         player, bets = received.parsed
