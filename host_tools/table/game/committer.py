@@ -5,8 +5,8 @@ the cost. Here `place` stamps the bet at its receipt (`Table.receive`: the host 
 betting window's verdict then) and queues it; one committer thread takes every bet waiting,
 records them in one journal transaction and commits once; only then is each caller answered.
 A bet that fails (an error that is not a refusal: a failing disk sector) rolls back alone: the
-group is first recorded without a savepoint a bet (they cost a fifth of a single bet's
-recording), and if one of its bets fails, the whole transaction rolls back and the group is
+group is first recorded without a savepoint a bet (they were over a quarter of a single
+bet's recording), and if one of its bets fails, the whole transaction rolls back and the group is
 recorded again, each bet in its own savepoint (`_Again`). So:
 
 - a bet is acknowledged (201) only after the COMMIT that holds it; a kill at any instant leaves
@@ -17,7 +17,8 @@ recorded again, each bet in its own savepoint (`_Again`). So:
   (poussette), judged with its receipt instant; waiting for a group never widens the window;
 - the Idempotency-Key, the table's rules and refusals are `Table.place`'s, bet by bet, in order
   of receipt (a key used twice in one group answers the first);
-- a terminal's slip (slips.py) is one job: all its bets in the job's savepoint, or none.
+- a terminal's slip (slips.py) is one job: all its bets recorded, or none (a failure in it rolls
+  the group back, and the group is recorded again, the slip in its own savepoint).
 
 `place` blocks its thread until then; `place_async` awaits it on the HTTP server's event loop
 (the committer wakes the loop once the group has committed, once for the whole group), so a bet over HTTP costs no
