@@ -185,6 +185,16 @@ def request_digest(body) -> str:
     return hashlib.sha256(canonical(body)).hexdigest()
 
 
+def asked_of(body, key, received=None):
+    """The fingerprint a placement keeps with its key (None without one): its receipt's, else
+    taken now."""
+    if key is None:
+        return None
+    if received is not None and received.asked is not None:
+        return received.asked
+    return request_digest(body)
+
+
 def _check_key(key):
     if key is None:
         return None

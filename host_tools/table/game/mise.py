@@ -17,7 +17,7 @@ from cylindre.rules.bets import BetError
 from cylindre.rules.compiled import compile_bet
 
 from host_tools.table.game.flow import esc
-from host_tools.table.game.gate import (_REFUSALS, Invalid, Mismatch, Receipt, Refused, _check_key,
+from host_tools.table.game.gate import (_REFUSALS, Invalid, Mismatch, Receipt, Refused, _check_key, asked_of,
                                          parse_bet_request, request_digest)
 
 log = logging.getLogger("cylindre.table")
@@ -53,14 +53,8 @@ def place(table, body: dict, idempotency_key=None, by=None, received=None) -> di
     `received`: the bet's `receive()` (default: received now); the bet is refused if the window
     refused it then, or refuses it now (a call taken in between) with its instant of receipt."""
     key = _check_key(idempotency_key)
-    if received is not None and received.parsed:
-        player, bet, choice = received.parsed
-        asked = received.asked if key is not None and received.asked is not None else None
-    else:
-        player, bet, choice = parse_bet_request(body)
-        asked = None
-    if asked is None and key is not None:
-        asked = request_digest(body)
+    player, bet, choice = received.parsed if received is not None and received.parsed else parse_bet_request(body)
+    asked = asked_of(body, key, received)
     try:
         with table.lock, table.j.tx():
             out, status, reason, label = _place(table, player, bet, choice, key, asked, by, received)

@@ -32,7 +32,7 @@ from host_tools.table.game import window
 from host_tools.table.game.flow import esc
 from host_tools.table.journal.jsontext import text
 from host_tools.table.game.gate import (_KEPT, _REFUSALS, Invalid, Mismatch, NotFound, Receipt, Refused,
-                                         _check_key, parse_bet_request, request_digest)
+                                         _check_key, asked_of, parse_bet_request, request_digest)
 
 log = logging.getLogger("cylindre.table")
 
@@ -103,14 +103,8 @@ def place(table, body, idempotency_key=None, by=None, received=None) -> dict:
     """Record a slip whole (see the module docstring), inside the caller's transaction (the
     committer's group) or one of its own; its answer, or Invalid / Refused / Mismatch."""
     key = _check_key(idempotency_key)
-    if received is not None and received.parsed:
-        player, bets = received.parsed
-        asked = received.asked if key is not None else None
-    else:
-        player, bets = parse_slip_request(body)
-        asked = None
-    if asked is None and key is not None:
-        asked = request_digest(body)
+    player, bets = received.parsed if received is not None and received.parsed else parse_slip_request(body)
+    asked = asked_of(body, key, received)
     with table.lock, table.j.tx():
         out, refused = _place(table, player, bets, key, asked, by, received)
     if out.get("replay"):
