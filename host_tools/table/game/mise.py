@@ -18,7 +18,7 @@ from cylindre.rules.compiled import compile_bet
 
 from host_tools.table.game.flow import esc
 from host_tools.table.game.gate import (_REFUSALS, Invalid, Mismatch, Receipt, Refused, _check_key, asked_of,
-                                         parse_bet_request, request_digest)
+                                         parse_bet_request)
 
 log = logging.getLogger("cylindre.table")
 
@@ -43,7 +43,7 @@ def receive(table, body: dict, idempotency_key=None):
         compiled = (limits, (shape, mult, excess))
     except BetError:
         compiled = None             # `place` compiles it again: its error names the bet
-    return Receipt(now, verdict, parsed, None if key is None else request_digest(body), compiled)
+    return Receipt(now, verdict, parsed, asked_of(body, key), compiled)
 
 
 def place(table, body: dict, idempotency_key=None, by=None, received=None) -> dict:
@@ -75,6 +75,7 @@ def place(table, body: dict, idempotency_key=None, by=None, received=None) -> di
                   " (awaiting the chef de table's consent)" if status == "awaiting_consent" else "")
     table.publish("bet", out)
     return out
+
 
 def _place(table, player, bet, choice, key, asked, by, received):
     if key is not None:
@@ -119,6 +120,7 @@ def _place(table, player, bet, choice, key, asked, by, received):
                         "body": bet, "spin": None, "compiled": (shape, mult, excess)})
     return out, status, reason, shape.label
 
+
 def _replay(key, first, asked):
     """The first answer to `key`, if this is the same request (a journal from before requests
     were fingerprinted cannot tell, and answers)."""
@@ -130,6 +132,7 @@ def _replay(key, first, asked):
         return first["bet"]
     raise Refused(first["error"], first["message"], first["bet"])
 
+
 def _needs_consent(table, rules_bet, err):
     """A straddle the rules refuse without consent is recorded as awaiting it; anything
     else the rules refuse is a 400."""
@@ -137,4 +140,3 @@ def _needs_consent(table, rules_bet, err):
         return compile_bet(dict(rules_bet, consent=True), table.limits)
     except BetError:
         raise Invalid(err.message) from None
-

@@ -32,7 +32,7 @@ from host_tools.table.game import window
 from host_tools.table.game.flow import esc
 from host_tools.table.journal.jsontext import text
 from host_tools.table.game.gate import (_KEPT, _REFUSALS, Invalid, Mismatch, NotFound, Receipt, Refused,
-                                         _check_key, asked_of, parse_bet_request, request_digest)
+                                         _check_key, asked_of, parse_bet_request)
 
 log = logging.getLogger("cylindre.table")
 
@@ -77,7 +77,7 @@ def receive(table, body, idempotency_key=None):
         compiled = (limits, _compile(parsed[1], limits))
     except Invalid:
         compiled = None                 # `place` compiles it again, after its key's first answer
-    return Receipt(now, verdict, parsed, None if key is None else request_digest(body), compiled)
+    return Receipt(now, verdict, parsed, asked_of(body, key), compiled)
 
 
 def _compile(bets, limits):
