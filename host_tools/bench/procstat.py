@@ -17,6 +17,28 @@ def cpu_s(pid):
         return None
 
 
+def children(pid) -> list[int]:
+    """The live children of process `pid` (those of every one of its threads)."""
+    out = []
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            try:
+                out += [int(c) for c in (task / "children").read_text().split()]
+            except (OSError, ValueError):
+                pass
+    except OSError:
+        pass
+    return out
+
+
+def cpu_s_with_children(pid):
+    """CPU seconds of `pid` and of its live children (a daemon's HTTP fronts); None if `pid` is gone."""
+    own = cpu_s(pid)
+    if own is None:
+        return None
+    return own + sum(cpu_s(c) or 0.0 for c in children(pid))
+
+
 def rss_bytes(pid):
     """Process `pid`'s resident set, in bytes."""
     try:

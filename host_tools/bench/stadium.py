@@ -37,6 +37,7 @@ from host_tools.bench.stadiumrig import Conn, Rig
 OUT = Path("bench/out/stadium.json")
 GOAL_SLIP_BETS_S, GOAL_SLIP_P99_MS = 20000, 100
 GOAL_SINGLE_BETS_S, GOAL_SINGLE_P99_MS = 2500, 50
+FRONTS = 0              # the daemon's --fronts the bench runs with
 POOL = 16               # requests made ahead for each connection, sent in turn (each with its own key)
 KINDS = ("plein", "cheval", "rouge", "noir", "pair", "douzaine", "colonne", "voisins", "tiers", "transversale")
 
@@ -50,6 +51,8 @@ def add_arguments(p) -> None:
     p.add_argument("--pause", type=float, default=3.0, help="the wheel's real seconds between coups (default 3)")
     p.add_argument("--speed", type=float, default=8.0, help="the wheel's simulated seconds per real second (default 8)")
     p.add_argument("--seed", type=int, default=32)
+    p.add_argument("--fronts", type=int, default=FRONTS,
+                   help=f"the daemon's HTTP fronts (its --fronts; default {FRONTS}; 0: the daemon serves HTTP itself)")
     p.add_argument("--skip", action="append", default=[], choices=("coups", "slips", "single"),
                    help="leave out one of the loads (repeatable)")
 
@@ -316,7 +319,7 @@ def run(args) -> int:
                "load_average_before": [round(x, 2) for x in os.getloadavg()]}
     status = 0
     if "slips" not in args.skip or "single" not in args.skip:
-        rig = Rig(args.terminals, 100, 0, 0, spins=False)
+        rig = Rig(args.terminals, 100, 0, 0, spins=False, fronts=args.fronts)
         try:
             if not rig.wait_open():
                 print("[bench] stadium: the daemon did not take bets; see", rig.work / "daemon.log")
@@ -339,7 +342,7 @@ def run(args) -> int:
         finally:
             rig.stop()
     if "coups" not in args.skip:
-        rig = Rig(args.terminals, 0, args.pause, args.speed, spins=True)
+        rig = Rig(args.terminals, 0, args.pause, args.speed, spins=True, fronts=args.fronts)
         try:
             if not rig.wait_open():
                 print("[bench] stadium: the daemon did not take bets; see", rig.work / "daemon.log")

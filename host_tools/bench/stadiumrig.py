@@ -75,7 +75,7 @@ class Conn:
 class Rig:
     """The simulated wheel and the daemon, each its own process, on a fresh journal."""
 
-    def __init__(self, terminals, croupiers, pause, speed, spins):
+    def __init__(self, terminals, croupiers, pause, speed, spins, fronts=0):
         from host_tools.table.api.auth import Tokens
         from host_tools.table.journal.store import Journal
         from host_tools.table.wheel.keys import new_key
@@ -104,7 +104,8 @@ class Rig:
             self.port = s.getsockname()[1]
         self.daemon = subprocess.Popen([sys.executable, "-m", "host_tools.table", "--port", path_file.read_text().split()[0],
                                         "--key", str(self.work / "T1.key"), "--journal", str(self.journal),
-                                        "--http", f"127.0.0.1:{self.port}", "--open", "--log", str(self.work / "daemon.log")],
+                                        "--http", f"127.0.0.1:{self.port}", "--open", "--log", str(self.work / "daemon.log"),
+                                        "--fronts", str(fronts)],
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def wait_open(self, timeout=40):
@@ -125,7 +126,8 @@ class Rig:
         return False
 
     def cpu_s(self):
-        return procstat.cpu_s(self.daemon.pid)
+        """The daemon's CPU seconds with its fronts' (the HTTP processes it started, if any)."""
+        return procstat.cpu_s_with_children(self.daemon.pid)
 
     def rss_bytes(self):
         return procstat.rss_bytes(self.daemon.pid)

@@ -38,6 +38,8 @@ KEYS = {
     "allowed_hosts": (list, [], "Host header values served besides localhost, 127.0.0.1, [::1] and the bind address"),
     "cors_origins": (list, [], "origins allowed to call the API from a browser (CORS); none: CORS off"),
     "max_body": (int, 16384, "largest request body in bytes (413 above)"),
+    "fronts": (int, 0, "HTTP fronts: processes that parse HTTP for the daemon on its address, so a stadium's "
+                       "requests use more than one core (0..16; 0: the daemon serves HTTP itself)"),
     "casino": (str, None, "the casino's name, on the title block of the statistics report (/stats, its PDF)"),
     "table_name": (str, None, "the table's name on the marquee and the statistics report (default: the wheel's id)"),
     "marquee_history": (int, 500, "games the marquee's figures cover (its ?n= overrides; 10..10000)"),
@@ -113,6 +115,8 @@ def validate(c: dict) -> dict:
         raise ConfigError("marquee_history must be 10 to 10000 games")
     if not 1024 <= c["max_body"] <= 1 << 20:
         raise ConfigError("max_body must be 1024 to 1048576 bytes")
+    if not 0 <= c["fronts"] <= 16:
+        raise ConfigError("fronts must be 0 to 16")
     from host_tools.table.alerts.rules import ConfigError as AlertsError, thresholds
     try:
         thresholds(c.get("alerts"))

@@ -332,6 +332,7 @@ def create_app(host, conf: dict | None = None, fast_path: bool = True) -> FastAP
         app.add_middleware(CORSMiddleware, allow_origins=conf["cors_origins"], allow_methods=["GET", "POST", "PUT", "DELETE"],
                            allow_headers=["Authorization", "Content-Type", "Last-Event-ID"])
     app.add_middleware(Guard, hosts=hosts, origins=conf["cors_origins"], max_body=conf["max_body"])
+    app.state.guard_hosts = hosts       # a front's Guard takes the same (daemon/fronts.py)
     app.state.host = host
     return app
 

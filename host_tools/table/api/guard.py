@@ -17,6 +17,7 @@ UNSAFE = ("POST", "PUT", "DELETE", "PATCH")
 
 
 BODY = "cylindre.json"      # the scope's key of the body as the guard parsed it (POST /bets reads it)
+GUARDED = "cylindre.guarded"  # the scope's mark of a request a front's Guard has passed (set by the daemon only)
 
 
 class Guard:
@@ -31,7 +32,7 @@ class Guard:
         self.max_body = max_body
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope.get(GUARDED):     # a front's Guard has passed it (api/bridge.py)
             return await self.app(scope, receive, send)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         host = headers.get("host", "")

@@ -46,6 +46,9 @@ def add_arguments(p):
                    help="a Host header to serve besides the loopback names and the bind address (repeatable)")
     p.add_argument("--cors-origin", dest="cors_origins", action="append", metavar="ORIGIN",
                    help="an origin allowed to call the API from a browser (repeatable; default: CORS off)")
+    p.add_argument("--fronts", type=int, metavar="N",
+                   help="HTTP fronts: N processes parse HTTP for the daemon on its address, so a stadium's requests "
+                        "use more than one core (default 0: the daemon serves HTTP itself)")
     p.add_argument("--limits", help="JSON file of table limits (docs/integrators/rules-api.md), default the house limits")
     p.add_argument("--casino", help="the casino's name, on the statistics report and the marquee")
     p.add_argument("--table-name", help="the table's name on the marquee and the report (default: the wheel's id)")
@@ -228,13 +231,19 @@ def _serve(c, key, limits, lock, log, wheel_port=None) -> int:
     app.state.pit.start()                   # the alert watch (web_pages.Pit)
     if floor is not None:
         floor.start()
-    web = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="cylindre-http", daemon=True)
+    fronts = None
+    if c["fronts"]:
+        from host_tools.table.daemon.fronts import Fronts, front_conf
+        fronts = Fronts(app, sock, c["fronts"], front_conf(c, app.state.guard_hosts))
+        web = threading.Thread(target=fronts.run, name="cylindre-http", daemon=True)
+    else:
+        web = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="cylindre-http", daemon=True)
     web.start()
     scheme = "https" if c["tls_cert"] else "http"
     lock.tell(http=f"{scheme}://{host}:{sock.getsockname()[1]}/")        # the port a second daemon is told
-    log.info("daemon up: wheel %s on %s (%s, %d baud), journal %s, API %s://%s:%d/ (OpenAPI at /openapi.json)",
+    log.info("daemon up: wheel %s on %s (%s, %d baud), journal %s, API %s://%s:%d/ (OpenAPI at /openapi.json)%s",
              c["wheel"], c["port"], "a Cammegh reader" if cammegh else "the Cylindre link", c["baud"], c["journal"],
-             scheme, host, sock.getsockname()[1])
+             scheme, host, sock.getsockname()[1], f", {c['fronts']} HTTP fronts" if c["fronts"] else "")
     done.wait()
     log.info("stopping")
     if floor is not None:
@@ -242,7 +251,9 @@ def _serve(c, key, limits, lock, log, wheel_port=None) -> int:
     app.state.pit.close()
     th.events.close()
     server.should_exit = True
-    web.join(timeout=5)
+    if fronts is not None:
+        fronts.stop()
+    web.join(timeout=8 if fronts is not None else 5)
     d.stop()
     th.tokens.close()
     d.j.close()

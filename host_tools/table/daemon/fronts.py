@@ -1,0 +1,116 @@
+"""The daemon's fronts (les guichets): N processes of its HTTP, each on its socket pair.
+
+`fronts = N` (N > 0): the daemon binds its HTTP address as always, then starts N front processes
+(api/front.py) that accept on that socket and hand every request to the daemon (api/bridge.py);
+the daemon serves the pairs on its HTTP thread, where uvicorn ran before. A front that dies is
+started again (its clients' connections drop, as with a restart of the daemon); the daemon's
+stop stops them. Why: docs/internals/performance.md, "The fronts".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import socket
+import subprocess
+import sys
+
+from host_tools.table.api.bridge import DaemonSide
+
+log = logging.getLogger("cylindre.fronts")
+
+BACKLOG = 2048                  # uvicorn's own
+RESTART_S = (0.2, 1.0, 2.0, 5.0)  # a front that dies again and again is started less and less often
+STOP_S = 5.0
+
+
+class Fronts:
+    def __init__(self, app, sock: socket.socket, n: int, conf: dict):
+        self.app = app
+        self.sock = sock
+        self.n = n
+        self.conf = conf                # the front's --conf (api/front.py)
+        self.procs: dict[int, subprocess.Popen] = {}
+        self.restarts = [0] * n
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self.up = None                  # set once every front has been started (tests, the daemon's log)
+
+    def run(self) -> None:
+        """The HTTP thread: start the fronts, serve their pairs until `stop`."""
+        asyncio.run(self._main())
+
+    def stop(self) -> None:
+        if self.loop is not None and self._stop is not None:
+            self.loop.call_soon_threadsafe(self._stop.set)
+
+    async def _main(self):
+        self.loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        self.sock.listen(BACKLOG)
+        for k in range(self.n):
+            await self._start(k)
+        log.info("fronts: %d processes serve HTTP (pids %s)", self.n,
+                 " ".join(str(p.pid) for p in self.procs.values()))
+        await self._stop.wait()
+        await self._stop_all()
+
+    async def _start(self, k: int) -> None:
+        mine, theirs = socket.socketpair()
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "host_tools.table.api.front", "--listen-fd", str(self.sock.fileno()),
+                 "--bridge-fd", str(theirs.fileno()), "--conf", json.dumps(self.conf)],
+                pass_fds=(self.sock.fileno(), theirs.fileno()))
+        except OSError as e:
+            mine.close()
+            log.error("fronts: front %d could not start (%s): tried again", k, e)
+            self._again(k)
+            return
+        finally:
+            theirs.close()
+        self.procs[k] = proc
+        mine.setblocking(False)
+        await self.loop.connect_accepted_socket(
+            lambda: DaemonSide(self.app, f"front {k} (pid {proc.pid})", lost=lambda exc: self._lost(k, proc)), mine)
+
+    def _lost(self, k: int, proc: subprocess.Popen) -> None:
+        """A front's pair closed: it exited, or is past use; reaped off the loop, started again."""
+        if not self._stop.is_set():
+            self.loop.create_task(self._reap(k, proc))
+
+    async def _reap(self, k: int, proc: subprocess.Popen) -> None:
+        try:
+            code = await asyncio.wait_for(asyncio.to_thread(proc.wait), 1.0)
+        except asyncio.TimeoutError:
+            proc.kill()
+            code = await asyncio.to_thread(proc.wait)
+        if self._stop.is_set():
+            return
+        log.warning("fronts: front %d (pid %d) is gone (exit %s): started again", k, proc.pid, code)
+        self._again(k)
+
+    def _again(self, k: int) -> None:
+        delay = RESTART_S[min(self.restarts[k], len(RESTART_S) - 1)]
+        self.restarts[k] += 1
+        self.loop.call_later(delay, lambda: None if self._stop.is_set() else self.loop.create_task(self._start(k)))
+
+    async def _stop_all(self):
+        for p in self.procs.values():
+            if p.poll() is None:
+                p.terminate()
+        for p in self.procs.values():
+            try:
+                await asyncio.wait_for(asyncio.to_thread(p.wait), STOP_S)
+            except asyncio.TimeoutError:
+                log.warning("fronts: front pid %d did not stop in %.0f s: killed", p.pid, STOP_S)
+                p.kill()
+                p.wait()
+
+
+def front_conf(c: dict, hosts) -> dict:
+    """A front's settings, from the daemon's (the Guard's hosts as the app computed them)."""
+    return {"hosts": sorted(hosts), "origins": list(c["cors_origins"]), "max_body": c["max_body"],
+            "behind_proxy": bool(c["behind_proxy"]), "tls_cert": c["tls_cert"], "tls_key": c["tls_key"],
+            "access_log": bool(c["verbose"])}
