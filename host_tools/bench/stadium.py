@@ -37,7 +37,7 @@ from host_tools.bench.stadiumrig import Conn, Rig
 OUT = Path("bench/out/stadium.json")
 GOAL_SLIP_BETS_S, GOAL_SLIP_P99_MS = 20000, 100
 GOAL_SINGLE_BETS_S, GOAL_SINGLE_P99_MS = 2500, 50
-FRONTS = 0              # the daemon's --fronts the bench runs with
+FRONTS = 2              # the daemon's --fronts the bench runs with (a stadium's table: docs/operators/configuration.md)
 POOL = 16               # requests made ahead for each connection, sent in turn (each with its own key)
 KINDS = ("plein", "cheval", "rouge", "noir", "pair", "douzaine", "colonne", "voisins", "tiers", "transversale")
 

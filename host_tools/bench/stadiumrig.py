@@ -76,6 +76,7 @@ class Rig:
     """The simulated wheel and the daemon, each its own process, on a fresh journal."""
 
     def __init__(self, terminals, croupiers, pause, speed, spins, fronts=0):
+        self.fronts = fronts
         from host_tools.table.api.auth import Tokens
         from host_tools.table.journal.store import Journal
         from host_tools.table.wheel.keys import new_key
@@ -116,7 +117,7 @@ class Rig:
                 c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
                 c.request("GET", "/state", headers={"Authorization": "Bearer " + self.display})
                 r = c.getresponse()
-                if r.status == 200 and json.loads(r.read())["table"].get("accepting_bets"):
+                if r.status == 200 and json.loads(r.read())["table"].get("accepting_bets") and self._fronts_listening():
                     return True
             except (OSError, ValueError):
                 pass
@@ -124,6 +125,15 @@ class Rig:
                 break
             time.sleep(0.1)
         return False
+
+    def _fronts_listening(self):
+        """Every front listening (its log line): connections made before would all go to the first."""
+        if not self.fronts:
+            return True
+        try:
+            return f"all {self.fronts} listening" in (self.work / "daemon.log").read_text()
+        except OSError:
+            return False
 
     def cpu_s(self):
         """The daemon's CPU seconds with its fronts' (the HTTP processes it started, if any)."""

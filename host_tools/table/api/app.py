@@ -324,9 +324,11 @@ def create_app(host, conf: dict | None = None, fast_path: bool = True) -> FastAP
     errors.document(app, BetIn)
     hosts = set(LOOPBACK_HOSTS) | {bind_host} | set(conf["allowed_hosts"])
     app.state.fast_served = [0]
+    app.state.placements = None
     if fast_path:                       # inside the Guard and CORS, in front of the routes
-        from host_tools.table.api.fastpath import FastPlacements
-        app.add_middleware(FastPlacements, host=host, served=app.state.fast_served)
+        from host_tools.table.api.fastpath import FastPlacements, Placements
+        app.state.placements = Placements(host, served=app.state.fast_served)   # the fronts' too (api/bridge.py)
+        app.add_middleware(FastPlacements, placements=app.state.placements)
     if conf["cors_origins"]:
         from starlette.middleware.cors import CORSMiddleware
         app.add_middleware(CORSMiddleware, allow_origins=conf["cors_origins"], allow_methods=["GET", "POST", "PUT", "DELETE"],

@@ -12,9 +12,10 @@ events stream through. A front decides nothing: no token is read, no bet judged 
 A frame on the pair: its length (4 bytes, big-endian, what follows), the header's length
 (4 bytes), the header (JSON), the body (bytes).
 - front to daemon: `{"i": id, "k": "req", ...the request...}` + its body; `{"i": id, "k": "gone"}`
-  when the client has left (a stream's reader closed the page);
-- daemon to front: `{"i": id, "k": "start", "s": status, "h": headers}`, then `{"i": id, "k":
-  "body", "m": more}` + bytes, the last with `m` false.
+  when the client has left (a stream's reader closed the page); `{"k": "ready"}` once it listens;
+- daemon to front: `{"i": id, "k": "whole", "s": status, "h": headers}` + the body, or for an
+  answer made in parts (the live events) `{"i": id, "k": "start", "s": status, "h": headers}`,
+  then `{"i": id, "k": "body", "m": more}` + bytes, the last with `m` false.
 """
 
 from __future__ import annotations
@@ -97,14 +98,17 @@ def scope_of(h: dict, body: bytes) -> dict:
 class DaemonSide(asyncio.Protocol):
     """The daemon's end of one front's pair: each request run through `app` in a task of its own."""
 
-    def __init__(self, app, name: str, lost=None):
+    def __init__(self, app, name: str, lost=None, ready=None):
         self.app = app
+        self.placements = getattr(app.state, "placements", None)   # the ordinary placement's own path (api/fastpath.py)
         self.name = name
         self.lost = lost                # called with the error (or None) when the pair closes
+        self.ready = ready              # called when the front says it is listening
         self.frames = Frames()
         self.gone: dict[int, asyncio.Event] = {}
         self.tasks: set[asyncio.Task] = set()
         self.transport = None
+        self.out: list[bytes] = []
 
     def connection_made(self, transport):
         self.transport = transport
@@ -120,9 +124,13 @@ class DaemonSide(asyncio.Protocol):
             kind = h.get("k")
             if kind == "req":
                 gone = self.gone[h["i"]] = asyncio.Event()
-                t = asyncio.get_running_loop().create_task(self._serve(h, body, gone))
+                serve = self._place if self._ordinary(h) else self._serve
+                t = asyncio.get_running_loop().create_task(serve(h, body, gone))
                 self.tasks.add(t)
                 t.add_done_callback(self.tasks.discard)
+            elif kind == "ready":
+                if self.ready is not None:
+                    self.ready()
             elif kind == "gone":
                 ev = self.gone.get(h.get("i"))
                 if ev is not None:
@@ -133,6 +141,29 @@ class DaemonSide(asyncio.Protocol):
             ev.set()                    # every stream of that front ends: its clients are gone with it
         if self.lost is not None:
             self.lost(exc)
+
+    def _ordinary(self, h) -> bool:
+        """A placement the app's FastPlacements would answer itself, with no browser's Origin (whose
+        answer the CORS middleware, outside it, dresses): answered by `_place`, without the app."""
+        return (self.placements is not None and h.get("k") == "req" and h.get("m") == "POST"
+                and h.get("p") in self.placements.ROUTES and not h.get("q") and not h.get("rt") and h.get("j")
+                and not any(k == "origin" for k, _ in h.get("h", ())))
+
+    async def _place(self, h, body, gone):
+        """An ordinary placement (api/fastpath.py `Placements.answer`), or the whole app when it says
+        the app's guard must answer (a token unknown or too low, a duplicated header...)."""
+        try:
+            got = await self.placements.answer(h["p"], [(k.encode("latin-1"), v.encode("latin-1")) for k, v in h["h"]],
+                                               orjson.loads(body))
+        except Exception:
+            log.exception("fronts: a placement from %s ended on an error", self.name)
+            got = 500, b'{"error":"internal","message":"internal error (see the daemon log)"}'
+        if got is None:
+            return await self._serve(h, body, gone)
+        self.gone.pop(h["i"], None)
+        status, data = got
+        self._write(frame({"i": h["i"], "k": "whole", "s": status,
+                           "h": [["content-length", str(len(data))], ["content-type", "application/json"]]}, data))
 
     async def _serve(self, h, body, gone):
         i = h["i"]
@@ -156,19 +187,30 @@ class DaemonSide(asyncio.Protocol):
             await gone.wait()
             return {"type": "http.disconnect"}
 
+        head = None
+
         async def send(msg):
-            nonlocal started, ended
+            nonlocal started, ended, head
             if gone.is_set() and started:
                 raise OSError("the client is gone")     # a stream's generator stops here
             t = msg["type"]
             if t == "http.response.start":
                 started = True
-                self._write(frame({"i": i, "k": "start", "s": msg["status"],
-                                   "h": [[k.decode("latin-1"), v.decode("latin-1")] for k, v in msg.get("headers", ())]}))
+                head = {"i": i, "k": "start", "s": msg["status"],
+                        "h": [[k.decode("latin-1"), v.decode("latin-1")] for k, v in msg.get("headers", ())]}
             elif t == "http.response.body":
                 more = bool(msg.get("more_body", False))
                 ended = not more
-                self._write(frame({"i": i, "k": "body", "m": more}, bytes(msg.get("body", b""))))
+                body = bytes(msg.get("body", b""))
+                if head is not None:
+                    if not more:                # the usual answer: head and body in one frame
+                        head["k"] = "whole"
+                        self._write(frame(head, body))
+                        head = None
+                        return
+                    self._write(frame(head))
+                    head = None
+                self._write(frame({"i": i, "k": "body", "m": more}, body))
 
         try:
             await self.app(scope, receive, send)
@@ -177,6 +219,8 @@ class DaemonSide(asyncio.Protocol):
                 log.exception("fronts: a request from %s ended on an error", self.name)
         finally:
             self.gone.pop(i, None)
+            if head is not None:
+                self._write(frame(head))
             if not started:
                 self._write(frame({"i": i, "k": "start", "s": 500, "h": [["content-type", "application/json"]]}))
             if not ended:
@@ -184,5 +228,12 @@ class DaemonSide(asyncio.Protocol):
                                   b"" if started else b'{"error":"internal","message":"the daemon gave no answer"}'))
 
     def _write(self, data: bytes):
+        """Frames made in one turn of the loop go out in one write (one system call, not one each)."""
+        if not self.out:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self.out.append(data)
+
+    def _flush(self):
+        out, self.out = self.out, []
         if self.transport is not None and not self.transport.is_closing():
-            self.transport.write(data)
+            self.transport.write(b"".join(out))

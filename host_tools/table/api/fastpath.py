@@ -28,56 +28,75 @@ MAX_KEY = 128           # the routes' Header(max_length=128): a longer key is th
 JSON_HEADERS = [(b"content-type", b"application/json")]
 
 
-class FastPlacements:
-    """ASGI middleware: the ordinary `POST /bets` and `POST /slips` served here (see the module)."""
+class Placements:
+    """The ordinary placement answered (see the module): for the middleware below, and for the
+    daemon's fronts (api/bridge.py), which hand it the request's parts without an ASGI scope."""
 
     # path -> (the role it needs, a slip?, the refusal's key for the bet or slip, the 400's code)
     ROUTES = {"/bets": ("croupier", False, "bet", "invalid_bet"),
               "/slips": ("terminal", True, "slip", "invalid_slip")}
 
-    def __init__(self, app, host, served=None):
-        self.app = app
+    def __init__(self, host, served=None):
         self.host = host
         self.served = served if served is not None else [0]    # requests answered here (tests: which path answered)
 
-    async def __call__(self, scope, receive, send):
-        route = self.ROUTES.get(scope["path"]) if scope["type"] == "http" and scope["method"] == "POST" else None
-        if route is None or scope["query_string"] or scope.get("root_path") or BODY not in scope:
-            return await self.app(scope, receive, send)
+    async def answer(self, path: str, headers, body) -> tuple[int, bytes] | None:
+        """(status, JSON) of an ordinary POST to `path` with `headers` ((name, value) bytes pairs)
+        and the parsed `body`; None when the app's guard must answer it."""
+        route = self.ROUTES.get(path)
+        if route is None:
+            return None
         auth = key = None
-        for name, value in scope["headers"]:
+        for name, value in headers:
             if name == b"authorization":
                 if auth is not None:
-                    return await self.app(scope, receive, send)
+                    return None
                 auth = value
             elif name == b"idempotency-key":
                 if key is not None:
-                    return await self.app(scope, receive, send)
+                    return None
                 key = value
         if auth is None or (key is not None and len(key) > MAX_KEY):
-            return await self.app(scope, receive, send)
+            return None
         scheme, _, secret = auth.decode("latin-1").partition(" ")
         if scheme.lower() != "bearer":
-            return await self.app(scope, receive, send)
+            return None
         role, slip, what, invalid = route
         who, voucher = self.host.tokens.vouch(secret.strip())
         if who is None or not who.may(role):
-            return await self.app(scope, receive, send)
+            return None
         key = None if key is None else key.decode("latin-1")
         try:
             if slip:
-                out = await self.host.place_slip_async(scope[BODY], key, who, voucher)
+                out = await self.host.place_slip_async(body, key, who, voucher)
             else:
-                out = await self.host.place_async(scope[BODY], key, who, voucher)
+                out = await self.host.place_async(body, key, who, voucher)
             status = 201
         except Refused as e:
             out, status = {"error": e.code, "message": e.message, what: e.bet}, e.http
         except Invalid as e:
             out, status = {"error": invalid, "message": str(e)}, 400
         except Unvouched:               # revoked since it was cached: the app's guard reads it again
-            return await self.app(scope, receive, send)
+            return None
         self.served[0] += 1
-        data = orjson.dumps(out)
+        return status, orjson.dumps(out)
+
+
+class FastPlacements:
+    """ASGI middleware: the ordinary `POST /bets` and `POST /slips` served here (see the module)."""
+
+    def __init__(self, app, placements: Placements):
+        self.app = app
+        self.placements = placements
+
+    async def __call__(self, scope, receive, send):
+        if (scope["type"] != "http" or scope["method"] != "POST" or scope["query_string"] or scope.get("root_path")
+                or BODY not in scope):
+            return await self.app(scope, receive, send)
+        got = await self.placements.answer(scope["path"], scope["headers"], scope[BODY])
+        if got is None:
+            return await self.app(scope, receive, send)
+        status, data = got
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-length", b"%d" % len(data)), *JSON_HEADERS]})
         await send({"type": "http.response.body", "body": data})

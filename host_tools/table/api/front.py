@@ -1,11 +1,11 @@
 """A front (un guichet): one process of the daemon's HTTP, started by the daemon (`fronts = N`).
 
-It accepts connections on the daemon's listening socket (inherited), parses HTTP with uvicorn,
+It listens at the daemon's address (a socket of its own, SO_REUSEPORT), parses HTTP with uvicorn,
 applies the Guard, and hands every request to the daemon over its socket pair (api/bridge.py);
 the daemon's answer comes back as it is made, a stream included. When the daemon is gone (its
 end of the pair closed) the front stops: it never answers on its own what the daemon decides.
 
-    python -m host_tools.table.api.front --listen-fd N --bridge-fd M --conf JSON
+    python -m host_tools.table.api.front --bridge-fd M --conf JSON
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from host_tools.table.api.guard import Guard
 
 log = logging.getLogger("cylindre.front")
 
+BACKLOG = 2048                  # uvicorn's own
 UNAVAILABLE = b'{"error":"unavailable","message":"the table daemon is not answering: try again"}'
 
 
@@ -35,6 +36,7 @@ class FrontSide(asyncio.Protocol):
         self.waiting: dict[int, asyncio.Queue] = {}
         self.ids = itertools.count(1)
         self.transport = None
+        self.out: list[bytes] = []
         self.closed = closed            # an asyncio.Event, set when the daemon's end is gone
 
     def connection_made(self, transport):
@@ -63,10 +65,18 @@ class FrontSide(asyncio.Protocol):
         return i, q
 
     def send(self, data: bytes) -> bool:
+        """Queued for the pair; requests made in one turn of the loop go out in one write."""
         if self.transport is None or self.transport.is_closing():
             return False
-        self.transport.write(data)
+        if not self.out:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self.out.append(data)
         return True
+
+    def _flush(self):
+        out, self.out = self.out, []
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.write(b"".join(out))
 
 
 class Forward:
@@ -100,6 +110,11 @@ class Forward:
                         await _unavailable(send)
                     return
                 h, data = got
+                if h["k"] == "whole":
+                    await send({"type": "http.response.start", "status": h["s"],
+                                "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in h["h"]]})
+                    await send({"type": "http.response.body", "body": data})
+                    return
                 if h["k"] == "start":
                     started = True
                     await send({"type": "http.response.start", "status": h["s"],
@@ -143,26 +158,37 @@ async def serve(listen: socket.socket, pair: socket.socket, conf: dict) -> None:
         await closed.wait()
         server.should_exit = True
 
+    async def ready():
+        while not server.started and not server.should_exit:
+            await asyncio.sleep(0.01)
+        side.send(B.frame({"k": "ready", "pid": os.getpid()}))
+
     gone = asyncio.ensure_future(daemon_gone())
+    told = asyncio.ensure_future(ready())
     try:
         await server.serve(sockets=[listen])
     finally:
         gone.cancel()
+        told.cancel()
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m host_tools.table.api.front",
                                 description="one HTTP front of a table daemon (started by the daemon: fronts = N)")
-    p.add_argument("--listen-fd", type=int, required=True, help="the daemon's listening socket")
     p.add_argument("--bridge-fd", type=int, required=True, help="the front's end of its pair with the daemon")
-    p.add_argument("--conf", required=True, help="JSON: hosts, origins, max_body, behind_proxy, tls_cert, tls_key, access_log")
+    p.add_argument("--conf", required=True, help="JSON: bind [host, port], family, hosts, origins, max_body, behind_proxy, "
+                                             "tls_cert, tls_key, access_log")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         conf = json.loads(args.conf)
-        listen = socket.socket(fileno=args.listen_fd)
         pair = socket.socket(fileno=args.bridge_fd)
-    except (ValueError, OSError) as e:
+        listen = socket.socket(conf["family"], socket.SOCK_STREAM)
+        listen.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listen.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        listen.bind(tuple(conf["bind"]))
+        listen.listen(BACKLOG)          # the kernel queues this front's share of connections from now on
+    except (ValueError, KeyError, OSError) as e:
         print(f"front: {e}", file=sys.stderr)
         return 2
     pair.setblocking(False)

@@ -208,6 +208,8 @@ def _serve(c, key, limits, lock, log, wheel_port=None) -> int:
     try:
         sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if c["fronts"]:                 # each front listens on a socket of its own at this address (daemon/fronts.py)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind((host, port))
     except OSError as e:
         print(f"cylindre daemon: cannot serve HTTP on {host}:{port}: {e}", file=sys.stderr)

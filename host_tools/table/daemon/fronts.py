@@ -1,8 +1,12 @@
 """The daemon's fronts (les guichets): N processes of its HTTP, each on its socket pair.
 
-`fronts = N` (N > 0): the daemon binds its HTTP address as always, then starts N front processes
-(api/front.py) that accept on that socket and hand every request to the daemon (api/bridge.py);
-the daemon serves the pairs on its HTTP thread, where uvicorn ran before. A front that dies is
+`fronts = N` (N > 0): the daemon binds its HTTP address as always (with SO_REUSEPORT, and does
+not listen on it), then starts N front processes (api/front.py), each listening on a socket of
+its own at that address: the kernel spreads the connections over them (a socket shared by all
+would give a burst of connections to whichever front woke first). Each hands every request to
+the daemon (api/bridge.py); the daemon serves the pairs on its HTTP thread, where uvicorn ran
+before. The address stays the daemon's while fronts come and go: SO_REUSEPORT lets only the same
+user's sockets join it. A front that dies is
 started again (its clients' connections drop, as with a restart of the daemon); the daemon's
 stop stops them. Why: docs/internals/performance.md, "The fronts".
 """
@@ -20,7 +24,6 @@ from host_tools.table.api.bridge import DaemonSide
 
 log = logging.getLogger("cylindre.fronts")
 
-BACKLOG = 2048                  # uvicorn's own
 RESTART_S = (0.2, 1.0, 2.0, 5.0)  # a front that dies again and again is started less and less often
 STOP_S = 5.0
 
@@ -35,7 +38,7 @@ class Fronts:
         self.restarts = [0] * n
         self.loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
-        self.up = None                  # set once every front has been started (tests, the daemon's log)
+        self.listening: set[int] = set()  # the fronts that said they listen
 
     def run(self) -> None:
         """The HTTP thread: start the fronts, serve their pairs until `stop`."""
@@ -48,11 +51,9 @@ class Fronts:
     async def _main(self):
         self.loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
-        self.sock.listen(BACKLOG)
         for k in range(self.n):
             await self._start(k)
-        log.info("fronts: %d processes serve HTTP (pids %s)", self.n,
-                 " ".join(str(p.pid) for p in self.procs.values()))
+        log.info("fronts: %d processes started (pids %s)", self.n, " ".join(str(p.pid) for p in self.procs.values()))
         await self._stop.wait()
         await self._stop_all()
 
@@ -60,9 +61,10 @@ class Fronts:
         mine, theirs = socket.socketpair()
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "host_tools.table.api.front", "--listen-fd", str(self.sock.fileno()),
-                 "--bridge-fd", str(theirs.fileno()), "--conf", json.dumps(self.conf)],
-                pass_fds=(self.sock.fileno(), theirs.fileno()))
+                [sys.executable, "-m", "host_tools.table.api.front", "--bridge-fd", str(theirs.fileno()),
+                 "--conf", json.dumps(dict(self.conf, bind=list(self.sock.getsockname()[:2]),
+                                           family=int(self.sock.family)))],
+                pass_fds=(theirs.fileno(),))
         except OSError as e:
             mine.close()
             log.error("fronts: front %d could not start (%s): tried again", k, e)
@@ -73,7 +75,13 @@ class Fronts:
         self.procs[k] = proc
         mine.setblocking(False)
         await self.loop.connect_accepted_socket(
-            lambda: DaemonSide(self.app, f"front {k} (pid {proc.pid})", lost=lambda exc: self._lost(k, proc)), mine)
+            lambda: DaemonSide(self.app, f"front {k} (pid {proc.pid})", lost=lambda exc: self._lost(k, proc),
+                               ready=lambda: self._ready(k, proc)), mine)
+
+    def _ready(self, k: int, proc: subprocess.Popen) -> None:
+        self.listening.add(k)
+        log.info("fronts: front %d (pid %d) listening%s", k, proc.pid,
+                 f"; all {self.n} listening" if len(self.listening) == self.n else "")
 
     def _lost(self, k: int, proc: subprocess.Popen) -> None:
         """A front's pair closed: it exited, or is past use; reaped off the loop, started again."""
@@ -88,6 +96,7 @@ class Fronts:
             code = await asyncio.to_thread(proc.wait)
         if self._stop.is_set():
             return
+        self.listening.discard(k)
         log.warning("fronts: front %d (pid %d) is gone (exit %s): started again", k, proc.pid, code)
         self._again(k)
 
