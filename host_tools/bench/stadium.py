@@ -315,7 +315,7 @@ def _check_coups(rig, sent, meta):
 
 # -- the part --------------------------------------------------------------------------------------------
 def run(args) -> int:
-    figures = {"terminals": args.terminals, "python": platform.python_version(), "cpus": os.cpu_count(),
+    figures = {"terminals": args.terminals, "fronts": args.fronts, "python": platform.python_version(), "cpus": os.cpu_count(),
                "load_average_before": [round(x, 2) for x in os.getloadavg()]}
     status = 0
     if "slips" not in args.skip or "single" not in args.skip:
@@ -380,8 +380,10 @@ def _print(name, f, goal_rate, goal_p99):
 def markdown(figures: dict) -> str:
     """This part's section of docs/benchmarks.md (host_tools/bench/page.py)."""
     L = ["## A stadium of terminals (`stadium`)", "",
-         f"{figures['terminals']} terminal identities, one keep-alive connection each, against the daemon and a "
-         "simulated wheel. Latency is to durable: each 201 comes after its commit.", ""]
+         f"{figures['terminals']} terminal identities, one keep-alive connection each, against the daemon"
+         + (f" with {figures['fronts']} HTTP fronts (`fronts = {figures['fronts']}`)" if figures.get("fronts") else "")
+         + " and a simulated wheel. Latency is to durable: each 201 comes after its commit. The daemon's CPU a bet is"
+         " its own with its fronts'.", ""]
     c = figures.get("coups")
     if c:
         L += [f"**Coups** ({c['coups']} coups, the wheel spinning; each terminal sends one slip of 1 to 20 bets a coup, "

@@ -124,6 +124,17 @@ def test_through_the_fronts_every_answer_is_the_daemons(rig):
     assert status == 200 and r.getheader("content-type").startswith("text/html")
 
 
+def test_the_throttle_counts_the_clients_address_through_the_fronts(rig):
+    """Guessed tokens cost the address the front saw: the 11th from it is 429 (api/throttle.py)."""
+    from host_tools.table.api.throttle import BURST
+    codes = [_ask(rig, "GET", "/state", token=f"guess-{k}")[0] for k in range(BURST + 1)]
+    assert codes[:BURST] == [401] * BURST and codes[BURST] == 429
+    status, data, r = _ask(rig, "GET", "/state", token=rig.display)
+    assert status == 200                            # a live token is still served
+    log = (rig.work / "daemon.log").read_text()
+    assert f"{BURST} unknown tokens from 127.0.0.1: its requests are refused (429)" in log   # the client's address
+
+
 def test_the_live_stream_goes_through_and_stops_when_its_reader_leaves(rig):
     s = http.client.HTTPConnection("127.0.0.1", rig.port, timeout=10)
     s.request("GET", "/events", headers={"Authorization": "Bearer " + rig.croupiers[0]})
