@@ -121,6 +121,47 @@ STATUS_BLOCK = 1200       # frames per block (10 minutes of statuses)
 BLOCK_FORMAT = 1
 
 
+class _Tx:
+    """`Journal.tx()`: a class, not a generator: a bet's recording opens it several times (its
+    row, its event, its slip), and a generator's context costs several times a class's."""
+    __slots__ = ("j", "depth")
+
+    def __init__(self, journal):
+        self.j = journal
+
+    def __enter__(self):
+        j = self.j
+        j.lock.acquire()
+        try:
+            depth = self.depth = j._depth
+            if depth == 0:
+                j.db.execute("BEGIN IMMEDIATE")
+                j._then = []
+            j._depth = depth + 1
+        except BaseException:
+            j.lock.release()
+            raise
+        return j.db
+
+    def __exit__(self, kind, exc, tb):
+        j = self.j
+        depth = self.depth
+        try:
+            j._depth = depth
+            if depth == 0:
+                if kind is not None:
+                    j._then = []
+                    j.db.execute("ROLLBACK")
+                else:
+                    j.db.execute("COMMIT")
+                    then, j._then = j._then, []
+                    for fn in then:
+                        fn()
+        finally:
+            j.lock.release()
+        return False
+
+
 class Journal:
     """One SQLite file; every method runs under the journal's lock (the daemon is threaded)."""
 
@@ -168,29 +209,9 @@ class Journal:
             for statement in _statements(SCHEMA_AFTER):
                 self.db.execute(statement)
 
-    @contextmanager
     def tx(self):
         """One atomic, durable transaction (re-entrant: inner blocks join the outer one)."""
-        with self.lock:
-            depth = self._depth
-            if depth == 0:
-                self.db.execute("BEGIN IMMEDIATE")
-                self._then = []
-            self._depth = depth + 1
-            try:
-                yield self.db
-            except BaseException:
-                self._depth = depth
-                if depth == 0:
-                    self._then = []
-                    self.db.execute("ROLLBACK")
-                raise
-            self._depth = depth
-            if depth == 0:
-                self.db.execute("COMMIT")
-                then, self._then = self._then, []
-                for fn in then:
-                    fn()
+        return _Tx(self)
 
     @contextmanager
     def savepoint(self):
