@@ -123,11 +123,9 @@ class DaemonSide(asyncio.Protocol):
         for h, body in got:
             kind = h.get("k")
             if kind == "req":
-                gone = self.gone[h["i"]] = asyncio.Event()
-                serve = self._place if self._ordinary(h) else self._serve
-                t = asyncio.get_running_loop().create_task(serve(h, body, gone))
-                self.tasks.add(t)
-                t.add_done_callback(self.tasks.discard)
+                if self._ordinary(h) and self._place(h, body):
+                    continue
+                self._task(h, body)
             elif kind == "ready":
                 if self.ready is not None:
                     self.ready()
@@ -149,21 +147,30 @@ class DaemonSide(asyncio.Protocol):
                 and h.get("p") in self.placements.ROUTES and not h.get("q") and not h.get("rt") and h.get("j")
                 and not any(k == "origin" for k, _ in h.get("h", ())))
 
-    async def _place(self, h, body, gone):
-        """An ordinary placement (api/fastpath.py `Placements.answer`), or the whole app when it says
-        the app's guard must answer (a token unknown or too low, a duplicated header...)."""
+    def _place(self, h, body) -> bool:
+        """An ordinary placement begun here, without a task (`fastpath.Placements.start`), its
+        answer written when its group is over; False when the whole app must answer it (a token
+        unknown or too low, a duplicated header...), which it then does in a task of its own."""
+        i = h["i"]
+
+        def done(status, data):
+            if status is None:          # the token was revoked since it was cached: the app reads it again
+                return self._task(h, body)
+            self._write(frame({"i": i, "k": "whole", "s": status,
+                               "h": [["content-length", str(len(data))], ["content-type", "application/json"]]}, data))
         try:
-            got = await self.placements.answer(h["p"], [(k.encode("latin-1"), v.encode("latin-1")) for k, v in h["h"]],
-                                               orjson.loads(body))
+            return self.placements.start(h["p"], [(k.encode("latin-1"), v.encode("latin-1")) for k, v in h["h"]],
+                                         orjson.loads(body), done)
         except Exception:
             log.exception("fronts: a placement from %s ended on an error", self.name)
-            got = 500, b'{"error":"internal","message":"internal error (see the daemon log)"}'
-        if got is None:
-            return await self._serve(h, body, gone)
-        self.gone.pop(h["i"], None)
-        status, data = got
-        self._write(frame({"i": h["i"], "k": "whole", "s": status,
-                           "h": [["content-length", str(len(data))], ["content-type", "application/json"]]}, data))
+            done(500, b'{"error":"internal","message":"internal error (see the daemon log)"}')
+            return True
+
+    def _task(self, h, body):
+        gone = self.gone[h["i"]] = asyncio.Event()
+        t = asyncio.get_running_loop().create_task(self._serve(h, body, gone))
+        self.tasks.add(t)
+        t.add_done_callback(self.tasks.discard)
 
     async def _serve(self, h, body, gone):
         i = h["i"]

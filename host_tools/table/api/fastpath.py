@@ -18,12 +18,17 @@ nothing: the request then goes on to the app, which reads the token afresh (401)
 
 from __future__ import annotations
 
+import logging
+
 import orjson
 
 from host_tools.table.api.guard import BODY
 from host_tools.table.game.committer import Unvouched
 from host_tools.table.game.gate import Invalid, Refused
 
+log = logging.getLogger("cylindre.api")
+
+INTERNAL = b'{"error":"internal","message":"internal error (see the daemon log)"}'   # errors.py's 500
 MAX_KEY = 128           # the routes' Header(max_length=128): a longer key is the app's 400
 JSON_HEADERS = [(b"content-type", b"application/json")]
 
@@ -40,9 +45,9 @@ class Placements:
         self.host = host
         self.served = served if served is not None else [0]    # requests answered here (tests: which path answered)
 
-    async def answer(self, path: str, headers, body) -> tuple[int, bytes] | None:
-        """(status, JSON) of an ordinary POST to `path` with `headers` ((name, value) bytes pairs)
-        and the parsed `body`; None when the app's guard must answer it."""
+    def _ordinary(self, path: str, headers):
+        """(route, who, voucher, key) of an ordinary placement to `path` with `headers` ((name,
+        value) bytes pairs), else None: the app's guard must answer it."""
         route = self.ROUTES.get(path)
         if route is None:
             return None
@@ -61,11 +66,18 @@ class Placements:
         scheme, _, secret = auth.decode("latin-1").partition(" ")
         if scheme.lower() != "bearer":
             return None
-        role, slip, what, invalid = route
         who, voucher = self.host.tokens.vouch(secret.strip())
-        if who is None or not who.may(role):
+        if who is None or not who.may(route[0]):
             return None
-        key = None if key is None else key.decode("latin-1")
+        return route, who, voucher, None if key is None else key.decode("latin-1")
+
+    async def answer(self, path: str, headers, body) -> tuple[int, bytes] | None:
+        """(status, JSON) of an ordinary POST to `path` with `headers` and the parsed `body`;
+        None when the app's guard must answer it."""
+        got = self._ordinary(path, headers)
+        if got is None:
+            return None
+        (role, slip, what, invalid), who, voucher, key = got
         try:
             if slip:
                 out = await self.host.place_slip_async(body, key, who, voucher)
@@ -80,6 +92,39 @@ class Placements:
             return None
         self.served[0] += 1
         return status, orjson.dumps(out)
+
+    def start(self, path: str, headers, body, done) -> bool:
+        """`answer` without a coroutine (the fronts' bridge, api/bridge.py, takes hundreds a
+        second on the daemon's one event loop): False when the app's guard must answer; else
+        `done(status, JSON)` is called on the loop once answered, or `done(None, None)` when the
+        token was revoked since it was cached (the app's guard then reads it again)."""
+        got = self._ordinary(path, headers)
+        if got is None:
+            return False
+        (role, slip, what, invalid), who, voucher, key = got
+        try:
+            fut, finish = self.host.place_begin(body, key, who, voucher, slip)
+        except Invalid as e:
+            self.served[0] += 1
+            done(400, orjson.dumps({"error": invalid, "message": str(e)}))
+            return True
+
+        def over(_fut):
+            try:
+                out, status = finish(), 201
+            except Refused as e:
+                out, status = {"error": e.code, "message": e.message, what: e.bet}, e.http
+            except Invalid as e:
+                out, status = {"error": invalid, "message": str(e)}, 400
+            except Unvouched:
+                return done(None, None)
+            except Exception:           # the group did not commit (its error is in the log): as the app's 500
+                log.exception("a placement did not commit")
+                return done(500, INTERNAL)
+            self.served[0] += 1
+            done(status, orjson.dumps(out))
+        fut.add_done_callback(over)
+        return True
 
 
 class FastPlacements:

@@ -11,7 +11,7 @@ from host_tools.table.api.errors import ApiError
 from host_tools.table.api.metrics import Metrics
 from host_tools.table.daemon.service import Daemon
 from host_tools.table.game import slips
-from host_tools.table.game.committer import Committer
+from host_tools.table.game.committer import Committer, answer as committer_answer
 from host_tools.table.game.limits import LimitsStore
 from host_tools.table.game.table import Invalid, NotFound, Refused
 from host_tools.table.journal.audit import Audit
@@ -99,6 +99,24 @@ class TableHost:
         `voucher`: `who` came from the tokens' cache (Tokens.vouch), checked again in the group."""
         with self._counted():
             return await self.committer.place_async(body, idempotency_key, _by(who), voucher=voucher)
+
+    def place_begin(self, body, idempotency_key, who: Identity, voucher, slip: bool):
+        """`place_async` or `place_slip_async` without a coroutine (the fronts' bridge): (future,
+        finish); once the future is done, `finish()` is their answer, or raises as they do,
+        counted in the metrics as they count. Invalid (400) is raised now."""
+        try:
+            fut, job = self.committer.begin(body, idempotency_key, _by(who), slip=slip, voucher=voucher)
+        except Invalid:
+            self.metrics.refused.labels("invalid").inc()
+            raise
+
+        def finish() -> dict:
+            with self._counted() as placed:
+                out = committer_answer(job)
+                if slip:
+                    placed[0] = len(out.get("bets") or ())
+                return out
+        return fut, finish
 
     async def place_slip_async(self, body, idempotency_key=None, who: Identity | None = None, voucher=None) -> dict:
         """A terminal's slip (game/slips.py), whole, durable before this returns (group commit)."""

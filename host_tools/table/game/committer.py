@@ -103,14 +103,19 @@ class Committer:
         """`place` for an event loop: awaits the group's commit without holding a thread.
         `slip`: the body is a terminal's slip (slips.py), recorded whole in the group; `voucher`:
         the cached token's (checked in the group's transaction, `Unvouched` if it no longer holds)."""
-        receipt = (slips.receive(self.table, body, idempotency_key) if slip
-                   else self.table.receive(body, idempotency_key))         # Invalid: 400 now
-        loop = asyncio.get_running_loop()
-        fut = loop.create_future()
-        job = _Job(body, idempotency_key, by, receipt, None, slip, voucher, fut)
-        self._queue(job)
+        fut, job = self.begin(body, idempotency_key, by, slip, voucher)
         await fut
         return _answer(job)
+
+    def begin(self, body, idempotency_key=None, by=None, slip=False, voucher=None):
+        """`place_async` without a coroutine (the fronts' bridge, api/bridge.py): (the event loop's
+        future, done when the group is over; the job, whose `answer(job)` then is the answer)."""
+        receipt = (slips.receive(self.table, body, idempotency_key) if slip
+                   else self.table.receive(body, idempotency_key))         # Invalid: 400 now
+        fut = asyncio.get_running_loop().create_future()
+        job = _Job(body, idempotency_key, by, receipt, None, slip, voucher, fut)
+        self._queue(job)
+        return fut, job
 
     def place_slip(self, body, idempotency_key=None, by=None) -> dict:
         """A slip (slips.py), answered once its group has committed."""
@@ -241,3 +246,6 @@ def _answer(job):
     if job.error is not None:
         raise job.error
     return job.out
+
+
+answer = _answer            # a job's answer once its group is over (Committer.begin)

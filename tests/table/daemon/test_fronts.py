@@ -181,3 +181,53 @@ def test_fronts_out_of_range_are_refused():
     from host_tools.table import config
     with pytest.raises(config.ConfigError, match="fronts must be 0 to 16"):
         config.merge(config.defaults(), {"fronts": 17})
+
+
+def test_through_the_fronts_as_without_them_request_for_request():
+    """The fast path's script (tests/table/api/test_api_fastpath.py) sent to a daemon with 2 fronts
+    and to one without: the same answers, and the journals hold the same bets, slips and audit rows."""
+    from placementkit import SCRIPT
+    pair = [Rig(1, 1, 1e9, 1, False, fronts=2), Rig(1, 1, 1e9, 1, False, fronts=0)]
+    try:
+        assert all(r.wait_open() for r in pair)
+        for role, path, body, headers, _ in SCRIPT:
+            if role in ("call", "chef"):
+                continue
+            got = []
+            for r in pair:
+                h = dict(headers)
+                token = {"croupier": r.croupiers[0], "terminal": r.terminals[0], "display": r.display}.get(role)
+                if role == "bad":
+                    h["Authorization"] = "Bearer cyl_" + "x" * 43
+                elif role == "basic":
+                    h["Authorization"] = "Basic " + r.croupiers[0]
+                status, data, resp = _ask(r, "POST", path, body if body != b"" else None, token, h)
+                got.append((status, json.loads(data), resp.getheader("content-type")))
+            assert got[0] == got[1], (role, path, body, headers)
+        for sql in ("SELECT id, player, body, stake, status, slip, placed_by FROM bets ORDER BY id",
+                    "SELECT id, player, body, n, stake, status, reason, idem_key, answer, placed_by FROM slips ORDER BY id",
+                    "SELECT who, role, action, done FROM audit ORDER BY id"):
+            rows = []
+            for r in pair:
+                with r.db() as db:
+                    rows.append([tuple(x) for x in db.execute(sql)])
+            assert rows[0] == rows[1], sql
+        assert rows[0]                                  # the audit rows of the refusals are there
+    finally:
+        for r in pair:
+            r.stop()
+
+
+def test_a_token_revoked_after_it_was_cached_places_nothing_through_the_fronts(rig):
+    h = {"Idempotency-Key": "v1"}
+    assert _ask(rig, "POST", "/slips", slip_of(random.Random(5), "p4", 2), rig.terminals[1], h)[0] == 201
+    with rig.db() as db:
+        n = db.execute("SELECT COUNT(*) FROM bets").fetchone()[0]
+    other = sqlite3.connect(rig.journal, isolation_level=None)     # `cylindre token revoke T001`
+    other.execute("UPDATE tokens SET revoked=1 WHERE name='T001'")
+    other.close()
+    status, data, resp = _ask(rig, "POST", "/slips", slip_of(random.Random(6), "p4", 2), rig.terminals[1],
+                              {"Idempotency-Key": "v2"})
+    assert status == 401 and json.loads(data)["error"] == "unauthorized" and resp.getheader("www-authenticate") == "Bearer"
+    with rig.db() as db:
+        assert db.execute("SELECT COUNT(*) FROM bets").fetchone()[0] == n
