@@ -26,6 +26,7 @@ import struct
 
 import orjson
 
+from host_tools.table.api.fastpath import INTERNAL
 from host_tools.table.api.guard import BODY, GUARDED
 
 log = logging.getLogger("cylindre.fronts")
@@ -96,7 +97,8 @@ def scope_of(h: dict, body: bytes) -> dict:
 
 
 class DaemonSide(asyncio.Protocol):
-    """The daemon's end of one front's pair: each request run through `app` in a task of its own."""
+    """The daemon's end of one front's pair: an ordinary placement begun at once (`_place`), any
+    other request run through `app` in a task of its own (`_serve`)."""
 
     def __init__(self, app, name: str, lost=None, ready=None):
         self.app = app
@@ -163,7 +165,7 @@ class DaemonSide(asyncio.Protocol):
                                          orjson.loads(body), done)
         except Exception:
             log.exception("fronts: a placement from %s ended on an error", self.name)
-            done(500, b'{"error":"internal","message":"internal error (see the daemon log)"}')
+            done(500, INTERNAL)
             return True
 
     def _task(self, h, body):
