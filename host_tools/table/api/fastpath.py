@@ -18,6 +18,7 @@ nothing: the request then goes on to the app, which reads the token afresh (401)
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import orjson
@@ -73,29 +74,16 @@ class Placements:
 
     async def answer(self, path: str, headers, body) -> tuple[int, bytes] | None:
         """(status, JSON) of an ordinary POST to `path` with `headers` and the parsed `body`;
-        None when the app's guard must answer it."""
-        got = self._ordinary(path, headers)
-        if got is None:
+        None when the app's guard must answer it (`start`, awaited)."""
+        fut = asyncio.get_running_loop().create_future()
+        if not self.start(path, headers, body, lambda status, data: fut.set_result((status, data))):
             return None
-        (role, slip, what, invalid), who, voucher, key = got
-        try:
-            if slip:
-                out = await self.host.place_slip_async(body, key, who, voucher)
-            else:
-                out = await self.host.place_async(body, key, who, voucher)
-            status = 201
-        except Refused as e:
-            out, status = {"error": e.code, "message": e.message, what: e.bet}, e.http
-        except Invalid as e:
-            out, status = {"error": invalid, "message": str(e)}, 400
-        except Unvouched:               # revoked since it was cached: the app's guard reads it again
-            return None
-        self.served[0] += 1
-        return status, orjson.dumps(out)
+        status, data = await fut
+        return None if status is None else (status, data)
 
     def start(self, path: str, headers, body, done) -> bool:
-        """`answer` without a coroutine (the fronts' bridge, api/bridge.py, takes hundreds a
-        second on the daemon's one event loop): False when the app's guard must answer; else
+        """The placement begun without a coroutine (the fronts' bridge, api/bridge.py, takes hundreds
+        a second on the daemon's one event loop): False when the app's guard must answer; else
         `done(status, JSON)` is called on the loop once answered, or `done(None, None)` when the
         token was revoked since it was cached (the app's guard then reads it again)."""
         got = self._ordinary(path, headers)
