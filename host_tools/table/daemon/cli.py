@@ -181,9 +181,12 @@ def run(args) -> int:
         wheel_port = held_port(args.port_fd, c)
         if wheel_port is None:
             return 2
+    from host_tools.table.heap import Heap
+    heap = Heap().install()             # full collections scan what is new (heap.py)
     try:
         return _serve(c, key, limits, lock, log, wheel_port)
     finally:
+        heap.uninstall()
         lock.release()                  # (the process's end would drop it too: a test runs this in-process)
 
 

@@ -17,7 +17,6 @@ reopens; a void (misspin) unlocks N's bets, which play on the relaunch.
 
 from __future__ import annotations
 
-import gc
 import json
 import logging
 import threading
@@ -28,6 +27,7 @@ from cylindre.rules.limits import Limits
 
 from host_tools.table.game import annonce, flow as game, mise, resultats, window
 from host_tools.table import libelles
+from host_tools.table.heap import full_collect
 from host_tools.table.game.gate import (  # noqa: F401  (the gate's names, as the table's callers import them)
     BET_FIELDS, CONSENT_FIELDS, MAX_STAKE, STATE_FIELDS, _KEPT, _REFUSALS, Invalid, Mismatch, NotFound, Receipt,
     Refused, _check_key, parse_bet_request, request_digest)
@@ -399,7 +399,7 @@ def _collect(tapis):
             resultats.warm_calls(getattr(book[1], "cols", None))
     except Exception:                   # a cache: the result's step makes what it lacks
         log.exception("the called bets' results were not made at the call")
-    gc.collect()
+    full_collect()                      # the frozen part too, where the daemon freezes (heap.py)
 
 
 def _bet_row(r):
