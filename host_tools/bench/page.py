@@ -124,7 +124,7 @@ def section(part: str, figures: dict, run: dict | None) -> str:
     if run:
         m = run["machine"]
         body += (f"\n*Measured by `{run['command']}` on {run['started']} ({run['seconds']:,} s)"
-                 + f"; {m['cores']} cores, load average {', '.join(map(str, m['load_average'] or []))} at the end.*\n")
+                 + f"; {m['cpu']}, {m['cores']} cores, load average {', '.join(map(str, m['load_average'] or []))} at the end.*\n")
     return body
 
 
@@ -143,6 +143,10 @@ def render(out: Path = OUT, parts: list[str] | None = None, page_text: str = "")
     machines = {json.dumps(runs[p]["machine"]["cpu"]) for p in measured if p in runs}
     m = next((runs[p]["machine"] for p in measured if p in runs), machine())
     kept = kept_sections(page_text) if page_text else {}
+    # a section kept from an earlier run whose footer does not name this CPU was measured elsewhere
+    # (or before the footers named it): the header says the sections differ
+    if any(p not in found and p in kept and m["cpu"] not in kept[p] for p in parts):
+        machines.add("elsewhere")
     latest = max([runs[p]["started"] for p in measured if p in runs]
                  + [d for p in parts if p not in found and p in kept for d in _WHEN.findall(kept[p])], default="—")
     L = ["# Benchmarks", "",
@@ -152,7 +156,7 @@ def render(out: Path = OUT, parts: list[str] | None = None, page_text: str = "")
          "`make bench ARGS='PART [options]'` runs one part and rewrites its section, keeping the figures "
          "the other parts left under `bench/out/` (a fresh clone has none: the page then lists only what ran).", "",
          "| machine | |", "|---|---|",
-         f"| CPU | {m['cpu']}{' (and others: see each section)' if len(machines) > 1 else ''} |",
+         f"| CPU | {m['cpu']}{' (the last run: a section whose footer names another CPU, or none, ran on another machine)' if len(machines) > 1 else ''} |",
          f"| cores | {m['cores']} |",
          f"| Python | {m['implementation']} {m['python']} |",
          f"| system | {m['os']} ({m['arch']}) |",

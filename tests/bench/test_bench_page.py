@@ -98,6 +98,8 @@ def test_a_part_run_alone_keeps_the_other_sections_as_they_were_measured(tmp_pat
     assert "old link figures 7" not in text and "| `frames_per_s` | 99 |" in text
     assert "Not measured in this checkout's `bench/out/`: `rest`" in text
     assert "| last run | 2026-01-02 03:04 UTC |" in text
+    # the settle section kept names no CPU: the header does not give it this machine's
+    assert "a section whose footer names another CPU, or none, ran on another machine" in text
     # written again with nothing new: the same page (the marks, not the headings, cut the sections)
     (out / "link.json").unlink()
     page.write(["settle", "link", "rest"], out=out, page=docs)
