@@ -145,8 +145,7 @@ def render(out: Path = OUT, parts: list[str] | None = None, page_text: str = "")
     kept = kept_sections(page_text) if page_text else {}
     # a section kept from an earlier run whose footer does not name this CPU was measured elsewhere
     # (or before the footers named it): the header says the sections differ
-    if any(p not in found and p in kept and m["cpu"] not in kept[p] for p in parts):
-        machines.add("elsewhere")
+    elsewhere = len(machines) > 1 or any(p not in found and p in kept and m["cpu"] not in kept[p] for p in parts)
     latest = max([runs[p]["started"] for p in measured if p in runs]
                  + [d for p in parts if p not in found and p in kept for d in _WHEN.findall(kept[p])], default="—")
     L = ["# Benchmarks", "",
@@ -156,7 +155,7 @@ def render(out: Path = OUT, parts: list[str] | None = None, page_text: str = "")
          "`make bench ARGS='PART [options]'` runs one part and rewrites its section, keeping the figures "
          "the other parts left under `bench/out/` (a fresh clone has none: the page then lists only what ran).", "",
          "| machine | |", "|---|---|",
-         f"| CPU | {m['cpu']}{' (the last run: a section whose footer names another CPU, or none, ran on another machine)' if len(machines) > 1 else ''} |",
+         f"| CPU | {m['cpu']}{' (the last run: a section whose footer names another CPU, or none, ran on another machine)' if elsewhere else ''} |",
          f"| cores | {m['cores']} |",
          f"| Python | {m['implementation']} {m['python']} |",
          f"| system | {m['os']} ({m['arch']}) |",
