@@ -25,7 +25,17 @@ from host_tools.table.api.bridge import DaemonSide
 log = logging.getLogger("cylindre.fronts")
 
 RESTART_S = (0.2, 1.0, 2.0, 5.0)  # a front that dies again and again is started less and less often
+STEADY_S = 60.0         # a front that listened this long before it died is started again at once
 STOP_S = 5.0
+
+
+def restart_delay(restarts: int, up_s: float | None) -> tuple[float, int]:
+    """(seconds before a front is started again, its count of restarts after this one): the delay
+    grows with each death in a row, and starts over for a front that had listened STEADY_S or
+    more (`up_s`; None: it never said it listened)."""
+    if up_s is not None and up_s >= STEADY_S:
+        restarts = 0
+    return RESTART_S[min(restarts, len(RESTART_S) - 1)], restarts + 1
 
 
 class Fronts:
@@ -39,6 +49,7 @@ class Fronts:
         self.loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
         self.listening: set[int] = set()  # the fronts that said they listen
+        self.since: dict[int, float] = {}   # when each said it (the loop's clock)
 
     def run(self) -> None:
         """The HTTP thread: start the fronts, serve their pairs until `stop`."""
@@ -80,6 +91,7 @@ class Fronts:
 
     def _ready(self, k: int, proc: subprocess.Popen) -> None:
         self.listening.add(k)
+        self.since[k] = self.loop.time()
         log.info("fronts: front %d (pid %d) listening%s", k, proc.pid,
                  f"; all {self.n} listening" if len(self.listening) == self.n else "")
 
@@ -97,12 +109,12 @@ class Fronts:
         if self._stop.is_set():
             return
         self.listening.discard(k)
+        since = self.since.pop(k, None)
         log.warning("fronts: front %d (pid %d) is gone (exit %s): started again", k, proc.pid, code)
-        self._again(k)
+        self._again(k, None if since is None else self.loop.time() - since)
 
-    def _again(self, k: int) -> None:
-        delay = RESTART_S[min(self.restarts[k], len(RESTART_S) - 1)]
-        self.restarts[k] += 1
+    def _again(self, k: int, up_s: float | None = None) -> None:
+        delay, self.restarts[k] = restart_delay(self.restarts[k], up_s)
         self.loop.call_later(delay, lambda: None if self._stop.is_set() else self.loop.create_task(self._start(k)))
 
     async def _stop_all(self):

@@ -177,6 +177,17 @@ def test_a_daemon_killed_outright_leaves_no_front_behind(rig):
     _wait(lambda: not any(os.path.exists(f"/proc/{p}") and b"front" in _cmdline(p) for p in fronts))
 
 
+def test_a_front_dying_again_and_again_waits_longer_and_one_that_served_a_while_at_once():
+    from host_tools.table.daemon.fronts import RESTART_S, STEADY_S, restart_delay
+    restarts, delays = 0, []
+    for _ in range(6):                          # dies before it listens, or just after
+        delay, restarts = restart_delay(restarts, None if not delays else 1.0)
+        delays.append(delay)
+    assert delays == [RESTART_S[0], RESTART_S[1], RESTART_S[2], RESTART_S[3], RESTART_S[3], RESTART_S[3]]
+    assert restart_delay(restarts, STEADY_S - 0.1) == (RESTART_S[3], restarts + 1)
+    assert restart_delay(restarts, STEADY_S) == (RESTART_S[0], 1)   # a day of service, then a death
+
+
 def test_fronts_out_of_range_are_refused():
     from host_tools.table import config
     with pytest.raises(config.ConfigError, match="fronts must be 0 to 16"):
