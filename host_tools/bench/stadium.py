@@ -40,9 +40,7 @@ from host_tools.bench.stadiumrig import Conn, Rig
 OUT = Path("bench/out/stadium.json")
 GOAL_SLIP_BETS_S, GOAL_SLIP_P99_MS = 20000, 100
 GOAL_SINGLE_BETS_S, GOAL_SINGLE_P99_MS = 2500, 50
-# The rates sent by default, 2 % over the goals: the rate accepted is counted over the whole run,
-# its last answers included, so a daemon that keeps up with a rate is counted just under it.
-RATE, SINGLE = 20400, 2550
+RATE, SINGLE = 20400, 2550     # the rates sent by default: 2 % over the goals (the docstring says why)
 FRONTS = 2              # the daemon's --fronts the bench runs with (a stadium's table: docs/operators/configuration.md)
 POOL = 16               # requests made ahead for each connection, sent in turn (each with its own key)
 KINDS = ("plein", "cheval", "rouge", "noir", "pair", "douzaine", "colonne", "voisins", "tiers", "transversale")
