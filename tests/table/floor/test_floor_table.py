@@ -7,6 +7,7 @@ import time
 
 import nats
 import pytest
+from nats.js.errors import NotFoundError
 
 from host_tools.table.floor import outbox as O
 from host_tools.table.floor.publisher import FloorLink
@@ -355,16 +356,23 @@ def test_the_floor_tile_says_what_the_table_says_when_its_wheel_falls_silent(tab
     from host_tools.floor.tiles import Tiles
 
     async def last_heartbeat():
+        """The last heartbeat on the stream; None while there is none (or no stream yet: the
+        FloorLink makes it once it has connected)."""
         nc = await nats.connect(nats_server.url)
         try:
             js = nc.jetstream()
-            m = await js.get_last_msg(S.STREAM, E.subject(SITE, "T1", "heartbeat"))
+            try:
+                m = await js.get_last_msg(S.STREAM, E.subject(SITE, "T1", "heartbeat"))
+            except NotFoundError:
+                return None
             return E.parse(m.data)
         finally:
             await nc.close()
 
     def tile():
         env = run(last_heartbeat())
+        if env is None:
+            return {}
         tiles = Tiles()
         tiles.apply(env)
         return tiles.views({}, now=env["at"])[0]
@@ -374,13 +382,13 @@ def test_the_floor_tile_says_what_the_table_says_when_its_wheel_falls_silent(tab
         table.feed.spin(1, 17)                      # settled, then the wheel's fresh status
         said = table.call("display", "GET", "/state").json()["table"]
         assert (said["annonce"], said["accepting_bets"]) == ("betting", True) and said["open_for_ms"] > 0
-        wait(lambda: tile()["annonce"] == "betting", what="the tile saying faites vos jeux")
+        wait(lambda: tile().get("annonce") == "betting", what="the tile saying faites vos jeux")
         table.feed.t.clock.advance(1500)           # no word from the wheel since: a pulled cable
         said = table.call("display", "GET", "/state").json()["table"]
         assert (said["annonce"], said["refusing"]) == ("suspended", "wheel_not_heard")
         assert table.call("croupier", "POST", "/bets", json={"player": "a", "type": "rouge", "stake": 100}).json()["error"] \
             == "wheel_not_heard"
-        wait(lambda: tile()["annonce"] == "suspended", timeout=5, what="the heartbeat sent when the words changed")
+        wait(lambda: tile().get("annonce") == "suspended", timeout=5, what="the heartbeat sent when the words changed")
         assert tile()["refusing"] == "wheel_not_heard"
     finally:
         fl.stop()
