@@ -31,7 +31,7 @@ class Heap:
         self.clock = clock
         self.full_every_s = full_every_s
         self.last_full = clock()
-        self.frozen = 0             # full collections followed by a freeze (for the tests and the logs)
+        self.frozen = 0             # full collections followed by a freeze (the tests read these two)
         self.thawed = 0             # full collections that scanned the whole heap
 
     def install(self) -> "Heap":
