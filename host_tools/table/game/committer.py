@@ -174,8 +174,9 @@ class Committer:
         else:
             self.groups += 1
             self.grouped += len(jobs)
-            placed = sum(1 for job in jobs if job.error is None)
-            log.info("%d placements committed together (%d refused or invalid)", placed, len(jobs) - placed)
+            if log.isEnabledFor(logging.DEBUG):     # hundreds of groups a second in a stadium's rush
+                placed = sum(1 for job in jobs if job.error is None)
+                log.debug("%d placements committed together (%d refused or invalid)", placed, len(jobs) - placed)
         woken = {}                      # loop -> its futures: one wake-up a loop a group, not one a bet
         for job in jobs:
             if job.fut is not None:
