@@ -1,17 +1,19 @@
-"""The daemon's heap and Python's cyclic collector: a full collection scans what is new.
+"""The daemon's heap and Python's cyclic collector: each collection scans what is new.
 
-CPython's collector runs a full collection each time the objects that survived the last one grew
-by a quarter, and it scans every live object. A table taking bets grows its heap all through the
-betting window (the layout, the bets' rows and answers), so the full collections come again and
-again, each longer than the last: at a stadium's pace they stopped the daemon for 90 ms at 2,700
-single bets a second, and that pause was the placements' p99.
+CPython's collector scans the objects that survived a young collection again in the middle
+generation's collections, and again in every full collection, which scans every live object.
+A table taking bets grows its heap all through the betting window (the layout, the bets' rows
+and answers), so these scans grow with it: at a stadium's pace they took about 15 % of the
+daemon's CPU and stopped it for 4–30 ms at a time (docs/internals/performance.md).
 
-While the daemon runs (`installed`), what survives a full collection is frozen (`gc.freeze`): the
-next one scans only what came after it. Nothing is kept alive by this: an object whose last
-reference goes is freed as before. What a frozen object cannot be is collected as part of a
-reference cycle, so the whole heap is scanned again at the wheel's call (`full`: the bets are
-locked, none is taken for seconds; game/table.py), and by the next automatic full collection
-when no call came for `FULL_EVERY_S` (a table left closed).
+While the daemon runs (`installed`), what survives any collection is frozen (`gc.freeze`): the
+next one scans only what came after it, so an object is scanned about once, by the young
+collection that finds it alive. Nothing is kept alive by this: an object whose last reference
+goes is freed as before. What a frozen object cannot be is collected as part of a reference
+cycle, so the whole heap is scanned again at the wheel's call (`full`: the bets are locked, none
+is taken for seconds; game/table.py), and every `FULL_EVERY_S` when no call came (a table left
+closed: `collect_if_due`, from the daemon's I/O thread). The placements themselves leave no
+cycles behind; what does (a settlement, a page) waits for the next call.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ class Heap:
         self.clock = clock
         self.full_every_s = full_every_s
         self.last_full = clock()
-        self.frozen = 0             # full collections followed by a freeze (the tests read these two)
+        self.frozen = 0             # collections followed by a freeze (the tests read these two)
         self.thawed = 0             # full collections that scanned the whole heap
 
     def install(self) -> "Heap":
@@ -51,26 +53,27 @@ class Heap:
             gc.unfreeze()
 
     def _on_gc(self, phase: str, info: dict) -> None:
-        """gc's callback, around every collection (in the thread that set it off). A full one
-        scans the frozen part too when the last scan of everything is too old; after it, what
-        survived is frozen."""
-        if info.get("generation") != 2:
-            return
-        if phase == "start":
-            if self.clock() - self.last_full >= self.full_every_s:
-                gc.unfreeze()
-                self.last_full = self.clock()
-                self.thawed += 1
-        elif phase == "stop":
+        """gc's callback, around every collection (in the thread that set it off): what survived
+        it is frozen. A full one (`gc.collect()`) scans the frozen part too when the last scan of
+        everything is too old."""
+        if phase == "stop":
             gc.freeze()
             self.frozen += 1
+        elif info.get("generation") == 2 and self.due():
+            gc.unfreeze()
+            self.last_full = self.clock()
+            self.thawed += 1
+
+    def due(self) -> bool:
+        """Is the last scan of the whole heap `full_every_s` old?"""
+        return self.clock() - self.last_full >= self.full_every_s
 
     def full(self) -> None:
         """A collection of the whole heap now (frozen part included), then its survivors frozen."""
         gc.unfreeze()
-        gc.collect()                    # its "stop" freezes what survived
-        self.last_full = self.clock()
+        self.last_full = self.clock()   # (before: its "start" must not count it a second time)
         self.thawed += 1
+        gc.collect()                    # its "stop" freezes what survived
 
 
 def full_collect() -> None:
@@ -79,3 +82,11 @@ def full_collect() -> None:
         _installed.full()
     else:
         gc.collect()
+
+
+def collect_if_due() -> None:
+    """The whole heap scanned if the daemon's policy is installed and its last whole scan is
+    `FULL_EVERY_S` old (no call of the wheel since): called every turn of the I/O thread."""
+    h = _installed
+    if h is not None and h.due():
+        h.full()

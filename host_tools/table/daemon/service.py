@@ -31,6 +31,7 @@ from host_tools.table.journal.store import Journal
 from host_tools.table.wheel.linkwatch import LinkWatch, QuietLog
 from host_tools.table.wheel.port import SerialPort
 from host_tools.table.game.table import Table
+from host_tools.table.heap import collect_if_due
 
 log = logging.getLogger("cylindre.daemon")
 
@@ -161,6 +162,7 @@ class Daemon:
         try:
             self.pump(data)
             self._compact()
+            collect_if_due()            # the frozen heap's whole scan when no call came (heap.py)
         except Exception:
             log.exception("error while handling the link; carrying on")
             time.sleep(0.1)

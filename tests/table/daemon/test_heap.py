@@ -1,4 +1,4 @@
-"""The daemon's collector policy (host_tools/table/heap.py): a full collection freezes what
+"""The daemon's collector policy (host_tools/table/heap.py): every collection freezes what
 survived it, so the next scans only what is new; the wheel's call and a long quiet scan all."""
 
 import gc
@@ -7,7 +7,7 @@ import weakref
 import pytest
 
 from host_tools.table import heap
-from host_tools.table.heap import Heap, full_collect
+from host_tools.table.heap import Heap, collect_if_due, full_collect
 
 
 class Node:
@@ -47,6 +47,16 @@ def test_a_full_collection_freezes_what_survived_it(policy):
     gc.collect()
     assert policy.frozen >= 1
     assert gc.get_freeze_count() >= len(kept)
+
+
+def test_a_young_collection_freezes_what_survived_it_too(policy):
+    """The survivors are not scanned again by the middle and old generations' collections, which
+    at a stadium's pace scanned the same bets' objects again and again."""
+    before = gc.get_freeze_count()
+    kept = [[i] for i in range(1000)]           # lists: tracked by the collector
+    gc.collect(0)
+    assert gc.get_freeze_count() >= before + len(kept)
+    assert gc.get_count()[0] < len(kept)        # none of them waits in the young generation
 
 
 def test_a_cycle_frozen_alive_is_not_collected_until_the_whole_heap_is_scanned(policy):
@@ -111,3 +121,24 @@ def test_without_the_policy_full_collect_is_a_plain_collection():
     full_collect()
     assert ref() is None
     assert gc.get_freeze_count() == 0
+
+
+def test_with_no_call_the_io_thread_scans_everything_once_full_every_s(policy):
+    """No automatic collection scans the frozen part: the I/O thread's `collect_if_due` does,
+    once the last whole scan is `full_every_s` old."""
+    held = []
+    ref = cycle(held)
+    gc.collect(0)
+    held.clear()
+    collect_if_due()
+    assert ref() is not None and policy.thawed == 0, "not due yet"
+    policy.clock_.t += 600
+    collect_if_due()
+    assert ref() is None and policy.thawed == 1
+    collect_if_due()
+    assert policy.thawed == 1, "due again only full_every_s later"
+
+
+def test_without_the_policy_collect_if_due_does_nothing():
+    collect_if_due()
+    assert heap._installed is None and gc.get_freeze_count() == 0
