@@ -103,9 +103,10 @@ class TableHost:
     def place_begin(self, body, idempotency_key, who: Identity, voucher, slip: bool):
         """`place_async` or `place_slip_async` without a coroutine (the fronts' bridge): (future,
         finish); once the future is done, `finish()` is their answer, or raises as they do,
-        counted in the metrics as they count. Invalid (400) is raised now."""
+        counted in the metrics as they count. Invalid (400) is raised now. The body is JSON as
+        the guard or the bridge decoded it."""
         try:
-            fut, job = self.committer.begin(body, idempotency_key, _by(who), slip=slip, voucher=voucher)
+            fut, job = self.committer.begin(body, idempotency_key, _by(who), slip=slip, voucher=voucher, decoded=True)
         except Invalid:
             self.metrics.refused.labels("invalid").inc()
             raise

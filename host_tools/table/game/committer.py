@@ -107,10 +107,11 @@ class Committer:
         await fut
         return _answer(job)
 
-    def begin(self, body, idempotency_key=None, by=None, slip=False, voucher=None):
+    def begin(self, body, idempotency_key=None, by=None, slip=False, voucher=None, decoded=False):
         """`place_async` without a coroutine (the fronts' bridge, api/bridge.py): (the event loop's
-        future, done when the group is over; the job, whose `answer(job)` then is the answer)."""
-        receipt = (slips.receive(self.table, body, idempotency_key) if slip
+        future, done when the group is over; the job, whose `answer(job)` then is the answer).
+        `decoded`: the body is as a JSON decoder made it (slips.receive)."""
+        receipt = (slips.receive(self.table, body, idempotency_key, decoded) if slip
                    else self.table.receive(body, idempotency_key))         # Invalid: 400 now
         fut = asyncio.get_running_loop().create_future()
         job = _Job(body, idempotency_key, by, receipt, None, slip, voucher, fut)

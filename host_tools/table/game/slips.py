@@ -25,6 +25,8 @@ import json
 import logging
 import time
 
+import orjson
+
 from cylindre.rules.bets import BetError
 from cylindre.rules.compiled import compile_bet
 
@@ -38,6 +40,7 @@ log = logging.getLogger("cylindre.table")
 
 MAX_BETS = 50
 SLIP_FIELDS = ("player", "bets")
+MEMO_SIZE = 4096        # distinct bets a receipt remembers (a stadium's terminals send the same few)
 
 def parse_slip_request(body) -> tuple:
     """A terminal's slip, checked before anything is recorded: (player, [(bet, zero choice)]).
@@ -65,19 +68,93 @@ def parse_slip_request(body) -> tuple:
     return player, out
 
 
-def receive(table, body, idempotency_key=None):
+def receive(table, body, idempotency_key=None, decoded=False):
     """A slip as it reaches the table (Table.receive for a slip): checked (400) and stamped with
-    its host instant and the window's verdict then."""
+    its host instant and the window's verdict then. `decoded`: the body is JSON as a decoder
+    made it (the HTTP placements), so its bets may be read from the memo (`Memo`)."""
     key = _check_key(idempotency_key)
-    parsed = parse_slip_request(body)
+    limits = table.limits
+    known = MEMO.read(body, limits) if decoded else None
+    parsed = known[0] if known is not None else parse_slip_request(body)
     now = table.clock()
     verdict = table.admit(now)
-    limits = table.limits
-    try:
-        compiled = (limits, _compile(parsed[1], limits))
-    except Invalid:
-        compiled = None                 # `place` compiles it again, after its key's first answer
+    if known is not None:
+        compiled = (limits, known[1])
+    else:
+        limits = table.limits
+        try:
+            compiled = (limits, _compile(parsed[1], limits))
+        except Invalid:
+            compiled = None             # `place` compiles it again, after its key's first answer
+        else:
+            if decoded:
+                MEMO.learn(body, compiled[1], limits)
     return Receipt(now, verdict, parsed, asked_of(body, key), compiled)
+
+
+class Memo:
+    """What the gate and the rules made of a bet under one limits object, by the bet's exact
+    JSON text: a stadium's terminals send the same few bets coup after coup, and reading each
+    again (`parse_bet_request`, `compile_bet`) was a fifth of the daemon's interpreter lock
+    under the slips' load. Both are functions of the bet's content, its player and the limits
+    alone; the player is checked for each slip. Only a body a JSON decoder made is looked up
+    (its text names its content exactly: 1, 1.0 and true differ), only bets the rules took
+    are kept, and a slip with any bet not kept is read in full, as before, so a 400 names what
+    it always named. The bets' dicts are the request's own, copied as the gate copies them."""
+
+    def __init__(self, size=MEMO_SIZE):
+        self.size = size
+        self.limits = None
+        self.seen = {}
+
+    def read(self, body, limits):
+        """((player, [(bet, zero choice)]), [(bet, shape, mult, excess)]) of a slip every bet of
+        which was kept under `limits` (the very object), else None."""
+        if limits is not self.limits or type(body) is not dict or len(body) != 2:
+            return None
+        bets, player = body.get("bets"), body.get("player")
+        if type(bets) is not list or not 1 <= len(bets) <= MAX_BETS or not _player_ok(player):
+            return None
+        seen = self.seen
+        parsed, compiled = [], []
+        for b in bets:
+            if type(b) is not dict:
+                return None
+            try:
+                hit = seen.get(orjson.dumps(b, option=orjson.OPT_SORT_KEYS))
+            except (TypeError, orjson.JSONEncodeError):
+                return None
+            if hit is None:
+                return None
+            bet = dict(b)
+            parsed.append((bet, bet.get("zero_choice")))
+            compiled.append((bet, hit[0], hit[1], hit[2]))
+        return (player, parsed), compiled
+
+    def learn(self, body, compiled, limits):
+        """Keep what the rules made of each bet of `body` (read in full, every bet taken)."""
+        if limits is not self.limits:
+            self.limits, self.seen = limits, {}
+        seen = self.seen
+        for b, (_, shape, mult, excess) in zip(body["bets"], compiled):
+            if len(seen) >= self.size:
+                seen.clear()
+            try:
+                seen[orjson.dumps(b, option=orjson.OPT_SORT_KEYS)] = (shape, mult, excess)
+            except (TypeError, orjson.JSONEncodeError):
+                pass
+
+
+def _player_ok(player):
+    """The gate's own checks of a player's name (`parse_bet_request` on the name alone)."""
+    try:
+        parse_bet_request({"player": player})
+    except Invalid:
+        return False
+    return True
+
+
+MEMO = Memo()                           # the receipts' (the event loop's thread)
 
 
 def _compile(bets, limits):
