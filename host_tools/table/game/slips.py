@@ -104,18 +104,21 @@ class Memo:
 
     def __init__(self, size=MEMO_SIZE):
         self.size = size
-        self.limits = None
-        self.seen = {}
+        self.kept = (None, {})          # (the limits, {bet's JSON: (shape, mult, excess)}): one object
+
+    @property
+    def seen(self):
+        return self.kept[1]
 
     def read(self, body, limits):
         """((player, [(bet, zero choice)]), [(bet, shape, mult, excess)]) of a slip every bet of
         which was kept under `limits` (the very object), else None."""
-        if limits is not self.limits or type(body) is not dict or len(body) != 2:
+        under, seen = self.kept
+        if limits is not under or type(body) is not dict or len(body) != 2:
             return None
         bets, player = body.get("bets"), body.get("player")
         if type(bets) is not list or not 1 <= len(bets) <= MAX_BETS or not _player_ok(player):
             return None
-        seen = self.seen
         parsed, compiled = [], []
         for b in bets:
             if type(b) is not dict:
@@ -133,9 +136,10 @@ class Memo:
 
     def learn(self, body, compiled, limits):
         """Keep what the rules made of each bet of `body` (read in full, every bet taken)."""
-        if limits is not self.limits:
-            self.limits, self.seen = limits, {}
-        seen = self.seen
+        under, seen = self.kept
+        if limits is not under:
+            seen = {}
+            self.kept = (limits, seen)
         for b, (_, shape, mult, excess) in zip(body["bets"], compiled):
             if len(seen) >= self.size:
                 seen.clear()
