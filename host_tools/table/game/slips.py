@@ -81,7 +81,6 @@ def receive(table, body, idempotency_key=None, decoded=False):
     if known is not None:
         compiled = (limits, known[1])
     else:
-        limits = table.limits
         try:
             compiled = (limits, _compile(parsed[1], limits))
         except Invalid:
