@@ -35,6 +35,9 @@ import random
 import time
 from pathlib import Path
 
+from cylindre.rules.limits import Limits
+from cylindre.rules.compiled import compile_bet
+
 from host_tools.bench.stadiumrig import Conn, Rig
 
 OUT = Path("bench/out/stadium.json")
@@ -201,6 +204,7 @@ async def _coups(rig, coups, seed):
     t_start = time.time()
     counted = 0
     seen = 0
+    bodies = {}                     # an accepted slip's id -> its bets as sent
 
     async def next_event(kinds, timeout=60):
         nonlocal seen
@@ -231,6 +235,8 @@ async def _coups(rig, coups, seed):
                 sid = None
         if status == 201:
             placed_now[0] += len(body["bets"])
+            if sid is not None:
+                bodies[sid] = body["bets"]
         sent.append((k, sid, t0, t1, status, _code(status, data) if status != 201 else None, len(body["bets"]), spin_hint))
 
     t_result, _ = await next_event(("result", "void"), 120)     # a coup begins at the last one's end
@@ -266,7 +272,7 @@ async def _coups(rig, coups, seed):
     reader.cancel()
     for c in conns:
         c.close()
-    return sent, {"cpu_s": cpu, "wall_s": wall, "per_coup": per_coup, "rss": rig.rss_bytes()}
+    return sent, {"cpu_s": cpu, "wall_s": wall, "per_coup": per_coup, "rss": rig.rss_bytes(), "bodies": bodies}
 
 
 def _check_coups(rig, sent, meta):
@@ -306,6 +312,7 @@ def _check_coups(rig, sent, meta):
         if states <= {"settled", "locked"} and rows:
             out["played"] += 1
             out["accepted_after_call"] += late         # ... and played: never
+    out["not_as_sent"] = _not_as_sent(db, meta.get("bodies") or {})
     db.close()
     lat = out.pop("latency")
     out["latency_ms_p50"], out["latency_ms_p99"], out["latency_ms_max"] = _pct(lat, 50), _pct(lat, 99), _pct(lat, 100)
@@ -317,6 +324,29 @@ def _check_coups(rig, sent, meta):
     if meta["rss"]:
         out["daemon_rss_mb"] = round(meta["rss"] / 2 ** 20, 1)
     return out
+
+
+def _not_as_sent(db, bodies):
+    """Accepted slips whose bets the journal does not hold as the terminal sent them: each bet's
+    body, in order, and its stake as the shared rules compile it under the table's limits
+    (what the slips' receipt, its memo included, must give), and the slip's stake their sum."""
+    row = db.execute("SELECT body FROM table_limits").fetchone()
+    limits = Limits().updated(json.loads(row["body"])) if row else Limits()
+    rows = {}
+    for r in db.execute("SELECT slip, id, body, stake FROM bets WHERE slip IS NOT NULL ORDER BY id"):
+        rows.setdefault(r["slip"], []).append((json.loads(r["body"]), r["stake"]))
+    stakes = {r["id"]: r["stake"] for r in db.execute("SELECT id, stake FROM slips")}
+    bad = 0
+    for sid, sent in bodies.items():
+        got = rows.get(sid, [])
+        want = []
+        for b in sent:
+            _, shape, mult, excess = compile_bet({**{k: v for k, v in b.items() if k != "zero_choice"}, "id": "b"}, limits)
+            want.append((b, mult * shape.units + excess))
+        if [({k: v for k, v in body.items() if k != "id"}, stake) for body, stake in got] != want \
+                or stakes.get(sid) != sum(w[1] for w in want):
+            bad += 1
+    return bad
 
 
 # -- the part --------------------------------------------------------------------------------------------
@@ -356,13 +386,13 @@ def run(args) -> int:
             sent, meta = _run(_coups(rig, args.coups, args.seed + 2))
             f = _check_coups(rig, sent, meta)
             f["seconds"] = round(meta["wall_s"], 1)
-            f["ok"] = f["accepted_after_call"] == 0 and f["not_whole"] == 0
+            f["ok"] = f["accepted_after_call"] == 0 and f["not_whole"] == 0 and f["not_as_sent"] == 0
             figures["coups"] = f
             print(f"stadium, {f['coups']} coups of {args.terminals} terminals with the wheel spinning: "
                   f"{f['slips_accepted']:,} slips ({f['bets_accepted']:,} bets) accepted, "
                   f"refused {f['slips_refused']}; to durable p50 {f['latency_ms_p50']} ms, p99 {f['latency_ms_p99']} ms, "
                   f"max {f['latency_ms_max']} ms; accepted after the call {f['accepted_after_call']} (must be 0), "
-                  f"slips not whole {f['not_whole']} (must be 0); daemon CPU {f['daemon_cpu_us_per_bet']} us a bet, "
+                  f"slips not whole {f['not_whole']} (must be 0), not as sent {f['not_as_sent']} (must be 0); daemon CPU {f['daemon_cpu_us_per_bet']} us a bet, "
                   f"{f.get('memory_bytes_per_bet_on_layout')} B a bet on the layout")
             if not f["ok"]:
                 status = 1
@@ -393,13 +423,15 @@ def markdown(figures: dict) -> str:
     c = figures.get("coups")
     if c:
         L += [f"**Coups** ({c['coups']} coups, the wheel spinning; each terminal sends one slip of 1 to 20 bets a coup, "
-              "most in the last 2 s before the call, a few after it):", "",
+              "most in the last 2 s before the call, a few after it; every answer is checked against the journal: a slip "
+              "not as sent is one whose bets there are not those sent, or their stakes not the shared rules'):", "",
               "| slips accepted | bets accepted | refused | p50 | p99 | max | accepted after the call | slips not whole |"
-              " daemon CPU a bet | resident set grown a bet placed (median coup) |", "|---|---|---|---|---|---|---|---|---|---|",
+              " slips not as sent | daemon CPU a bet | resident set grown a bet placed (median coup) |",
+              "|---|---|---|---|---|---|---|---|---|---|---|",
               f"| {c['slips_accepted']:,} | {c['bets_accepted']:,} | "
               + (", ".join(f"{k}: {v:,}" for k, v in sorted(c["slips_refused"].items())) or "0")
               + f" | {c['latency_ms_p50']} ms | {c['latency_ms_p99']} ms | {c['latency_ms_max']} ms | "
-              f"{c['accepted_after_call']} | {c['not_whole']} | {c['daemon_cpu_us_per_bet']} µs | "
+              f"{c['accepted_after_call']} | {c['not_whole']} | {c.get('not_as_sent', '—')} | {c['daemon_cpu_us_per_bet']} µs | "
               f"{c.get('memory_bytes_per_bet_on_layout', '—')} B |", ""]
     rows = [("slips", "Slips at a rate", GOAL_SLIP_BETS_S, GOAL_SLIP_P99_MS),
             ("single", "Single bets at a rate", GOAL_SINGLE_BETS_S, GOAL_SINGLE_P99_MS)]

@@ -1,0 +1,53 @@
+"""The stadium bench's check of every accepted slip against the journal (host_tools/bench/stadium.py):
+a slip whose bets the journal does not hold as sent, or at other stakes than the shared rules', counts."""
+
+import json
+import sqlite3
+
+from cylindre.rules.limits import Limits
+from host_tools.bench.stadium import _not_as_sent
+
+PLEIN = {"type": "plein", "numbers": [17], "stake": 100}
+ROUGE = {"type": "rouge", "stake": 500, "zero_choice": "partage"}
+TIERS = {"type": "tiers", "unit": 100}
+
+
+def journal(slips, limits=None):
+    """A journal's tables as the bench reads them: slips {id: [(bet body, stake)]}."""
+    db = sqlite3.connect(":memory:")
+    db.row_factory = sqlite3.Row
+    db.execute("CREATE TABLE table_limits (wheel TEXT, at REAL, body TEXT)")
+    db.execute("CREATE TABLE slips (id TEXT, stake INTEGER)")
+    db.execute("CREATE TABLE bets (id TEXT, slip TEXT, body TEXT, stake INTEGER)")
+    if limits is not None:
+        db.execute("INSERT INTO table_limits VALUES ('T1', 0, ?)", (json.dumps(limits.to_json()),))
+    n = 0
+    for sid, bets in slips.items():
+        for body, stake in bets:
+            n += 1
+            db.execute("INSERT INTO bets VALUES (?,?,?,?)", ("B%06d" % n, sid, json.dumps(dict(body, id="B%06d" % n)), stake))
+        db.execute("INSERT INTO slips VALUES (?,?)", (sid, sum(s for _, s in bets)))
+    return db
+
+
+def test_slips_held_as_sent_count_nothing():
+    db = journal({"S1": [(PLEIN, 100), (ROUGE, 500), (TIERS, 600)]})
+    assert _not_as_sent(db, {"S1": [PLEIN, ROUGE, TIERS]}) == 0
+
+
+def test_a_stake_not_the_rules_a_bet_not_sent_or_one_missing_counts():
+    db = journal({"S1": [(PLEIN, 100), (ROUGE, 400)],                 # rouge at 500 sent, 400 kept
+                  "S2": [(dict(PLEIN, numbers=[18]), 100)],           # another number than sent
+                  "S3": [(PLEIN, 100)],                               # a bet missing
+                  "S4": [(TIERS, 600)]})
+    sent = {"S1": [PLEIN, ROUGE], "S2": [PLEIN], "S3": [PLEIN, ROUGE], "S4": [TIERS]}
+    assert _not_as_sent(db, sent) == 3
+
+
+def test_the_stakes_are_the_rules_under_the_tables_limits():
+    """Under a plein's maximum of 50 €, a 100 € plein plays 50 € and 50 € is its excess: the bench
+    compiles under the journaled limits, as the daemon does."""
+    limits = Limits().updated({"plein": {"min": 100, "max": 5000}})
+    big = dict(PLEIN, stake=10000)
+    assert _not_as_sent(journal({"S1": [(big, 10000)]}, limits), {"S1": [big]}) == 0
+    assert _not_as_sent(journal({"S1": [(big, 5000)]}, limits), {"S1": [big]}) == 1
