@@ -182,7 +182,7 @@ def run(args) -> int:
         if wheel_port is None:
             return 2
     from host_tools.table.heap import Heap
-    heap = Heap().install()             # full collections scan what is new (heap.py)
+    heap = Heap().install()             # each collection scans what is new (heap.py)
     try:
         return _serve(c, key, limits, lock, log, wheel_port)
     finally:
