@@ -51,3 +51,28 @@ def test_the_stakes_are_the_rules_under_the_tables_limits():
     big = dict(PLEIN, stake=10000)
     assert _not_as_sent(journal({"S1": [(big, 10000)]}, limits), {"S1": [big]}) == 0
     assert _not_as_sent(journal({"S1": [(big, 5000)]}, limits), {"S1": [big]}) == 1
+
+
+def _run(p99, rate=20400, met=True):
+    return {"bets_per_s": rate, "latency_ms_p99": p99, "goal_met": met, "connections": 500,
+            "rate_sent_bets_s": 20400, "latency_ms_p50": 5.0, "latency_ms_max": p99, "refused": {},
+            "daemon_cpu_us_per_bet": 60.0, "daemon_cpu_share": 1.2}
+
+
+def test_the_page_shows_the_run_of_median_p99_and_how_many_met():
+    from host_tools.bench.stadium import _median_run, markdown
+    runs = [_run(40.0), _run(250.0, met=False), _run(70.0)]
+    f = _median_run(runs)
+    assert f["latency_ms_p99"] == 70.0 and f["runs_met"] == 2
+    assert [r["latency_ms_p99"] for r in f["runs"]] == [40.0, 250.0, 70.0]       # in the order they ran
+    page = markdown({"terminals": 500, "slips": f, "load_average_before": [0, 0, 0], "load_average_after": [0, 0, 0]})
+    assert "met in 2 of 3 runs (p99 40.0 ms, 250.0 ms, 70.0 ms)" in page
+    assert "| 70.0 ms |" in page
+
+
+def test_an_even_count_shows_the_lower_middle_run_and_one_run_says_met_or_missed():
+    from host_tools.bench.stadium import _median_run, _verdict
+    assert _median_run([_run(90.0), _run(30.0), _run(500.0, met=False), _run(60.0)])["latency_ms_p99"] == 60.0
+    assert _verdict(_median_run([_run(120.0, met=False)])) == "missed"
+    assert _verdict(_median_run([_run(20.0)])) == "met"
+    assert _median_run([_run(None, rate=0, met=False), _run(80.0)])["latency_ms_p99"] == 80.0   # none answered: worst
