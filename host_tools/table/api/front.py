@@ -21,10 +21,12 @@ import sys
 
 from host_tools.table.api import bridge as B
 from host_tools.table.api.guard import Guard
+from host_tools.table.heap import Heap, collect_if_due
 
 log = logging.getLogger("cylindre.front")
 
 BACKLOG = 2048                  # uvicorn's own
+HEAP_TURN_S = 1.0               # how often the front asks whether its whole heap is due a scan
 UNAVAILABLE = b'{"error":"unavailable","message":"the table daemon is not answering: try again"}'
 
 
@@ -163,13 +165,20 @@ async def serve(listen: socket.socket, pair: socket.socket, conf: dict) -> None:
             await asyncio.sleep(0.01)
         side.send(B.frame({"k": "ready", "pid": os.getpid()}))
 
+    async def whole_heap():
+        while True:                     # the frozen heap's whole scan, every FULL_EVERY_S (heap.py)
+            await asyncio.sleep(HEAP_TURN_S)
+            collect_if_due()
+
     gone = asyncio.ensure_future(daemon_gone())
     told = asyncio.ensure_future(ready())
+    heap = asyncio.ensure_future(whole_heap())
     try:
         await server.serve(sockets=[listen])
     finally:
         gone.cancel()
         told.cancel()
+        heap.cancel()
 
 
 def main(argv=None) -> int:
@@ -192,6 +201,7 @@ def main(argv=None) -> int:
         print(f"front: {e}", file=sys.stderr)
         return 2
     pair.setblocking(False)
+    Heap().install()                    # as the daemon's: each collection scans what is new (heap.py)
     asyncio.run(serve(listen, pair, conf))
     log.info("front %d stopped", os.getpid())
     return 0
