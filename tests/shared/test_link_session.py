@@ -101,6 +101,25 @@ def test_the_controller_is_told_its_results_are_durable_once_the_host_acknowledg
     assert r.ctl.durables == 1 and r.dev.outbox_len() == 0
 
 
+def test_a_void_is_durable_like_a_result_once_the_host_acknowledged_it():
+    # the controller holds a void after the launch in RAM too, until the host's journal has it
+    r = Rig()
+    r.run(1200)
+    r.auto_ack = False
+    r.dev.emit({"ev": "void", "t": 1, "spin": 1, "reason": "few_laps", "detail": ""})
+    r.dev.emit({"ev": "result", "t": 2, "spin": 2, "number": 4})
+    r.run(500)
+    r.host.acknowledge(r.delivered[-1][1])
+    r.run(200)
+    assert r.ctl.durables == 1 and r.dev.outbox_len() == 0
+    r.dev.emit({"ev": "void", "t": 3, "spin": 3, "reason": "few_laps", "detail": ""})
+    r.run(500)
+    assert r.ctl.durables == 1            # not yet acknowledged
+    r.host.acknowledge(r.delivered[-1][1])
+    r.run(200)
+    assert r.ctl.durables == 2
+
+
 def test_cable_pulled_mid_stream_loses_nothing_and_duplicates_nothing():
     r = Rig()
     r.run(1200)

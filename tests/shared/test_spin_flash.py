@@ -1,5 +1,6 @@
-"""The flash record: one write a coup (the launch's); a result held in RAM until the host has it,
-written when the host has not acknowledged it in time; a power cut in between decided by the ball.
+"""The flash record: one write a coup (the launch's); a result, or a void after the launch, held in
+RAM until the host has it, written when the host has not acknowledged it in time; a power cut in
+between decided by the ball (and for a void, by the host's journal: tests/table/game).
 
 MicroPython subset: runs on both runtimes (tests/pico/test_shared_on_micropython.py).
 """
@@ -8,7 +9,7 @@ import json
 
 from test_spin_kit import Log, board, make
 from cylindre.spin.controller import Controller
-from cylindre.spin.core import HOLD_US
+from cylindre.spin.core import HOLD_US, VOID_HOLD_US
 from cylindre.replay import MemoryStore
 
 
@@ -27,14 +28,15 @@ class CountingStore(MemoryStore):
 
 
 class Host:
-    """The link as the controller sees it: every event delivered; a result acknowledged
-    (`durable`) by the time of the next event (the status the result brings at once), or never
-    (`acks` False: the link is down)."""
+    """The link as the controller sees it: every event delivered; a result (and with `voids` a
+    void) acknowledged (`durable`) by the time of the next event (the status it brings at once),
+    or never (`acks` False: the link is down)."""
 
-    def __init__(self, acks=True):
+    def __init__(self, acks=True, voids=False):
         self.log = Log()
         self.ctl = None
         self.acks = acks
+        self.held = ("result", "void") if voids else ("result",)
         self.unacked = False
 
     def __call__(self, ev):
@@ -42,7 +44,7 @@ class Host:
             self.unacked = False
             self.ctl.durable()
         self.log(ev)
-        if ev["ev"] == "result":
+        if ev["ev"] in self.held:
             self.unacked = True
 
 
@@ -188,3 +190,75 @@ def test_a_cut_before_the_host_has_the_result_with_the_ball_taken_out_is_void():
     w.run(ctl2, cut + 30000000, t_start=cut)
     assert [e["reason"] for e in host2.log.of("void")] == ["restart"] and not host2.log.of("result")
     assert store.record["in_spin"] is None and store.record["used"] is True
+
+
+def _misspin(acks, t_end=45000000):
+    """One coup voided after its launch (`few_laps`: 20 laps asked for), its ball at rest in 4
+    from the rest on, with a host acknowledging the void or not: (wheel, controller, host, store)."""
+    store = CountingStore()
+    w, ctl, _ = make(settings=board(min_laps=20), store=store)
+    host = Host(acks, voids=True)
+    ctl.out = host
+    host.ctl = ctl
+    store.clock = ctl
+    ctl.boot(0)
+    w.add_index(0, 60000000)
+    w.spin(3000000, -1, 4, rest_us=60000000)
+    w.run(ctl, t_end)
+    return w, ctl, host, store
+
+
+def test_a_coup_voided_after_its_launch_that_the_host_acknowledges_is_one_write():
+    w, ctl, host, store = _misspin(True)
+    assert [e["reason"] for e in host.log.of("void")] == ["few_laps"] and not host.log.of("result")
+    # the boot's first record and the launch's: the void is in the host's journal
+    assert len(store.at) == 2 and store.at[1] == _launch_t(host), store.at
+    assert store.record["in_spin"] == 1
+    assert ctl.held is False and ctl.dirty is True      # the next launch writes it
+
+
+def test_a_void_the_host_does_not_acknowledge_is_written_at_the_next_checks():
+    w, ctl, host, store = _misspin(False)
+    t = host.log.of("void")[0]["t"]
+    assert len(store.at) == 3, store.at
+    assert t + VOID_HOLD_US <= store.at[2] <= t + VOID_HOLD_US + 500000    # the checks' half second
+    assert store.record["in_spin"] is None and store.record["spin"] == 1
+
+
+def test_a_void_at_the_launch_is_the_coups_one_write_at_once():
+    # a second coup under the same actuation (a constant rotor in this kit): void at its launch
+    store = CountingStore()
+    w, ctl, _ = make(store=store)
+    host = Host(voids=True)
+    ctl.out = host
+    host.ctl = ctl
+    store.clock = ctl
+    ctl.boot(0)
+    w.add_index(0, 90000000)
+    w.spin(3000000, -1, 17)
+    w.spin(45000000, -1, 8)
+    w.run(ctl, 90000000)
+    v = host.log.of("void")
+    assert [(e["spin"], e["reason"]) for e in v] == [(2, "rotor_not_actuated")], host.log.kinds()
+    launches = [e["t"] for e in host.log.of("launch")]
+    assert store.at[1:] == launches, (store.at, launches)     # the boot's, then one a coup
+    assert store.record["spin"] == 2 and store.record["in_spin"] is None
+
+
+def test_a_cut_after_the_void_was_acknowledged_names_the_ball_at_rest_after_the_restart():
+    """The void is in the host's journal, not in flash: after the cut the pockets name the spin
+    (`restart`), and the host refuses that result (tests/table/game/test_daemon_table.py)."""
+    w, ctl, host, store = _misspin(True, t_end=30000000)
+    assert host.log.of("void") and store.record["in_spin"] == 1
+    cut = 30000000
+    host2 = Host()
+    ctl2 = Controller(board(status_us=5000000, min_laps=20), host2, store=store, count=w.count)
+    host2.ctl = ctl2
+    store.clock = ctl2
+    w.now = cut
+    ctl2.boot(cut, reset_cause="power")
+    w.add_index(cut, 90000000)
+    w.add_rest(cut, cut + 40000000, 4)          # the ball still in its pocket
+    w.run(ctl2, cut + 20000000, t_start=cut)
+    r = host2.log.of("result")
+    assert [(e["spin"], e["number"], e.get("restart")) for e in r] == [(1, 4, "power")], host2.log.of("void")

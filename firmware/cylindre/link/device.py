@@ -34,8 +34,8 @@ informational event (launch, drop, fault) is shrunk to an `{"ev": "evicted"}` to
 
 The outbox dies with the power; the controller's flash does not. So the `boot` event leaves with
 the games the flash kept (`history`), from which the host settles a result it never received.
-The controller writes a result to flash only when the host has not acknowledged it in time: the
-link tells it (`durable()`) once no result is left in the outbox.
+The controller writes a result, or a void after the launch, to flash only when the host has not
+acknowledged it in time: the link tells it (`durable()`) once no result or void is left in the outbox.
 """
 
 import json
@@ -59,6 +59,7 @@ _WINDOW = const(8)
 _RTO_MS = const(400)
 _EVICTABLE = (pr.LAUNCH, pr.DROP, pr.FAULT)
 _SPIN_END = (pr.RESULT, pr.VOID, pr.BOOT)
+_HELD = (pr.RESULT, pr.VOID)    # what the controller holds in RAM until the host has it (durable)
 COMMANDS = pr.COMMANDS
 
 
@@ -311,9 +312,9 @@ class DeviceLink:
             self.rejected += 1      # acks an event never sent: ignore
             return
         n = 0
-        told = False                # a result among the events acknowledged
+        told = False                # a result or a void among the events acknowledged
         while n < len(self._seqs) and self._seqs[n] <= ack:
-            if self._kinds[n] == pr.RESULT:
+            if self._kinds[n] in _HELD:
                 told = True
             n += 1
         if n:
@@ -322,8 +323,8 @@ class DeviceLink:
             del self._payloads[:n]
             self._sent = max(0, self._sent - n)
             self._progress_ms = self._clock()
-            if told and pr.RESULT not in self._kinds and self._ctl is not None:
-                # every result said is durable at the host: the controller need not write it
+            if told and pr.RESULT not in self._kinds and pr.VOID not in self._kinds and self._ctl is not None:
+                # every result and void said is durable at the host: the controller need not write it
                 self._ctl.durable()
         if not self.accepting and len(self._seqs) <= self.low_water:
             self.accepting = True

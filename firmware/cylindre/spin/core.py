@@ -7,10 +7,12 @@ an event (`emit`), a fault, a void, the status, the flash record. The ball on th
 
 The flash record is written once a coup, at the launch (the spin in progress, with whatever
 changed since the record before: the last result, the rotor's actuations, the drop learnt); a
-void after the launch is written too (a voided spin is never paid, whatever a restart finds in
-the pockets). A result is held in RAM until the host has it (`durable`: the link's ACK): the
-next launch writes it. Not acknowledged within `HOLD_US` (the link down), it is written then; a
-power cut before either is decided by the ball at the reboot (spin/rest.py, `restart_pending`).
+void at the launch is that write. A result, or a void after the launch, is held in RAM until
+the host has it (`durable`: the link's ACK, once its journal holds it): the next launch writes
+it. Not acknowledged within `HOLD_US` (a result) or `VOID_HOLD_US` (a void: the next checks
+write it), it is written then. A power cut before either is decided by the ball at the reboot
+(spin/rest.py, `restart_pending`): the same number for a result; for a void the host's journal
+decides, which refuses a result of a spin it has voided.
 A record left newer in RAM than in flash when play stops (an acknowledged result, an actuation
 with no launch, a drop learnt from a voided ball) is written after `IDLE_SAVE_US` with no launch
 (docs/internals/spin-logic.md, "The flash record").
@@ -36,6 +38,9 @@ except ImportError:  # CPython
 FW = "cylindre-fw 0.1"
 IDLE_SAVE_US = const(300000000)  # a record newer in RAM than in flash, no launch this long: written
 HOLD_US = const(1500000)     # a result the host has not acknowledged this long: written
+VOID_HOLD_US = const(100000)  # a void after the launch not acknowledged this long: written at the
+                             # next checks (a ball at rest after a cut must not name a voided spin
+                             # the host never heard voided: the ACK usually comes within ms)
 
 IDLE = "idle"
 IN_RIM = "ball_in_rim"
@@ -174,16 +179,16 @@ class Core:
             self.dirty = True
             self.idle_save_t = self.t + IDLE_SAVE_US
 
-    def _hold(self):
-        """A result in RAM only: written with the next launch once the host has it (`durable`),
-        at `HOLD_US` if the host has not acknowledged it by then."""
+    def _hold(self, us=HOLD_US):
+        """A result (or a void) in RAM only: written with the next launch once the host has it
+        (`durable`), after `us` if the host has not acknowledged it by then."""
         self.dirty = True
         self.held = True
-        self.idle_save_t = self.t + HOLD_US
+        self.idle_save_t = self.t + us
 
     def durable(self):
-        """The link: the host has acknowledged every result emitted so far (durable in its
-        journal). The held result waits for the next launch's write (or `IDLE_SAVE_US`)."""
+        """The link: the host has acknowledged every result and void emitted so far (durable in
+        its journal). What is held waits for the next launch's write (or `IDLE_SAVE_US`)."""
         if self.held:
             self.held = False
             self.idle_save_t = self.t + IDLE_SAVE_US

@@ -15,7 +15,7 @@ the track had not dropped, and the spin is void (`restart`), as it is when no ba
 actuation then counts as played: the result the host acknowledged is not in flash).
 """
 
-from cylindre.spin.core import DROPPED, VOID, RESULT, SPINNING, keep_history, history_entry
+from cylindre.spin.core import DROPPED, VOID, RESULT, SPINNING, VOID_HOLD_US, keep_history, history_entry
 from cylindre.spin.health import STUCK, SILENT
 
 try:
@@ -61,7 +61,9 @@ def _void(self, reason, detail):
     self.called = False
     self._spin_over()
     if self.in_spin == self.spin:
-        self._save(None)            # a void survives a restart: a voided spin is never paid
+        # a void survives a restart (a voided spin is never paid): in the host's journal once it
+        # acknowledges it, in flash if it has not by VOID_HOLD_US (spin/core.py)
+        self._hold(VOID_HOLD_US)
 
 # ---- a spin's ball in the pockets ---------------------------------------------------
 def _confirm(self, t):

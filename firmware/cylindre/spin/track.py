@@ -101,10 +101,10 @@ def _launch(self, t, period):
     self.phase = IN_RIM
     # The coup's one write: the spin in progress with all that changed since the last record
     # (a void at the launch writes it instead, the spin counted and not in progress).
-    self.in_spin = self.spin
     why = self._misspin(period, a53, violations)
     if why is not None:
-        return self._void(why[0], why[1])
+        self._void(why[0], why[1])
+        return self._save(None)
     self._save(self.spin)
     if self.called:
         self.called = False

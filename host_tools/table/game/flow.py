@@ -67,7 +67,8 @@ class Facts:
         self.locked = list(locked)
         self.settled = set(settled)         # among the spins the step may touch, those settled
         self.last_settled = last_settled    # the highest spin settled for this wheel
-        self.voided = voided                # this boot of the wheel voided the event's spin
+        self.voided = voided                # the wheel voided the event's spin (in this boot; in any
+                                            # boot for a result named after a restart)
         self.bodies = dict(bodies or {})    # the prisoners' bets with a choice at zero, by id
         # (spin, shelf): the locked bets of `spin` already in a Book, in order of id, with their
         # choices at zero (`shelf.book`, `shelf.choices`: tapis.py), or None. The settlement
@@ -223,9 +224,11 @@ class _Step:
         self.say(spin, "coup %s : mises retenues pour le chef de table (résultat inconnu)" % spin)
 
     def voided(self, spin):
-        """Did this boot of the wheel void `spin`? (A boot's counter only goes up, so a void and a
-        result of one spin number in one boot are the same spin; another boot may reuse the number
-        after its flash record was lost.) A void of a spin already settled changed nothing."""
+        """Did the wheel void `spin`? In this boot (a boot's counter only goes up, so a void and a
+        result of one spin number in one boot are the same spin), or in any boot for a result the
+        controller named after a restart (`restart`: the spin its flash said was in progress,
+        whose void it held in RAM until the host had it; Journal.voided). A void of a spin
+        already settled changed nothing."""
         return is_int(spin) and spin not in self.settled and self.facts.voided
 
     def launch_at(self, boot, spin, ev):

@@ -228,7 +228,8 @@ class Table:
             locked=self.tapis.locked(),
             settled=[s for s in game.spins_of(self.st, ev) if self.ledger.settled(s)],
             last_settled=self.ledger.last_settled() if kind == pr.BOOT else None,
-            voided=kind == pr.RESULT and isinstance(spin, int) and self.j.voided(self.wheel, boot, spin),
+            voided=kind == pr.RESULT and isinstance(spin, int)
+            and self.j.voided(self.wheel, spin, None if ev.get("restart") else boot),
             bodies=self.ledger.with_zero_choice([p["id"] for p in self.st["prisoners"] if p.get("id")])
             if settles and _may_choose(ev) else None,
             withdrawn=[dict(r, body=json.loads(r["body"])) for r in self.ledger.withdrawn_since(boot, floor)]

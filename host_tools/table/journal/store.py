@@ -284,10 +284,18 @@ class Journal:
              json.dumps(ev, sort_keys=True), frame_id))
         return cur.rowcount == 1
 
-    def voided(self, wheel, boot, spin) -> bool:
-        """Has this boot of the wheel sent a void for `spin`?"""
-        return self.db.execute("SELECT 1 FROM events WHERE wheel=? AND boot=? AND spin=? AND ev='void' LIMIT 1",
-                               (wheel, boot or "", spin)).fetchone() is not None
+    def voided(self, wheel, spin, boot=None) -> bool:
+        """Has `boot` of the wheel (any boot: None) sent a void for the table's spin `spin`?
+        Any boot for a result a controller named after a restart: it holds a void in RAM until
+        this journal has it, so after a power cut the ball at rest may name a spin voided in the
+        boot before; and a table's spin numbers go on across a counter that starts again
+        (wheel/identity.py)."""
+        if boot is None:
+            q, args = "SELECT 1 FROM events WHERE wheel=? AND spin=? AND ev='void' LIMIT 1", (wheel, spin)
+        else:
+            q, args = ("SELECT 1 FROM events WHERE wheel=? AND boot=? AND spin=? AND ev='void' LIMIT 1",
+                       (wheel, boot or "", spin))
+        return self.db.execute(q, args).fetchone() is not None
 
     def mark(self, frame_id, kind, reason):
         """Re-mark a journaled frame (an event taken but not acted on: kind `anomaly`)."""

@@ -116,6 +116,29 @@ def test_a_void_in_another_boot_does_not_refuse_a_result(jpath):
     assert t.j.query("SELECT id FROM frames WHERE kind='anomaly'") == []
 
 
+def test_a_result_named_after_a_restart_of_a_spin_voided_in_the_boot_before_is_an_anomaly(jpath):
+    """The controller holds a void after the launch in RAM until the host has it (firmware
+    spin/core.py): a power cut then leaves its flash saying the spin is in progress, and after
+    the reboot the ball at rest names it (`restart`). The void in the journal stands."""
+    t = _table(jpath)
+    w0 = Wheel(t, boot="b0")
+    a = t.place({"player": "ana", "type": "plein", "numbers": [4], "stake": 1000})
+    w0.send({"ev": "launch", "t": 1, "spin": 1})
+    w0.send({"ev": "rnvp", "t": 2, "spin": 1}, seq=2)
+    w0.send({"ev": "void", "t": 3, "spin": 1, "reason": "few_laps", "detail": ""}, seq=3)
+    assert t.bet(a["id"])["status"] == "open"
+    w1 = Wheel(t, boot="b1")
+    w1.send({"ev": "boot", "t": 0, "spin": 1, "interrupted": 1, "reset_cause": "power", "fw": "x"})
+    w1.send({"ev": "result", "t": 5, "spin": 1, "number": 4, "restart": "power"}, seq=2)
+    assert t.j.query("SELECT spin FROM settlements") == []
+    assert t.bet(a["id"])["status"] == "open"               # it plays on the relaunch
+    anomalies = t.j.query("SELECT reason FROM frames WHERE kind='anomaly'")
+    assert len(anomalies) == 1 and "voided" in anomalies[0]["reason"]
+    w1.spin(2, 4)
+    bet = t.bet(a["id"])
+    assert bet["status"] == "settled" and bet["spin"] == 2 and bet["result"]["won"] == 35000
+
+
 def test_prison_carries_across_spins_and_restarts(jpath):
     t = _table(jpath)
     w = Wheel(t)
