@@ -293,6 +293,61 @@ def test_a_power_cut_with_the_ball_at_rest_before_its_number_is_confirmed_pays_t
     assert host.counts["reject"] == 0 and host.counts["gap"] == 0
 
 
+def test_a_power_cut_after_a_void_the_host_has_pays_nothing_at_the_table(tmp_path):
+    """Issue 33, item 3: a misspin voided after its launch (too few laps: seed 5 of the simulator;
+    most of its few_laps spins are voided at the launch, too slow), the void acknowledged
+    by the host, so held in RAM (the coup's one flash write is its launch's); the power cut with
+    the ball at rest in its pocket, off for 155 ms, the host talking all through. After the boot
+    the pockets name that spin (`restart`). The chip's events, given in their order to a table
+    on a real journal, settle nothing: the result is an anomaly, the bet plays on the relaunch."""
+    from host_tools.bench.rp2 import OFF_US, cut_at, stored_seq
+    from host_tools.rp2emu.table import Feed
+    from host_tools.sim import WheelSimulator
+    from host_tools.sim.boards import load_board
+    from host_tools.sim.tablewheel import Wheel
+    from host_tools.table.game.table import Table
+    from host_tools.table.journal.store import Journal
+
+    geometry, _ = load_board(ROOT / "boards" / "pico.json")
+    spin = WheelSimulator(geometry, seed=[5, 0]).spin("few_laps")
+    truth = spin.truth
+    cut = cut_at(truth, "rest")
+    end = truth["rest_us"] + 12_000_000
+    changes = sorted([c for c in spin.changes if c[0] < end] + [(cut, "RESET", 1), (cut + OFF_US, "RESET", 0)],
+                     key=lambda c: c[0])
+    chip, host = session()
+    written = stored_seq(chip)                  # the newest record's number in the chip's flash
+    t0 = chip.ns + 0.5e9
+    Feed(chip, chip.board, changes, t0)
+    chip.run_until(t0 + (cut - 1000) * 1e3)
+    before = [e["event"] for e in host.events if e["event"].get("spin") == 1]
+    assert [(e["ev"], e.get("reason")) for e in before if e["ev"] in ("launch", "void")] == [
+        ("launch", None), ("void", "few_laps")], before
+    assert stored_seq(chip) == written + 1      # this coup's one write: its launch's
+    assert chip.run_while(lambda: len(chip.resets) < 2, 3.0), chip.resets
+    assert chip.run_while(lambda: len(host.outcomes()) < 2, 12.0), "no outcome after the boot: %s" % dict(host.counts)
+    boot = [e["event"] for e in host.events if e["event"]["ev"] == "boot"]
+    assert len(boot) == 2 and boot[1]["interrupted"] == 1        # the flash: spin 1 under way
+    after = host.outcomes()[1]
+    assert (after["ev"], after["spin"], after.get("restart")) == ("result", 1, "power"), host.outcomes()
+    assert host.counts["reject"] == 0 and host.counts["gap"] == 0
+    # the table, on a real journal, given what the chip said in its order
+    t = Table(Journal(tmp_path / "j.sqlite"), "T1")
+    t.set_open(True)
+    wheels = {}
+    for e in host.events:
+        if e["boot"] not in wheels:
+            wheels[e["boot"]] = Wheel(t, boot=e["boot"])
+            if len(wheels) == 1:
+                bet = t.place({"player": "ana", "type": "plein", "numbers": [after["number"]], "stake": 1000})
+        # (on the table's clock: the chip's own at_ms would put the bet after the call)
+        wheels[e["boot"]].send({k: v for k, v in e["event"].items() if k != "at_ms"}, seq=e["seq"])
+    assert t.j.query("SELECT spin FROM settlements") == []
+    assert t.bet(bet["id"])["status"] == "open"
+    anomalies = t.j.query("SELECT reason FROM frames WHERE kind='anomaly'")
+    assert len(anomalies) == 1 and "voided" in anomalies[0]["reason"]
+
+
 FASTCOBS_CHECK = b'''
 import json, os, machine
 try:
