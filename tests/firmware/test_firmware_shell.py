@@ -320,3 +320,12 @@ def test_speed_samples_that_stop_are_a_fault_and_the_timer_is_started_again(pico
         FakeTimer.fire_until(t)
         b.poll()
     assert not [e for e in events[n:] if e["ev"] == "fault"]
+
+
+def test_a_board_with_the_cammegh_output_writes_a_void_at_once_the_others_hold_it(pico, tmp_path):
+    shell, clock = pico
+    held = shell.Board(_board(), lambda ev: None, store_path=str(tmp_path / "a"), watchdog=False)
+    three = json.loads((ROOT / "boards" / "pico2-3pockets.json").read_text())
+    assert three.get("cammegh")
+    at_once = shell.Board(three, lambda ev: None, store_path=str(tmp_path / "b"), watchdog=False)
+    assert held.ctl.hold_voids is True and at_once.ctl.hold_voids is False

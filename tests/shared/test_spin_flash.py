@@ -262,3 +262,22 @@ def test_a_cut_after_the_void_was_acknowledged_names_the_ball_at_rest_after_the_
     w.run(ctl2, cut + 20000000, t_start=cut)
     r = host2.log.of("result")
     assert [(e["spin"], e["number"], e.get("restart")) for e in r] == [(1, 4, "power")], host2.log.of("void")
+
+
+def test_on_a_board_that_prints_the_cammegh_format_a_void_is_written_at_once():
+    """Its readers know no journal: after a cut they would take the number the pockets name."""
+    store = CountingStore()
+    w, ctl, _ = make(settings=board(min_laps=20), store=store)
+    ctl.hold_voids = False
+    host = Host(voids=True)
+    ctl.out = host
+    host.ctl = ctl
+    store.clock = ctl
+    ctl.boot(0)
+    w.add_index(0, 60000000)
+    w.spin(3000000, -1, 4, rest_us=60000000)
+    w.run(ctl, 45000000)
+    v = host.log.of("void")
+    assert [e["reason"] for e in v] == ["few_laps"]
+    assert len(store.at) == 3 and store.at[2] == v[0]["t"], store.at
+    assert store.record["in_spin"] is None

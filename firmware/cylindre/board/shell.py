@@ -108,6 +108,10 @@ class Board:
         self.led = Pin(pins.get("led", 25), Pin.OUT, value=0)
         self.store = store if store is not None else FlashStore(store_path)
         self.ctl = Controller(settings, self._emit, store=self.store, count=self._count)
+        # A void after the launch waits in RAM for the host's journal (spin/core.py); with the
+        # Cammegh output it is written at once: a table system reading that output knows no
+        # journal, and after a power cut would take the number the pockets name for that spin.
+        self.ctl.hold_voids = not board.get("cammegh")
         if self.ctl.nb != nb or self.ctl.void_i != 1 + nb + npk or self.ctl.call_i != 2 + nb + npk:
             raise ValueError("board.json: %d ball and %d pocket pins, the controller's signals %s"
                              % (nb, npk, " ".join(self.ctl.names)))

@@ -12,7 +12,9 @@ the host has it (`durable`: the link's ACK, once its journal holds it): the next
 it. Not acknowledged within `HOLD_US` (a result) or `VOID_HOLD_US` (a void: the next checks
 write it), it is written then. A power cut before either is decided by the ball at the reboot
 (spin/rest.py, `restart_pending`): the same number for a result; for a void the host's journal
-decides, which refuses a result of a spin it has voided.
+decides, which refuses a result of a spin it has voided. A board with the Cammegh output writes
+a void after the launch at once (`hold_voids` False): the table systems that read that output
+know no journal, and would take the number the pockets name after a cut.
 A record left newer in RAM than in flash when play stops (an acknowledged result, an actuation
 with no launch, a drop learnt from a voided ball) is written after `IDLE_SAVE_US` with no launch
 (docs/internals/spin-logic.md, "The flash record").
@@ -107,6 +109,8 @@ class Core:
         self.dirty = False          # the record in RAM is newer than the one in flash
         self.idle_save_t = None     # ... and is written then if no launch comes first
         self.held = False           # a result not yet in flash nor acknowledged by the host
+        self.hold_voids = True      # False: a void after the launch written at once (a board that
+                                    # prints the Cammegh format: board/shell.py)
         self.run_end_t = None       # the last run on the track ended then (`_check_launch_wait`)
         self._new_spin_state()
         self._setup()

@@ -62,8 +62,12 @@ def _void(self, reason, detail):
     self._spin_over()
     if self.in_spin == self.spin:
         # a void survives a restart (a voided spin is never paid): in the host's journal once it
-        # acknowledges it, in flash if it has not by VOID_HOLD_US (spin/core.py)
-        self._hold(VOID_HOLD_US)
+        # acknowledges it, in flash if it has not by VOID_HOLD_US (spin/core.py); at once on a
+        # board whose Cammegh readers know no journal
+        if self.hold_voids:
+            self._hold(VOID_HOLD_US)
+        else:
+            self._save(None)
 
 # ---- a spin's ball in the pockets ---------------------------------------------------
 def _confirm(self, t):
