@@ -1,11 +1,12 @@
-"""The stadium bench's check of every accepted slip against the journal (host_tools/bench/stadium.py):
-a slip whose bets the journal does not hold as sent, or at other stakes than the shared rules', counts."""
+"""The stadium bench's check of every accepted slip against the journal (host_tools/bench/stadiumcheck.py):
+a slip whose bets the journal does not hold as sent, or at other stakes than the shared rules', counts;
+and its page (stadium.py): in how many runs each goal was met."""
 
 import json
 import sqlite3
 
 from cylindre.rules.limits import Limits
-from host_tools.bench.stadium import _not_as_sent
+from host_tools.bench.stadiumcheck import not_as_sent
 
 PLEIN = {"type": "plein", "numbers": [17], "stake": 100}
 ROUGE = {"type": "rouge", "stake": 500, "zero_choice": "partage"}
@@ -32,7 +33,7 @@ def journal(slips, limits=None):
 
 def test_slips_held_as_sent_count_nothing():
     db = journal({"S1": [(PLEIN, 100), (ROUGE, 500), (TIERS, 600)]})
-    assert _not_as_sent(db, {"S1": [PLEIN, ROUGE, TIERS]}) == 0
+    assert not_as_sent(db, {"S1": [PLEIN, ROUGE, TIERS]}) == 0
 
 
 def test_a_stake_not_the_rules_a_bet_not_sent_or_one_missing_counts():
@@ -41,7 +42,7 @@ def test_a_stake_not_the_rules_a_bet_not_sent_or_one_missing_counts():
                   "S3": [(PLEIN, 100)],                               # a bet missing
                   "S4": [(TIERS, 600)]})
     sent = {"S1": [PLEIN, ROUGE], "S2": [PLEIN], "S3": [PLEIN, ROUGE], "S4": [TIERS]}
-    assert _not_as_sent(db, sent) == 3
+    assert not_as_sent(db, sent) == 3
 
 
 def test_the_stakes_are_the_rules_under_the_tables_limits():
@@ -49,8 +50,8 @@ def test_the_stakes_are_the_rules_under_the_tables_limits():
     compiles under the journaled limits, as the daemon does."""
     limits = Limits().updated({"plein": {"min": 100, "max": 5000}})
     big = dict(PLEIN, stake=10000)
-    assert _not_as_sent(journal({"S1": [(big, 10000)]}, limits), {"S1": [big]}) == 0
-    assert _not_as_sent(journal({"S1": [(big, 5000)]}, limits), {"S1": [big]}) == 1
+    assert not_as_sent(journal({"S1": [(big, 10000)]}, limits), {"S1": [big]}) == 0
+    assert not_as_sent(journal({"S1": [(big, 5000)]}, limits), {"S1": [big]}) == 1
 
 
 def _run(p99, rate=20400, met=True):
