@@ -247,6 +247,33 @@ def test_a_power_cut_while_the_ball_runs_is_reported_once_and_the_board_comes_ba
 
 @pytest.mark.rp2
 @pytest.mark.skipif(not STOCK_UF2.is_file(), reason="no MicroPython UF2 at %s" % STOCK_UF2)
+def _cut_at_rest(seed, scenario=None):
+    """A simulated spin of the one-sensor board (simulator seed `seed`, `scenario`) with the power
+    cut 1 s after its ball came to rest, off for the bench's 155 ms, fed until 12 s after the
+    rest: (its truth, the pins' changes, the cut's instant in us)."""
+    from host_tools.bench.rp2 import OFF_US, cut_at
+    from host_tools.sim import WheelSimulator
+    from host_tools.sim.boards import load_board
+
+    geometry, _ = load_board(ROOT / "boards" / "pico.json")
+    spin = WheelSimulator(geometry, seed=[seed, 0]).spin(scenario)
+    truth = spin.truth
+    cut = cut_at(truth, "rest")
+    end = truth["rest_us"] + 12_000_000
+    changes = sorted([c for c in spin.changes if c[0] < end] + [(cut, "RESET", 1), (cut + OFF_US, "RESET", 0)],
+                     key=lambda c: c[0])
+    return truth, changes, cut
+
+
+def _feed_to_cut(chip, changes, cut):
+    """The changes on the chip's pins from half a second on, run until just before the cut."""
+    from host_tools.rp2emu.table import Feed
+
+    t0 = chip.ns + 0.5e9
+    Feed(chip, chip.board, changes, t0)
+    chip.run_until(t0 + (cut - 1000) * 1e3)
+
+
 def test_a_power_cut_with_the_ball_at_rest_before_its_number_is_confirmed_pays_that_number():
     """Issue 33: the one-sensor board, the power cut 1 s after the ball came to rest, before the
     confirmation rule (two sightings over 3 s) named it; off for 155 ms, the rotor turning on,
@@ -255,22 +282,9 @@ def test_a_power_cut_with_the_ball_at_rest_before_its_number_is_confirmed_pays_t
     the ball rests in (`restart` in the event): nothing voided, nothing twice. The other phases
     (the launch, the track, the bounce, after the result) run in `make bench ARGS='rp2 --cuts
     launch,track,bounce,rest,confirmed'`; on CPython in tests/shared/test_spin_faults.py."""
-    from host_tools.bench.rp2 import OFF_US, cut_at
-    from host_tools.rp2emu.table import Feed
-    from host_tools.sim import WheelSimulator
-    from host_tools.sim.boards import load_board
-
-    geometry, _ = load_board(ROOT / "boards" / "pico.json")
-    spin = WheelSimulator(geometry, seed=[3, 0]).spin()
-    truth = spin.truth
-    cut = cut_at(truth, "rest")
-    end = truth["rest_us"] + 12_000_000
-    changes = sorted([c for c in spin.changes if c[0] < end] + [(cut, "RESET", 1), (cut + OFF_US, "RESET", 0)],
-                     key=lambda c: c[0])
+    truth, changes, cut = _cut_at_rest(3)
     chip, host = session()
-    t0 = chip.ns + 0.5e9
-    Feed(chip, chip.board, changes, t0)
-    chip.run_until(t0 + (cut - 1000) * 1e3)
+    _feed_to_cut(chip, changes, cut)
     assert [e["event"]["ev"] for e in host.events if e["event"].get("spin") == 1] == ["launch", "rnvp", "drop"]
     assert chip.run_while(lambda: len(chip.resets) < 2, 3.0), chip.resets
 
@@ -300,26 +314,15 @@ def test_a_power_cut_after_a_void_the_host_has_pays_nothing_at_the_table(tmp_pat
     the ball at rest in its pocket, off for 155 ms, the host talking all through. After the boot
     the pockets name that spin (`restart`). The chip's events, given in their order to a table
     on a real journal, settle nothing: the result is an anomaly, the bet plays on the relaunch."""
-    from host_tools.bench.rp2 import OFF_US, cut_at, stored_seq
-    from host_tools.rp2emu.table import Feed
-    from host_tools.sim import WheelSimulator
-    from host_tools.sim.boards import load_board
+    from host_tools.bench.rp2 import stored_seq
     from host_tools.sim.tablewheel import Wheel
     from host_tools.table.game.table import Table
     from host_tools.table.journal.store import Journal
 
-    geometry, _ = load_board(ROOT / "boards" / "pico.json")
-    spin = WheelSimulator(geometry, seed=[5, 0]).spin("few_laps")
-    truth = spin.truth
-    cut = cut_at(truth, "rest")
-    end = truth["rest_us"] + 12_000_000
-    changes = sorted([c for c in spin.changes if c[0] < end] + [(cut, "RESET", 1), (cut + OFF_US, "RESET", 0)],
-                     key=lambda c: c[0])
+    _, changes, cut = _cut_at_rest(5, "few_laps")
     chip, host = session()
     written = stored_seq(chip)                  # the newest record's number in the chip's flash
-    t0 = chip.ns + 0.5e9
-    Feed(chip, chip.board, changes, t0)
-    chip.run_until(t0 + (cut - 1000) * 1e3)
+    _feed_to_cut(chip, changes, cut)
     before = [e["event"] for e in host.events if e["event"].get("spin") == 1]
     assert [(e["ev"], e.get("reason")) for e in before if e["ev"] in ("launch", "void")] == [
         ("launch", None), ("void", "few_laps")], before

@@ -48,16 +48,23 @@ class Host:
             self.unacked = True
 
 
-def _coup(acks=True, store=None, t_end=45000000, rest_us=14000000):
-    """One valid spin (ball at rest in 17 from `rest`, for `rest_us`) with a host acknowledging
-    its result or not: (wheel, controller, host, store, rest)."""
+def _booted(settings=None, acks=True, voids=False, store=None):
+    """The kit's controller on a counting store and a `Host`, booted at 0: (wheel, controller,
+    host, store)."""
     store = store if store is not None else CountingStore()
-    w, ctl, _ = make(store=store)
-    host = Host(acks)
+    w, ctl, _ = make(settings=settings, store=store)
+    host = Host(acks, voids)
     ctl.out = host
     host.ctl = ctl
     store.clock = ctl
     ctl.boot(0)
+    return w, ctl, host, store
+
+
+def _coup(acks=True, store=None, t_end=45000000, rest_us=14000000):
+    """One valid spin (ball at rest in 17 from `rest`, for `rest_us`) with a host acknowledging
+    its result or not: (wheel, controller, host, store, rest)."""
+    w, ctl, host, store = _booted(acks=acks, store=store)
     w.add_index(0, 60000000)
     drop, rest = w.spin(3000000, -1, 17, rest_us=rest_us)
     w.run(ctl, t_end)
@@ -89,13 +96,7 @@ def test_a_result_the_host_does_not_acknowledge_is_written_after_the_hold():
 
 def test_the_next_launch_writes_the_acknowledged_result_with_it():
     # two coups under one actuation, the rule report-only (a constant rotor in this kit)
-    store = CountingStore()
-    w, ctl, _ = make(settings=board(void_rotor_not_reversed=0, status_us=5000000), store=store)
-    host = Host()
-    ctl.out = host
-    host.ctl = ctl
-    store.clock = ctl
-    ctl.boot(0)
+    w, ctl, host, store = _booted(board(void_rotor_not_reversed=0, status_us=5000000))
     w.add_index(0, 90000000)
     w.spin(3000000, -1, 17)
     w.spin(45000000, -1, 8)
@@ -195,13 +196,7 @@ def test_a_cut_before_the_host_has_the_result_with_the_ball_taken_out_is_void():
 def _misspin(acks, t_end=45000000):
     """One coup voided after its launch (`few_laps`: 20 laps asked for), its ball at rest in 4
     from the rest on, with a host acknowledging the void or not: (wheel, controller, host, store)."""
-    store = CountingStore()
-    w, ctl, _ = make(settings=board(min_laps=20), store=store)
-    host = Host(acks, voids=True)
-    ctl.out = host
-    host.ctl = ctl
-    store.clock = ctl
-    ctl.boot(0)
+    w, ctl, host, store = _booted(board(min_laps=20), acks, voids=True)
     w.add_index(0, 60000000)
     w.spin(3000000, -1, 4, rest_us=60000000)
     w.run(ctl, t_end)
@@ -227,13 +222,7 @@ def test_a_void_the_host_does_not_acknowledge_is_written_at_the_next_checks():
 
 def test_a_void_at_the_launch_is_the_coups_one_write_at_once():
     # a second coup under the same actuation (a constant rotor in this kit): void at its launch
-    store = CountingStore()
-    w, ctl, _ = make(store=store)
-    host = Host(voids=True)
-    ctl.out = host
-    host.ctl = ctl
-    store.clock = ctl
-    ctl.boot(0)
+    w, ctl, host, store = _booted(voids=True)
     w.add_index(0, 90000000)
     w.spin(3000000, -1, 17)
     w.spin(45000000, -1, 8)
@@ -266,14 +255,8 @@ def test_a_cut_after_the_void_was_acknowledged_names_the_ball_at_rest_after_the_
 
 def test_on_a_board_that_prints_the_cammegh_format_a_void_is_written_at_once():
     """Its readers know no journal: after a cut they would take the number the pockets name."""
-    store = CountingStore()
-    w, ctl, _ = make(settings=board(min_laps=20), store=store)
+    w, ctl, host, store = _booted(board(min_laps=20), voids=True)
     ctl.hold_voids = False
-    host = Host(voids=True)
-    ctl.out = host
-    host.ctl = ctl
-    store.clock = ctl
-    ctl.boot(0)
     w.add_index(0, 60000000)
     w.spin(3000000, -1, 4, rest_us=60000000)
     w.run(ctl, 45000000)
