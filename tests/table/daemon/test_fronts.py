@@ -242,3 +242,38 @@ def test_a_token_revoked_after_it_was_cached_places_nothing_through_the_fronts(r
     assert status == 401 and json.loads(data)["error"] == "unauthorized" and resp.getheader("www-authenticate") == "Bearer"
     with rig.db() as db:
         assert db.execute("SELECT COUNT(*) FROM bets").fetchone()[0] == n
+
+
+def test_a_front_keeps_the_daemons_heap_policy_and_scans_its_whole_heap_when_due(monkeypatch):
+    """In process, with a stand-in for the policy: the front installs it before serving and asks
+    `collect_if_due` from its loop, until its daemon's end of the pair closes."""
+    import socket as S
+    import threading
+
+    from host_tools.table.api import front
+
+    installed, turns = [], []
+    mine, theirs = S.socketpair()
+
+    class Policy:
+        def install(self):
+            installed.append(True)
+            return self
+
+    def collect_if_due():
+        turns.append(True)
+        if len(turns) == 3:
+            mine.close()                # the daemon gone: the front stops
+
+    monkeypatch.setattr(front, "Heap", Policy)
+    monkeypatch.setattr(front, "collect_if_due", collect_if_due)
+    monkeypatch.setattr(front, "HEAP_TURN_S", 0.01)
+    conf = {"bind": ["127.0.0.1", 0], "family": int(S.AF_INET), "hosts": ["127.0.0.1"], "origins": [],
+            "max_body": 65536, "behind_proxy": False, "tls_cert": None, "tls_key": None, "access_log": False}
+    stop = threading.Timer(10.0, mine.close)     # a front that never asks stops all the same
+    stop.start()
+    try:
+        assert front.main(["--bridge-fd", str(theirs.detach()), "--conf", json.dumps(conf)]) == 0
+    finally:
+        stop.cancel()
+    assert installed == [True] and len(turns) >= 3
