@@ -212,11 +212,11 @@ def test_a_coup_voided_after_its_launch_that_the_host_acknowledges_is_one_write(
     assert ctl.held is False and ctl.dirty is True      # the next launch writes it
 
 
-def test_a_void_the_host_does_not_acknowledge_is_written_at_the_next_checks():
+def test_a_void_the_host_does_not_acknowledge_is_written_at_the_hold_s_end():
     w, ctl, host, store = _misspin(False)
     t = host.log.of("void")[0]["t"]
     assert len(store.at) == 3, store.at
-    assert t + VOID_HOLD_US <= store.at[2] <= t + VOID_HOLD_US + 500000    # the checks' half second
+    assert t + VOID_HOLD_US <= store.at[2] <= t + VOID_HOLD_US + 10000     # the checks at the hold's end
     assert store.record["in_spin"] is None and store.record["spin"] == 1
 
 

@@ -230,6 +230,10 @@ class Controller(Core):
             gone = b.last_pass_t + self._drop_wait() + 1
             if gone < d:
                 d = gone
+        if self.held and self.phase == VOID:
+            w = self.idle_save_t        # a void the host has not acknowledged: written then
+            if w is not None and w < d:
+                d = w
         return d
 
     def _unseen_x10(self):
@@ -309,6 +313,8 @@ class Controller(Core):
             self._check_launch_wait(t_us)
             self._check_vanished(t_us)
             self._check_record(t_us)
+        elif self.held and self.phase == VOID and t_us >= (self.idle_save_t or 0):
+            self._save(None)            # a void held past VOID_HOLD_US: the host did not acknowledge it
         ph = self.phase
         b = self.ball
         p = L.window_over(t_us)

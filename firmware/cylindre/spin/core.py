@@ -9,10 +9,11 @@ The flash record is written once a coup, at the launch (the spin in progress, wi
 changed since the record before: the last result, the rotor's actuations, the drop learnt); a
 void at the launch is that write. A result, or a void after the launch, is held in RAM until
 the host has it (`durable`: the link's ACK, once its journal holds it): the next launch writes
-it. Not acknowledged within `HOLD_US` (a result) or `VOID_HOLD_US` (a void: the next checks
-write it), it is written then. A power cut before either is decided by the ball at the reboot
-(spin/rest.py, `restart_pending`): the same number for a result; for a void the host's journal
-decides, which refuses a result of a spin it has voided. A board with the Cammegh output writes
+it. Not acknowledged within `HOLD_US` (a result; the next checks write it) or `VOID_HOLD_US` (a
+void; the controller wakes for it, `Controller._timed`), it is written. A power cut before
+either is decided by the ball at the reboot (spin/rest.py, `restart_pending`): the same number
+for a result; for a void the host's journal decides, which refuses a result of a spin it has
+voided. A board with the Cammegh output writes
 a void after the launch at once (`hold_voids` False): the table systems that read that output
 know no journal, and would take the number the pockets name after a cut.
 A record left newer in RAM than in flash when play stops (an acknowledged result, an actuation
@@ -40,9 +41,9 @@ except ImportError:  # CPython
 FW = "cylindre-fw 0.1"
 IDLE_SAVE_US = const(300000000)  # a record newer in RAM than in flash, no launch this long: written
 HOLD_US = const(1500000)     # a result the host has not acknowledged this long: written
-VOID_HOLD_US = const(100000)  # a void after the launch not acknowledged this long: written at the
-                             # next checks (a ball at rest after a cut must not name a voided spin
-                             # the host never heard voided: the ACK usually comes within ms)
+VOID_HOLD_US = const(100000)  # a void after the launch not acknowledged this long: written then
+                             # (a ball at rest after a cut must not name a voided spin the host
+                             # never heard voided: the ACK usually comes within ms)
 
 IDLE = "idle"
 IN_RIM = "ball_in_rim"
