@@ -38,7 +38,7 @@ import random
 import time
 from pathlib import Path
 
-from host_tools.bench.stadiumcheck import check_coups, pct as _pct
+from host_tools.bench.stadiumcheck import check_coups, pct
 from host_tools.bench.stadiumrig import Conn, Rig
 
 OUT = Path("bench/out/stadium.json")
@@ -158,8 +158,8 @@ async def _at_rate(rig, tokens, rate, seconds, seed, slips):
         c.close()
     return {"rate_sent_bets_s": rate, "seconds": round(wall, 2), "connections": len(conns),
             "requests_accepted": len(lat), "bets_accepted": bets[0], "bets_per_s": round(bets[0] / wall),
-            "requests_per_s": round(len(lat) / wall), "latency_ms_p50": _pct(lat, 50), "latency_ms_p99": _pct(lat, 99),
-            "latency_ms_max": _pct(lat, 100), "refused": refused,
+            "requests_per_s": round(len(lat) / wall), "latency_ms_p50": pct(lat, 50), "latency_ms_p99": pct(lat, 99),
+            "latency_ms_max": pct(lat, 100), "refused": refused,
             "daemon_cpu_us_per_bet": None if cpu0 is None else round((cpu1 - cpu0) / max(1, bets[0]) * 1e6, 1),
             "daemon_cpu_share": None if cpu0 is None else round((cpu1 - cpu0) / wall, 2)}
 

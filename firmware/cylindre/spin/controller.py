@@ -313,8 +313,8 @@ class Controller(Core):
             self._check_launch_wait(t_us)
             self._check_vanished(t_us)
             self._check_record(t_us)
-        elif self.held and self.phase == VOID and t_us >= (self.idle_save_t or 0):
-            self._save(None)            # a void held past VOID_HOLD_US: the host did not acknowledge it
+        elif self.held and self.phase == VOID:
+            self._check_record(t_us)    # a void held past VOID_HOLD_US: the host did not acknowledge it
         ph = self.phase
         b = self.ball
         p = L.window_over(t_us)
